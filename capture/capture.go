@@ -1,0 +1,229 @@
+package capture
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/agmem/agmem/classify"
+	"github.com/agmem/agmem/memory"
+)
+
+// Sources name the adapter that captured an entry.
+const (
+	SourceNative     = "native"
+	SourceClaudeCode = "claude-code"
+	SourceFlags      = "cli"
+)
+
+// maxToolName bounds a tool name: it travels into paths, messages and frontmatter.
+const maxToolName = 512
+
+// Decoded is what one input object became.
+type Decoded struct {
+	Entries []memory.Entry
+	Skipped []string // why calls in the input were deliberately not captured
+}
+
+// Native is the native observation shape of SPEC §5.1, as read from input.
+type Native struct {
+	ID         string          `json:"id"`
+	SessionID  string          `json:"session_id"`
+	Timestamp  string          `json:"timestamp"`
+	ToolName   *string         `json:"tool_name"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Result     json.RawMessage `json:"result"`
+	MemoryType string          `json:"memory_type"`
+	Summary    string          `json:"summary"`
+	Source     string          `json:"source"`
+	ToolUseID  string          `json:"tool_use_id"`
+	Cwd        string          `json:"cwd"`
+	AgentID    string          `json:"agent_id"`
+	DurationMS *float64        `json:"duration_ms"`
+	Error      string          `json:"error"`
+}
+
+// Decode reads one JSON object of any supported shape.
+func Decode(data []byte, rules classify.Rules, now time.Time) (Decoded, error) {
+	var probe struct {
+		HookEvent *string         `json:"hook_event_name"`
+		ToolName  json.RawMessage `json:"tool_name"`
+		Event     json.RawMessage `json:"event"`
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		return Decoded{}, errors.New("input is not a JSON object")
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return Decoded{}, fmt.Errorf("input is not valid JSON: %w", err)
+	}
+	switch {
+	case probe.HookEvent != nil:
+		return decodeClaudeHook(data, rules, now)
+	case probe.ToolName != nil:
+		var n Native
+		if err := json.Unmarshal(data, &n); err != nil {
+			return Decoded{}, fmt.Errorf("native observation: %w", err)
+		}
+		if n.Source == "" {
+			n.Source = SourceNative
+		}
+		return FromNative(n, rules, now)
+	case probe.Event != nil:
+		return decodeEvent(data, now)
+	}
+	return Decoded{}, errors.New(`input is neither a native observation (no "tool_name") nor a hook payload (no "hook_event_name")`)
+}
+
+// FromNative checks a native observation and completes it, or says why it is skipped.
+func FromNative(n Native, rules classify.Rules, now time.Time) (Decoded, error) {
+	if n.ToolName == nil || *n.ToolName == "" {
+		return Decoded{}, errors.New(`"tool_name" is missing or empty`)
+	}
+	o := &memory.Observation{
+		SessionID: n.SessionID,
+		ToolName:  *n.ToolName,
+		Arguments: n.Arguments,
+		Result:    n.Result,
+		Summary:   n.Summary,
+		Source:    n.Source,
+		ToolUseID: n.ToolUseID,
+		Cwd:       n.Cwd,
+		AgentID:   n.AgentID,
+		Error:     n.Error,
+		Timestamp: now,
+	}
+	if n.ID != "" {
+		id, err := memory.NormalizeID(n.ID)
+		if err != nil {
+			return Decoded{}, err
+		}
+		o.ID = id
+	}
+	if n.Timestamp != "" {
+		t, err := parseTime(n.Timestamp)
+		if err != nil {
+			return Decoded{}, err
+		}
+		o.Timestamp = t
+	}
+	if n.DurationMS != nil {
+		if d := *n.DurationMS; d >= 0 && d < math.MaxInt64 {
+			ms := int64(d)
+			o.DurationMS = &ms
+		}
+	}
+	if t, ok := memory.ParseType(n.MemoryType); ok {
+		o.MemoryType = t
+	}
+	return complete(o, rules)
+}
+
+// complete fills what the input left out and applies the capture rules.
+func complete(o *memory.Observation, rules classify.Rules) (Decoded, error) {
+	if len(o.ToolName) > maxToolName {
+		return Decoded{}, fmt.Errorf("tool_name is longer than %d bytes", maxToolName)
+	}
+	if ok, why := rules.Capture(o.ToolName, o.Result, o.Error != ""); !ok {
+		return Decoded{Skipped: []string{o.ToolName + ": " + why}}, nil
+	}
+	args, err := objectOf(o.Arguments)
+	if err != nil {
+		return Decoded{}, fmt.Errorf("arguments: %w", err)
+	}
+	o.Arguments = args
+	if o.Result, err = compact(o.Result); err != nil {
+		return Decoded{}, fmt.Errorf("result: %w", err)
+	}
+	o.Timestamp = o.Timestamp.UTC()
+	if o.ID == "" {
+		o.ID = memory.NewID(o.Timestamp)
+	}
+	if o.MemoryType == "" {
+		o.MemoryType, _ = classify.Classify(o.ToolName)
+	}
+	if o.Summary == "" {
+		o.Summary = classify.Summarize(o.ToolName, o.Arguments)
+	}
+	return Decoded{Entries: []memory.Entry{{Observation: o}}}, nil
+}
+
+// objectOf returns arguments as a compact JSON object: absent or null is {}, and any
+// other value is kept whole under "value" rather than refused or lost.
+func objectOf(raw json.RawMessage) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return json.RawMessage("{}"), nil
+	}
+	c, err := compact(raw)
+	if err != nil {
+		return nil, err
+	}
+	if c[0] != '{' {
+		return json.Marshal(map[string]json.RawMessage{"value": c})
+	}
+	return c, nil
+}
+
+func compact(raw json.RawMessage) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// decodeEvent reads a session event as `agmem replay --json --events` writes it.
+func decodeEvent(data []byte, now time.Time) (Decoded, error) {
+	var raw struct {
+		memory.Event
+		Timestamp string `json:"timestamp"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return Decoded{}, fmt.Errorf("session event: %w", err)
+	}
+	e := raw.Event
+	if e.Name == "" {
+		return Decoded{}, errors.New(`session event: "event" is empty`)
+	}
+	e.Timestamp = now.UTC()
+	if raw.Timestamp != "" {
+		t, err := parseTime(raw.Timestamp)
+		if err != nil {
+			return Decoded{}, err
+		}
+		e.Timestamp = t
+	}
+	if e.ID == "" {
+		e.ID = memory.NewID(e.Timestamp)
+	} else {
+		id, err := memory.NormalizeID(e.ID)
+		if err != nil {
+			return Decoded{}, err
+		}
+		e.ID = id
+	}
+	return Decoded{Entries: []memory.Entry{{Event: &e}}}, nil
+}
+
+// parseTime reads RFC 3339, and the Python agmem's isoformat() without a zone as UTC.
+// Times before 1970 are refused: ids are ULIDs, which count milliseconds from then.
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		if t, err = time.Parse("2006-01-02T15:04:05.999999999", s); err != nil {
+			return time.Time{}, fmt.Errorf("timestamp %q is not RFC 3339", s)
+		}
+	}
+	if t.Before(time.Unix(0, 0)) {
+		return time.Time{}, fmt.Errorf("timestamp %q is before 1970", s)
+	}
+	return t.UTC(), nil
+}

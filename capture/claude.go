@@ -1,0 +1,118 @@
+package capture
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agmem/agmem/classify"
+	"github.com/agmem/agmem/memory"
+)
+
+// claudeHook holds the fields of every Claude Code hook event that agmem reads
+// (NOTES.md §Hooks).
+type claudeHook struct {
+	HookEvent string `json:"hook_event_name"`
+	SessionID string `json:"session_id"`
+	Cwd       string `json:"cwd"`
+	AgentID   string `json:"agent_id"`
+	AgentType string `json:"agent_type"`
+	claudeCall
+	ToolCalls []claudeCall `json:"tool_calls"` // PostToolBatch
+
+	Source         string `json:"source"` // SessionStart: startup|resume|clear|compact|fork
+	Model          string `json:"model"`
+	Reason         string `json:"reason"` // SessionEnd
+	Prompt         string `json:"prompt"` // UserPromptSubmit
+	LastMessage    string `json:"last_assistant_message"`
+	TranscriptPath string `json:"transcript_path"`
+	PermissionMode string `json:"permission_mode"`
+}
+
+type claudeCall struct {
+	ToolName     string          `json:"tool_name"`
+	ToolInput    json.RawMessage `json:"tool_input"`
+	ToolResponse json.RawMessage `json:"tool_response"`
+	ToolUseID    string          `json:"tool_use_id"`
+	Error        *string         `json:"error"`
+	DurationMS   *float64        `json:"duration_ms"`
+}
+
+func decodeClaudeHook(data []byte, rules classify.Rules, now time.Time) (Decoded, error) {
+	var h claudeHook
+	if err := json.Unmarshal(data, &h); err != nil {
+		return Decoded{}, fmt.Errorf("claude code hook payload: %w", err)
+	}
+	switch h.HookEvent {
+	case "PostToolUse", "PostToolUseFailure":
+		return h.observations([]claudeCall{h.claudeCall}, rules, now)
+	case "PostToolBatch":
+		return h.observations(h.ToolCalls, rules, now)
+	case "SessionStart", "SessionEnd", "UserPromptSubmit", "Stop", "SubagentStop":
+		return Decoded{Entries: []memory.Entry{{Event: h.event(now)}}}, nil
+	}
+	return Decoded{Skipped: []string{fmt.Sprintf("hook event %q is not recorded", h.HookEvent)}}, nil
+}
+
+func (h *claudeHook) observations(calls []claudeCall, rules classify.Rules, now time.Time) (Decoded, error) {
+	var out Decoded
+	for i, c := range calls {
+		n := Native{
+			SessionID:  h.SessionID,
+			ToolName:   &c.ToolName,
+			Arguments:  c.ToolInput,
+			Result:     c.ToolResponse,
+			Source:     SourceClaudeCode,
+			ToolUseID:  c.ToolUseID,
+			Cwd:        h.Cwd,
+			AgentID:    h.AgentID,
+			DurationMS: c.DurationMS,
+		}
+		if c.Error != nil {
+			n.Error = *c.Error
+			n.Result, _ = json.Marshal(*c.Error)
+		}
+		d, err := FromNative(n, rules, now)
+		if err != nil {
+			if len(calls) > 1 {
+				err = fmt.Errorf("tool call %d: %w", i+1, err)
+			}
+			return Decoded{}, err
+		}
+		out.Entries = append(out.Entries, d.Entries...)
+		out.Skipped = append(out.Skipped, d.Skipped...)
+	}
+	return out, nil
+}
+
+func (h *claudeHook) event(now time.Time) *memory.Event {
+	e := &memory.Event{
+		ID:        memory.NewID(now),
+		SessionID: h.SessionID,
+		Timestamp: now.UTC(),
+		Name:      h.HookEvent,
+		Source:    SourceClaudeCode,
+		Attrs:     map[string]string{},
+	}
+	switch h.HookEvent {
+	case "UserPromptSubmit":
+		e.Text = h.Prompt
+	case "SessionEnd":
+		e.Text = h.Reason
+	case "Stop", "SubagentStop":
+		e.Text = h.LastMessage
+	}
+	for k, v := range map[string]string{
+		"start_source": h.Source, "model": h.Model, "cwd": h.Cwd, "agent_id": h.AgentID,
+		"agent_type": h.AgentType, "transcript_path": h.TranscriptPath,
+		"permission_mode": h.PermissionMode,
+	} {
+		if v != "" {
+			e.Attrs[k] = v
+		}
+	}
+	if len(e.Attrs) == 0 {
+		e.Attrs = nil
+	}
+	return e
+}

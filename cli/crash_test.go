@@ -1,0 +1,204 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// agmem runs the agmem command in dir with extra environment, returning its stdout.
+func agmem(t *testing.T, dir string, env []string, stdin string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("agmem", args...)
+	cmd.Dir = dir
+	cmd.Env = append(gitEnv(dir), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if err != nil {
+		err = fmt.Errorf("agmem %s: %w: %s", strings.Join(args, " "), err, errb.String())
+	}
+	return out.String(), err
+}
+
+func mustAgmem(t *testing.T, dir string, stdin string, args ...string) string {
+	t.Helper()
+	out, err := agmem(t, dir, nil, stdin, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = gitEnv(dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func gitEnv(dir string) []string {
+	return append(exec.Command("true").Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "AGMEM_REPO=", "AGMEM_SESSION=", "AGMEM_FAILPOINT=")
+}
+
+// observations makes n native observations spread over sessions, one JSON line each.
+func observations(n, sessions int, tag string) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, `{"tool_name":"read_file","arguments":{"path":"%s-%d.md"},"result":"%s","session_id":"s%d"}`+"\n",
+			tag, i, strings.Repeat("x", 60), i%sessions)
+	}
+	return b.String()
+}
+
+func lines(s string) []string { return strings.Fields(s) }
+
+// TestFlushKilledAtAnyPointLosesAndDuplicatesNothing kills a flush at each of its
+// named points, records more, flushes again, and checks that every observation is in
+// exactly one commit and the repo is clean.
+func TestFlushKilledAtAnyPointLosesAndDuplicatesNothing(t *testing.T) {
+	points := []string{"flush-after-intent", "commit-before-ref", "flush-after-ref", "flush-after-mark",
+		"materialize-midway", "materialize-before-index", "flush-before-finish"}
+	for _, point := range points {
+		t.Run(point, func(t *testing.T) {
+			dir := t.TempDir()
+			mustAgmem(t, dir, "", "init", ".")
+			ids := lines(mustAgmem(t, dir, observations(30, 3, "a"), "record", "--jsonl"))
+
+			_, err := agmem(t, dir, []string{"AGMEM_FAILPOINT=" + point}, "", "flush")
+			if err == nil || !strings.Contains(err.Error(), "killed") {
+				t.Fatalf("flush with failpoint %s was not killed: %v", point, err)
+			}
+			ids = append(ids, lines(mustAgmem(t, dir, observations(5, 2, "b"), "record", "--jsonl"))...)
+			mustAgmem(t, dir, "", "flush")
+			checkExactlyOnce(t, dir, ids)
+		})
+	}
+}
+
+// checkExactlyOnce asserts what SPEC §6 promises after a flush: each id in exactly one
+// committed markdown file and one session record line, trailers that add up, nothing
+// pending, git fsck clean, and a clean worktree and index.
+func checkExactlyOnce(t *testing.T, dir string, ids []string) {
+	t.Helper()
+	git(t, dir, "fsck", "--strict")
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status --porcelain is not empty:\n%s", st)
+	}
+
+	inMarkdown := map[string]int{}
+	for _, l := range strings.Split(git(t, dir, "grep", "-h", "^observation_id:", "HEAD", "--", "current"), "\n") {
+		if id := strings.Trim(strings.TrimPrefix(l, "observation_id: "), `"`); l != "" {
+			inMarkdown[strings.TrimPrefix(id, "HEAD:")]++
+		}
+	}
+	inRecords := map[string]int{}
+	for _, path := range lines(git(t, dir, "ls-files", "sessions")) {
+		for _, l := range strings.Split(strings.TrimSpace(git(t, dir, "show", "HEAD:"+path)), "\n") {
+			var e struct {
+				Observation *struct {
+					ID string `json:"id"`
+				} `json:"observation"`
+			}
+			if err := json.Unmarshal([]byte(l), &e); err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			if e.Observation != nil {
+				inRecords[e.Observation.ID]++
+			}
+		}
+	}
+	for _, id := range ids {
+		if inMarkdown[id] != 1 || inRecords[id] != 1 {
+			t.Errorf("observation %s: in %d markdown files and %d session records, want 1 and 1", id, inMarkdown[id], inRecords[id])
+		}
+	}
+	if len(inMarkdown) != len(ids) || len(inRecords) != len(ids) {
+		t.Errorf("committed %d markdown files and %d record lines for %d recorded observations", len(inMarkdown), len(inRecords), len(ids))
+	}
+
+	total := 0
+	for _, v := range lines(git(t, dir, "log", "--format=%(trailers:key=Agmem-Observations,valueonly)")) {
+		n, _ := strconv.Atoi(v)
+		total += n
+	}
+	if total != len(ids) {
+		t.Errorf("Agmem-Observations trailers add up to %d, want %d", total, len(ids))
+	}
+
+	var status struct {
+		Pending int `json:"pending_observations"`
+	}
+	if err := json.Unmarshal([]byte(mustAgmem(t, dir, "", "status", "--json")), &status); err != nil {
+		t.Fatal(err)
+	}
+	if status.Pending != 0 {
+		t.Errorf("%d observations still pending", status.Pending)
+	}
+	if _, err := filepath.Abs(dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRecordAndFlushConcurrently runs record processes while flushes run, and checks
+// nothing is lost or duplicated and no process fails with a lock error.
+func TestRecordAndFlushConcurrently(t *testing.T) {
+	dir := t.TempDir()
+	mustAgmem(t, dir, "", "init", ".")
+	type result struct {
+		ids []string
+		err error
+	}
+	results := make(chan result)
+	const writers, perWriter = 4, 15
+	for w := 0; w < writers; w++ {
+		go func(w int) {
+			var r result
+			for i := 0; i < perWriter && r.err == nil; i++ {
+				var out string
+				out, r.err = agmem(t, dir, nil, observations(1, 1, fmt.Sprintf("w%d-%d", w, i)), "record", "--session", fmt.Sprintf("w%d", w))
+				r.ids = append(r.ids, lines(out)...)
+			}
+			results <- r
+		}(w)
+	}
+	flushes := make(chan error)
+	go func() {
+		for i := 0; i < 5; i++ {
+			if _, err := agmem(t, dir, nil, "", "flush"); err != nil {
+				flushes <- err
+				return
+			}
+		}
+		flushes <- nil
+	}()
+	var ids []string
+	for w := 0; w < writers; w++ {
+		r := <-results
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		ids = append(ids, r.ids...)
+	}
+	if err := <-flushes; err != nil {
+		t.Fatal(err)
+	}
+	mustAgmem(t, dir, "", "flush")
+	if len(ids) != writers*perWriter {
+		t.Fatalf("recorded %d ids, want %d", len(ids), writers*perWriter)
+	}
+	checkExactlyOnce(t, dir, ids)
+}

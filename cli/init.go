@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"fmt"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/agmem/agmem/memrepo"
+)
+
+func newInitCommand(e *env) *ucli.Command {
+	return &ucli.Command{
+		Name:      "init",
+		Usage:     "make a directory a memory repo (idempotent; works in an existing git repo)",
+		ArgsUsage: "[DIR]",
+		Action: func(c *ucli.Context) error {
+			if c.Args().Len() > 1 {
+				return withHint(fmt.Errorf("init takes one directory, got %d arguments", c.Args().Len()), `run "agmem init [DIR]"`)
+			}
+			dir := c.Args().First()
+			if dir == "" {
+				dir = "."
+			}
+			return runInit(e, dir)
+		},
+	}
+}
+
+func runInit(e *env, dir string) error {
+	r, did, err := memrepo.Init(dir)
+	if err != nil {
+		return fmt.Errorf("init %s: %w", dir, err)
+	}
+	for _, line := range did {
+		fmt.Fprintln(e.stdout, line)
+	}
+	if len(did) == 0 {
+		fmt.Fprintf(e.stdout, "memory repo at %s is already set up\n", r.Root)
+	} else {
+		fmt.Fprintf(e.stdout, "memory repo ready at %s\n", r.Root)
+	}
+	return nil
+}

@@ -1,0 +1,241 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/agmem/agmem/capture"
+	"github.com/agmem/agmem/classify"
+	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/memrepo"
+)
+
+// sessionIdleGap is how long agmem's open session (for input that names none) may be
+// idle before the next observation starts a new one.
+const sessionIdleGap = 30 * time.Minute
+
+type recordOptions struct {
+	jsonl      bool
+	verbose    bool
+	session    string
+	tool       string
+	args       []string
+	argsJSON   string
+	result     string
+	resultFile string
+	errorText  string
+	memoryType string
+}
+
+func newRecordCommand(e *env) *ucli.Command {
+	var o recordOptions
+	return &ucli.Command{
+		Name:  "record",
+		Usage: "append observations to the journal (stdin: a native object or a hook payload)",
+		Description: "Reads one JSON object on stdin (a native observation or a Claude Code hook payload),\n" +
+			"or one per line with --jsonl, or builds one from --tool and its flags. Prints the id of\n" +
+			"each new observation. Calls not worth capturing are skipped silently (see --verbose).",
+		Flags: []ucli.Flag{
+			&ucli.BoolFlag{Name: "jsonl", Usage: "read one object per line, all in one transaction", Destination: &o.jsonl},
+			&ucli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say on stderr why input was not captured", Destination: &o.verbose},
+			&ucli.StringFlag{Name: "session", Usage: "session id for input that names none (default: $AGMEM_SESSION, else agmem's open session)", Destination: &o.session},
+			&ucli.StringFlag{Name: "tool", Usage: "record a call from flags: the tool's name", Destination: &o.tool},
+			&ucli.StringSliceFlag{Name: "arg", Usage: "an argument KEY=VALUE of the call (repeatable)"},
+			&ucli.StringFlag{Name: "args-json", Usage: "the call's arguments as a JSON object", Destination: &o.argsJSON},
+			&ucli.StringFlag{Name: "result", Usage: "the call's result text", Destination: &o.result},
+			&ucli.StringFlag{Name: "result-file", Usage: "read the call's result from this file", Destination: &o.resultFile},
+			&ucli.StringFlag{Name: "error", Usage: "the call failed with this error", Destination: &o.errorText},
+			&ucli.StringFlag{Name: "memory-type", Usage: "episodic, semantic or procedural (default: classified from the tool name)", Destination: &o.memoryType},
+		},
+		Action: func(c *ucli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			o.args = c.StringSlice("arg")
+			repo, err := openRepo(c, e)
+			if err != nil {
+				return err
+			}
+			return runRecord(e, repo, o)
+		},
+	}
+}
+
+func runRecord(e *env, repo memrepo.Repo, o recordOptions) error {
+	rules := classify.Default()
+	now := time.Now()
+	var decoded capture.Decoded
+	var bad []string
+	switch {
+	case o.tool != "":
+		n, err := nativeFromFlags(o)
+		if err != nil {
+			return err
+		}
+		if decoded, err = capture.FromNative(n, rules, now); err != nil {
+			return withHint(err, `run "agmem record --help"`)
+		}
+	case o.jsonl:
+		var err error
+		if decoded, bad, err = decodeLines(e.stdin, rules, now); err != nil {
+			return err
+		}
+	default:
+		data, err := readStdin(e.stdin)
+		if err != nil {
+			return err
+		}
+		if decoded, err = capture.Decode(data, rules, now); err != nil {
+			return withHint(err, "give a native object {\"tool_name\", \"arguments\", \"result\"} or a hook payload")
+		}
+	}
+	for _, why := range bad {
+		fmt.Fprintln(e.stderr, "agmem: "+why)
+	}
+	if o.verbose {
+		for _, why := range decoded.Skipped {
+			fmt.Fprintln(e.stderr, "agmem: not captured: "+why)
+		}
+	}
+
+	session := o.session
+	if session == "" {
+		session = e.getenv("AGMEM_SESSION")
+	}
+	if session != "" {
+		if err := memory.CheckSessionID(session); err != nil {
+			return withHint(err, "pass a session id without control characters")
+		}
+		for _, en := range decoded.Entries {
+			if en.Session() == "" {
+				en.SetSession(session)
+			}
+		}
+	}
+
+	if len(decoded.Entries) > 0 {
+		appended, err := repo.Journal().Append(decoded.Entries, sessionIdleGap, now)
+		if err != nil {
+			return fmt.Errorf("record: %w", err)
+		}
+		var out bytes.Buffer
+		for i, a := range appended {
+			switch {
+			case a.Duplicate:
+				if o.verbose {
+					fmt.Fprintf(e.stderr, "agmem: already recorded: %s\n", a.ID)
+				}
+			case decoded.Entries[i].Observation != nil:
+				out.WriteString(a.ID)
+				out.WriteByte('\n')
+			}
+		}
+		e.stdout.Write(out.Bytes())
+	}
+	if len(bad) > 0 {
+		return withHint(fmt.Errorf("%d line(s) were not recorded; the other lines were", len(bad)),
+			"fix the lines named above and record them again; recording a line twice keeps it once")
+	}
+	return nil
+}
+
+// maxInput bounds one object on stdin; a tool result larger than this is an error, not
+// a reason to run out of memory in an agent's hook.
+const maxInput = 256 << 20
+
+func readStdin(r io.Reader) ([]byte, error) {
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return nil, withHint(errors.New("no input: stdin is a terminal"),
+				`pipe a JSON object into "agmem record", or use "agmem record --tool NAME"`)
+		}
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxInput+1))
+	if err != nil {
+		return nil, fmt.Errorf("read stdin: %w", err)
+	}
+	if len(data) > maxInput {
+		return nil, fmt.Errorf("input is larger than %d MiB", maxInput>>20)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, withHint(errors.New("no input on stdin"),
+			`pipe a JSON object into "agmem record", or use "agmem record --tool NAME"`)
+	}
+	return data, nil
+}
+
+// decodeLines reads --jsonl input: every good line is kept, every bad one reported by
+// its line number.
+func decodeLines(r io.Reader, rules classify.Rules, now time.Time) (capture.Decoded, []string, error) {
+	var all capture.Decoded
+	var bad []string
+	br := bufio.NewReaderSize(r, 1<<20)
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			d, derr := capture.Decode(line, rules, now)
+			if derr != nil {
+				bad = append(bad, fmt.Sprintf("line %d: %s", n, derr))
+			}
+			all.Entries = append(all.Entries, d.Entries...)
+			all.Skipped = append(all.Skipped, d.Skipped...)
+		}
+		if err == io.EOF {
+			return all, bad, nil
+		}
+		if err != nil {
+			return all, bad, fmt.Errorf("read stdin: %w", err)
+		}
+	}
+}
+
+func nativeFromFlags(o recordOptions) (capture.Native, error) {
+	args := map[string]json.RawMessage{}
+	if o.argsJSON != "" {
+		if err := json.Unmarshal([]byte(o.argsJSON), &args); err != nil {
+			return capture.Native{}, withHint(fmt.Errorf("--args-json: %w", err), `give a JSON object, e.g. --args-json '{"path":"a.go"}'`)
+		}
+	}
+	for _, kv := range o.args {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return capture.Native{}, withHint(fmt.Errorf("--arg %q is not KEY=VALUE", kv), `e.g. --arg path=README.md`)
+		}
+		args[k], _ = json.Marshal(v)
+	}
+	rawArgs, _ := json.Marshal(args)
+	n := capture.Native{ToolName: &o.tool, Arguments: rawArgs, Source: capture.SourceFlags,
+		MemoryType: o.memoryType, Error: o.errorText, SessionID: o.session}
+	if o.memoryType != "" {
+		if _, ok := memory.ParseType(o.memoryType); !ok {
+			return n, withHint(fmt.Errorf("--memory-type %q is not a memory type", o.memoryType), "use episodic, semantic or procedural")
+		}
+	}
+	result := o.result
+	if o.resultFile != "" {
+		if o.result != "" {
+			return n, errors.New("--result and --result-file are exclusive")
+		}
+		data, err := os.ReadFile(o.resultFile)
+		if err != nil {
+			return n, fmt.Errorf("--result-file: %w", err)
+		}
+		result = string(data)
+	}
+	if o.errorText != "" && result == "" {
+		result = o.errorText
+	}
+	if result != "" {
+		n.Result, _ = json.Marshal(result)
+	}
+	return n, nil
+}

@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/agmem/agmem/history"
+	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/memrepo"
+)
+
+type replayOptions struct {
+	session string
+	asJSON  bool
+	events  bool
+}
+
+func newReplayCommand(e *env) *ucli.Command {
+	var o replayOptions
+	return &ucli.Command{
+		Name:  "replay",
+		Usage: "show what an agent did in a session, in order",
+		Description: "Reads the journal, or the git history when the journal does not hold the session\n" +
+			"(a fresh clone). --json prints one native observation per line, ready for\n" +
+			"\"agmem record --jsonl\"; --events adds the session events as lines of their own.",
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "session", Usage: "the session id (see \"agmem sessions\")", Required: true, Destination: &o.session},
+			&ucli.BoolFlag{Name: "json", Usage: "one JSON object per line", Destination: &o.asJSON},
+			&ucli.BoolFlag{Name: "events", Usage: "with --json, include session events", Destination: &o.events},
+		},
+		Action: func(c *ucli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			repo, err := openRepo(c, e)
+			if err != nil {
+				return err
+			}
+			return runReplay(e, repo, o)
+		},
+	}
+}
+
+func runReplay(e *env, repo memrepo.Repo, o replayOptions) error {
+	w := bufio.NewWriterSize(e.stdout, 64<<10)
+	defer w.Flush()
+	var show func(memory.Entry) error
+	if o.asJSON {
+		enc := json.NewEncoder(w)
+		show = func(en memory.Entry) error {
+			if en.Observation != nil {
+				return enc.Encode(en.Observation)
+			}
+			if o.events {
+				return enc.Encode(en.Event)
+			}
+			return nil
+		}
+	} else {
+		fmt.Fprintf(w, "session %s\n", o.session)
+		show = func(en memory.Entry) error {
+			_, err := io.WriteString(w, timelineLine(en))
+			return err
+		}
+	}
+	return eachEntry(repo, o.session, show)
+}
+
+// eachEntry walks a session's entries in order: from the journal if it knows the
+// session, else from the git history.
+func eachEntry(repo memrepo.Repo, session string, fn func(memory.Entry) error) error {
+	j := repo.Journal()
+	if _, ok, err := j.Session(session); err != nil {
+		return err
+	} else if ok {
+		return j.Timeline(session, fn)
+	}
+	git, err := repo.Git()
+	if err != nil {
+		return err
+	}
+	entries, err := history.Session(git, session)
+	if err != nil {
+		return fmt.Errorf("read session %s from git: %w", session, err)
+	}
+	if len(entries) == 0 {
+		return withHint(errors.New("no session "+session+" in the journal or the git history"),
+			`"agmem sessions" lists the sessions there are`)
+	}
+	for _, en := range entries {
+		if err := fn(en); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// timelineLine is one entry as a person reads it in a terminal: one line, time first.
+func timelineLine(en memory.Entry) string {
+	at := en.Time().Local().Format(time.DateTime)
+	if ev := en.Event; ev != nil {
+		text := ev.Text
+		switch ev.Name {
+		case "SessionStart":
+			text = strings.TrimSpace(ev.Attrs["start_source"] + " " + ev.Attrs["model"])
+		case "UserPromptSubmit":
+			text = "prompt: " + text
+		}
+		return fmt.Sprintf("%s  -- %s %s\n", at, ev.Name, clip(text, 160))
+	}
+	o := en.Observation
+	mark := "  "
+	if o.Error != "" {
+		mark = "! "
+	}
+	line := fmt.Sprintf("%s  %s[%s] %s", at, mark, o.MemoryType, clip(o.Summary, 160))
+	if o.Error != "" {
+		line += "  error: " + clip(o.Error, 120)
+	}
+	return line + "\n"
+}
+
+// clip makes s one line of at most n runes.
+func clip(s string, n int) string {
+	s = oneLine(s)
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/agmem/agmem/history"
+	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/render"
+)
+
+// sessionRow is one line of `agmem sessions`.
+type sessionRow struct {
+	ID           string    `json:"session_id"`
+	First        time.Time `json:"first"`
+	Last         time.Time `json:"last"`
+	Observations int       `json:"observations"`
+	Events       int       `json:"events"`
+	Pending      int       `json:"pending"`
+	Source       string    `json:"source,omitempty"`
+	From         string    `json:"from"` // "journal", or "git" for a session only the history holds
+}
+
+func newSessionsCommand(e *env) *ucli.Command {
+	var asJSON bool
+	return &ucli.Command{
+		Name:  "sessions",
+		Usage: "list every session in the journal or the git history",
+		Flags: []ucli.Flag{
+			&ucli.BoolFlag{Name: "json", Usage: "one JSON object per session", Destination: &asJSON},
+		},
+		Action: func(c *ucli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			repo, err := openRepo(c, e)
+			if err != nil {
+				return err
+			}
+			return runSessions(e, repo, asJSON)
+		},
+	}
+}
+
+func runSessions(e *env, repo memrepo.Repo, asJSON bool) error {
+	rows, err := listSessions(repo)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(e.stdout)
+	defer w.Flush()
+	if asJSON {
+		enc := json.NewEncoder(w)
+		for _, r := range rows {
+			enc.Encode(r)
+		}
+		return nil
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "no sessions yet")
+		return nil
+	}
+	fmt.Fprintf(w, "%-38s  %-20s  %-20s  %6s  %6s  %7s  %s\n", "SESSION", "FIRST", "LAST", "OBS", "EVENTS", "PENDING", "SOURCE")
+	for _, r := range rows {
+		fmt.Fprintf(w, "%-38s  %-20s  %-20s  %6d  %6d  %7d  %s\n", r.ID, r.First.Format(time.RFC3339),
+			r.Last.Format(time.RFC3339), r.Observations, r.Events, r.Pending, orDash(r.Source))
+	}
+	return nil
+}
+
+// listSessions joins what the journal knows with what only git holds.
+func listSessions(repo memrepo.Repo) ([]sessionRow, error) {
+	infos, err := repo.Journal().Sessions()
+	if err != nil {
+		return nil, err
+	}
+	var rows []sessionRow
+	known := map[string]bool{}
+	for _, s := range infos {
+		known[render.SafeName(s.ID)] = true
+		rows = append(rows, sessionRow{ID: s.ID, First: s.First, Last: s.Last, Observations: s.Observations,
+			Events: s.Events, Pending: s.Pending + s.PendingEvents, Source: s.Source, From: "journal"})
+	}
+	git, err := repo.Git()
+	if err != nil {
+		return nil, err
+	}
+	fromGit, err := history.Sessions(git, func(dir string) bool { return known[dir] })
+	if err != nil {
+		return nil, fmt.Errorf("read sessions from git: %w", err)
+	}
+	for id, entries := range fromGit {
+		r := sessionRow{ID: id, From: "git", First: entries[0].Time(), Last: entries[len(entries)-1].Time()}
+		for _, en := range entries {
+			if en.Observation != nil {
+				r.Observations++
+			} else {
+				r.Events++
+			}
+			if r.Source == "" {
+				r.Source = en.Source()
+			}
+		}
+		rows = append(rows, r)
+	}
+	sort.SliceStable(rows, func(a, b int) bool { return rows[a].Last.Before(rows[b].Last) })
+	return rows, nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

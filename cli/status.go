@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/memrepo"
+)
+
+type statusReport struct {
+	Repo       string           `json:"repo"`
+	Branch     string           `json:"branch"`
+	Head       string           `json:"head,omitempty"`
+	Pending    int              `json:"pending_observations"`
+	PendingEvt int              `json:"pending_events"`
+	Sessions   []pendingSession `json:"pending_sessions"`
+	LastFlush  *time.Time       `json:"last_flush,omitempty"`
+	Daemon     struct {
+		Running bool `json:"running"`
+	} `json:"daemon"`
+}
+
+type pendingSession struct {
+	ID           string              `json:"session_id"`
+	Observations int                 `json:"observations"`
+	Events       int                 `json:"events"`
+	ByType       map[memory.Type]int `json:"by_type"`
+}
+
+func newStatusCommand(e *env) *ucli.Command {
+	var asJSON bool
+	return &ucli.Command{
+		Name:  "status",
+		Usage: "pending observations per session and memory type, the last commit, the daemon",
+		Flags: []ucli.Flag{
+			&ucli.BoolFlag{Name: "json", Usage: "one JSON document", Destination: &asJSON},
+		},
+		Action: func(c *ucli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			repo, err := openRepo(c, e)
+			if err != nil {
+				return err
+			}
+			return runStatus(e, repo, asJSON)
+		},
+	}
+}
+
+func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
+	s := statusReport{Repo: repo.Root, Sessions: []pendingSession{}}
+	j := repo.Journal()
+	infos, err := j.Sessions()
+	if err != nil {
+		return err
+	}
+	for _, in := range infos {
+		if in.Pending+in.PendingEvents == 0 {
+			continue
+		}
+		s.Pending += in.Pending
+		s.PendingEvt += in.PendingEvents
+		s.Sessions = append(s.Sessions, pendingSession{ID: in.ID, Observations: in.Pending,
+			Events: in.PendingEvents, ByType: in.PendingByType})
+	}
+	if last, err := j.LastFlush(); err != nil {
+		return err
+	} else if last != nil {
+		s.LastFlush = &last.At
+	}
+	git, err := repo.Git()
+	if err != nil {
+		return err
+	}
+	branch, err := git.Branch()
+	if err != nil {
+		return err
+	}
+	s.Branch = branch.Short()
+	var headLine string
+	if tip, err := git.Tip(branch); err != nil {
+		return err
+	} else if !tip.IsZero() {
+		s.Head = tip.String()
+		if c, err := git.Commit(tip); err == nil {
+			headLine = fmt.Sprintf("%s %s (%s)", tip.String()[:12], clip(strings.SplitN(c.Message, "\n", 2)[0], 72),
+				c.Committer.When.Local().Format(time.DateTime))
+		}
+	}
+
+	if asJSON {
+		out, _ := json.MarshalIndent(s, "", "  ")
+		fmt.Fprintf(e.stdout, "%s\n", out)
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "repo:     %s (branch %s)\n", s.Repo, s.Branch)
+	fmt.Fprintf(e.stdout, "last commit: %s\n", orDash(headLine))
+	fmt.Fprintf(e.stdout, "pending:  %d observations, %d events in %d sessions\n", s.Pending, s.PendingEvt, len(s.Sessions))
+	for _, p := range s.Sessions {
+		var types []string
+		for t, n := range p.ByType {
+			types = append(types, fmt.Sprintf("%s %d", t, n))
+		}
+		sort.Strings(types)
+		fmt.Fprintf(e.stdout, "  %s  %s  events %d\n", p.ID, strings.Join(types, "  "), p.Events)
+	}
+	if s.LastFlush != nil {
+		fmt.Fprintf(e.stdout, "last flush: %s\n", s.LastFlush.Local().Format(time.DateTime))
+	} else {
+		fmt.Fprintln(e.stdout, "last flush: never")
+	}
+	fmt.Fprintln(e.stdout, "daemon:   not running")
+	return nil
+}

@@ -1,0 +1,28 @@
+//go:build unix
+
+package flock
+
+import (
+	"os"
+	"syscall"
+)
+
+var errWouldBlock = syscall.EWOULDBLOCK
+
+func tryLock(f *os.File) error {
+	return ignoreEINTR(func() error { return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) })
+}
+
+func waitLock(f *os.File) error {
+	return ignoreEINTR(func() error { return syscall.Flock(int(f.Fd()), syscall.LOCK_EX) })
+}
+
+func unlock(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+
+func ignoreEINTR(call func() error) error {
+	for {
+		if err := call(); err != syscall.EINTR {
+			return err
+		}
+	}
+}

@@ -1,0 +1,107 @@
+// Package history reads sessions back from what a memory repo's git branch holds: the
+// sessions/ records that every flush commits. It is how replay and sessions work in a
+// fresh clone, where there is no journal, or for what the journal no longer holds.
+package history
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/render"
+	"github.com/agmem/agmem/vcs"
+)
+
+// Session is the entries of one session found in git, in time order, each entry once.
+func Session(repo *vcs.Repo, id string) ([]memory.Entry, error) {
+	files, err := headFiles(repo, render.SessionRecordPath(id, "x"))
+	if err != nil {
+		return nil, err
+	}
+	entries, err := parse(files)
+	if err != nil {
+		return nil, err
+	}
+	return bySession(entries)[id], nil
+}
+
+// Sessions is every session found in git, with its entries in time order, skipping the
+// session directories for which skip returns true (those the journal already knows).
+func Sessions(repo *vcs.Repo, skip func(dir string) bool) (map[string][]memory.Entry, error) {
+	branch, err := repo.Branch()
+	if err != nil {
+		return nil, err
+	}
+	tip, err := repo.Tip(branch)
+	if err != nil {
+		return nil, err
+	}
+	dirs, err := repo.ListDir(tip, "sessions")
+	if err != nil {
+		return nil, err
+	}
+	var files []vcs.File
+	for _, d := range dirs {
+		if skip(d) {
+			continue
+		}
+		fs, err := repo.ReadDir(tip, "sessions/"+d)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, fs...)
+	}
+	entries, err := parse(files)
+	if err != nil {
+		return nil, err
+	}
+	return bySession(entries), nil
+}
+
+// headFiles reads the files beside recordPath (the session's directory) at the tip.
+func headFiles(repo *vcs.Repo, recordPath string) ([]vcs.File, error) {
+	branch, err := repo.Branch()
+	if err != nil {
+		return nil, err
+	}
+	tip, err := repo.Tip(branch)
+	if err != nil {
+		return nil, err
+	}
+	dir := recordPath[:len(recordPath)-len("/x.jsonl")]
+	return repo.ReadDir(tip, dir)
+}
+
+func parse(files []vcs.File) ([]memory.Entry, error) {
+	var all []memory.Entry
+	for _, f := range files {
+		entries, err := render.ParseSessionRecord(f.Data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		all = append(all, entries...)
+	}
+	return all, nil
+}
+
+// bySession groups entries by session, dropping repeats of an id and ordering by time.
+func bySession(entries []memory.Entry) map[string][]memory.Entry {
+	seen := map[string]bool{}
+	out := map[string][]memory.Entry{}
+	for _, e := range entries {
+		if seen[e.ID()] || e.Validate() != nil {
+			continue
+		}
+		seen[e.ID()] = true
+		out[e.Session()] = append(out[e.Session()], e)
+	}
+	for _, es := range out {
+		sort.SliceStable(es, func(a, b int) bool {
+			if !es[a].Time().Equal(es[b].Time()) {
+				return es[a].Time().Before(es[b].Time())
+			}
+			return es[a].ID() < es[b].ID()
+		})
+	}
+	return out
+}

@@ -1,0 +1,177 @@
+package journal
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/agmem/agmem/memory"
+)
+
+// SessionInfo is what the journal knows of one session.
+type SessionInfo struct {
+	ID            string              `json:"id"`
+	First         time.Time           `json:"first"`
+	Last          time.Time           `json:"last"`
+	Observations  int                 `json:"observations"`
+	Events        int                 `json:"events"`
+	Pending       int                 `json:"pending"` // observations not yet in a commit
+	PendingEvents int                 `json:"pending_events"`
+	PendingByType map[memory.Type]int `json:"pending_by_type,omitempty"`
+	Commits       int                 `json:"commits"`
+	LastCommit    string              `json:"last_commit,omitempty"`
+	Source        string              `json:"source,omitempty"`
+}
+
+// Appended is what became of one entry given to Append.
+type Appended struct {
+	ID        string
+	Duplicate bool // already recorded (same id, or same session and tool_use_id): kept once
+}
+
+type openSession struct {
+	ID   string    `json:"id"`
+	Last time.Time `json:"last"`
+}
+
+// Append records entries in one transaction: all of them are durable when it returns,
+// or none is. Entries must carry ids. An entry without a session joins the open session,
+// which is replaced by a new one after idleGap without activity; the session chosen is
+// written back into the entry.
+func (j *Journal) Append(entries []memory.Entry, idleGap time.Duration, now time.Time) ([]Appended, error) {
+	out := make([]Appended, len(entries))
+	err := j.update(func(tx *bolt.Tx) error {
+		var open *openSession
+		for i, e := range entries {
+			if e.Session() == "" {
+				if open == nil {
+					open = currentSession(tx, idleGap, now)
+				}
+				e.SetSession(open.ID)
+			}
+			if err := e.Validate(); err != nil {
+				return fmt.Errorf("entry %d: %w", i+1, err)
+			}
+			dup, err := appendEntry(tx, e)
+			if err != nil {
+				return fmt.Errorf("entry %d: %w", i+1, err)
+			}
+			out[i] = Appended{ID: e.ID(), Duplicate: dup}
+		}
+		if open != nil {
+			open.Last = now
+			return putJSON(tx.Bucket(bucketMeta), keyOpenSession, open)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func currentSession(tx *bolt.Tx, idleGap time.Duration, now time.Time) *openSession {
+	var s openSession
+	if getJSON(tx.Bucket(bucketMeta), keyOpenSession, &s) && s.ID != "" && now.Sub(s.Last) < idleGap {
+		return &s
+	}
+	return &openSession{ID: memory.NewID(now)}
+}
+
+func appendEntry(tx *bolt.Tx, e memory.Entry) (duplicate bool, err error) {
+	ids, calls := tx.Bucket(bucketIDs), tx.Bucket(bucketCalls)
+	id, session := []byte(e.ID()), e.Session()
+	if ids.Get(id) != nil {
+		return true, nil
+	}
+	var callKey []byte
+	if o := e.Observation; o != nil && o.ToolUseID != "" {
+		callKey = sessionKey(session, []byte(o.ToolUseID))
+		if calls.Get(callKey) != nil {
+			return true, nil
+		}
+	}
+
+	entries := tx.Bucket(bucketEntries)
+	seq, err := entries.NextSequence()
+	if err != nil {
+		return false, err
+	}
+	value, err := json.Marshal(e)
+	if err != nil {
+		return false, fmt.Errorf("encode %s: %w", e.ID(), err)
+	}
+	k := seqKey(seq)
+	for _, put := range []struct {
+		b    *bolt.Bucket
+		k, v []byte
+	}{
+		{entries, k, value},
+		{ids, id, k},
+		{tx.Bucket(bucketTimeline), timelineKey(session, e.Time(), seq), nil},
+		{tx.Bucket(bucketPending), sessionKey(session, k), nil},
+	} {
+		if err := put.b.Put(put.k, put.v); err != nil {
+			return false, err
+		}
+	}
+	if callKey != nil {
+		if err := calls.Put(callKey, k); err != nil {
+			return false, err
+		}
+	}
+	return false, updateSession(tx, session, func(s *SessionInfo) {
+		t := e.Time()
+		if s.First.IsZero() || t.Before(s.First) {
+			s.First = t
+		}
+		if t.After(s.Last) {
+			s.Last = t
+		}
+		if o := e.Observation; o != nil {
+			s.Observations++
+			s.Pending++
+			s.PendingByType[o.MemoryType]++
+			if s.Source == "" {
+				s.Source = o.Source
+			}
+		} else {
+			s.Events++
+			s.PendingEvents++
+			if s.Source == "" {
+				s.Source = e.Event.Source
+			}
+		}
+	})
+}
+
+func updateSession(tx *bolt.Tx, id string, change func(*SessionInfo)) error {
+	b := tx.Bucket(bucketSessions)
+	s := SessionInfo{ID: id}
+	getJSON(b, []byte(id), &s)
+	if s.PendingByType == nil {
+		s.PendingByType = map[memory.Type]int{}
+	}
+	change(&s)
+	for t, n := range s.PendingByType {
+		if n <= 0 {
+			delete(s.PendingByType, t)
+		}
+	}
+	return putJSON(b, []byte(id), &s)
+}
+
+func getJSON(b *bolt.Bucket, k []byte, v any) bool {
+	raw := b.Get(k)
+	return raw != nil && json.Unmarshal(raw, v) == nil
+}
+
+func putJSON(b *bolt.Bucket, k []byte, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return b.Put(k, raw)
+}

@@ -1,0 +1,171 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/agmem/agmem/memory"
+)
+
+// Batch is the intent of one commit: the pending entries of one session, taken out of
+// the pending set together, planned on the branch tip Base.
+type Batch struct {
+	ID           string              `json:"id"`
+	Session      string              `json:"session"`
+	Base         string              `json:"base,omitempty"` // branch tip when planned; "" for an unborn branch
+	Created      time.Time           `json:"created"`
+	Seqs         []uint64            `json:"seqs"`
+	Observations int                 `json:"observations"`
+	Events       int                 `json:"events"`
+	ByType       map[memory.Type]int `json:"by_type,omitempty"`
+	Commit       string              `json:"commit,omitempty"` // set once the commit is on the branch
+
+	Entries []memory.Entry `json:"-"` // loaded with the batch, in timeline order
+	Resumed bool           `json:"-"` // left behind by an earlier flush
+}
+
+// FlushInfo describes the last flush that finished.
+type FlushInfo struct {
+	At      time.Time `json:"at"`
+	Commits []string  `json:"commits"`
+}
+
+// PrepareBatches returns every batch not yet finished: those an earlier flush left behind
+// (first, oldest first), then one new batch per session that has pending entries. The
+// new batches are written as intents, planned on base, in the same transaction that
+// takes their entries out of the pending set.
+func (j *Journal) PrepareBatches(base string, now time.Time) ([]*Batch, error) {
+	var batches []*Batch
+	err := j.update(func(tx *bolt.Tx) error {
+		bb := tx.Bucket(bucketBatches)
+		if err := bb.ForEach(func(_, v []byte) error {
+			b := &Batch{Resumed: true}
+			if err := json.Unmarshal(v, b); err != nil {
+				return fmt.Errorf("decode batch: %w", err)
+			}
+			batches = append(batches, b)
+			return nil
+		}); err != nil {
+			return err
+		}
+
+		pending := tx.Bucket(bucketPending)
+		var fresh []*Batch
+		var drop [][]byte
+		if err := pending.ForEach(func(k, _ []byte) error {
+			i := bytes.IndexByte(k, 0)
+			session, seq := string(k[:i]), binary.BigEndian.Uint64(k[i+1:])
+			if len(fresh) == 0 || fresh[len(fresh)-1].Session != session {
+				fresh = append(fresh, &Batch{ID: memory.NewID(now), Session: session, Base: base,
+					Created: now, ByType: map[memory.Type]int{}})
+			}
+			b := fresh[len(fresh)-1]
+			b.Seqs = append(b.Seqs, seq)
+			drop = append(drop, bytes.Clone(k))
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, k := range drop {
+			if err := pending.Delete(k); err != nil {
+				return err
+			}
+		}
+		for _, b := range fresh {
+			if err := loadEntries(tx, b); err != nil {
+				return err
+			}
+			for _, e := range b.Entries {
+				if e.Observation != nil {
+					b.Observations++
+					b.ByType[e.Observation.MemoryType]++
+				} else {
+					b.Events++
+				}
+			}
+			if err := putJSON(bb, []byte(b.ID), b); err != nil {
+				return err
+			}
+		}
+		for _, b := range batches {
+			if err := loadEntries(tx, b); err != nil {
+				return err
+			}
+		}
+		batches = append(batches, fresh...)
+		return nil
+	})
+	return batches, err
+}
+
+func loadEntries(tx *bolt.Tx, b *Batch) error {
+	entries := tx.Bucket(bucketEntries)
+	b.Entries = make([]memory.Entry, 0, len(b.Seqs))
+	for _, seq := range b.Seqs {
+		raw := entries.Get(seqKey(seq))
+		if raw == nil {
+			return fmt.Errorf("batch %s: entry %d is missing from the journal", b.ID, seq)
+		}
+		var e memory.Entry
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return fmt.Errorf("batch %s: decode entry %d: %w", b.ID, seq, err)
+		}
+		b.Entries = append(b.Entries, e)
+	}
+	sort.SliceStable(b.Entries, func(x, y int) bool { return b.Entries[x].Time().Before(b.Entries[y].Time()) })
+	return nil
+}
+
+// MarkCommitted records that batch b is in the commit named commit. From then on its
+// entries count as committed, whatever happens to the worktree.
+func (j *Journal) MarkCommitted(b *Batch, commit string) error {
+	return j.update(func(tx *bolt.Tx) error {
+		bb := tx.Bucket(bucketBatches)
+		var stored Batch
+		if !getJSON(bb, []byte(b.ID), &stored) {
+			return fmt.Errorf("batch %s is not in the journal", b.ID)
+		}
+		if stored.Commit != "" {
+			return nil // an earlier flush already marked it
+		}
+		stored.Commit = commit
+		b.Commit = commit
+		if err := putJSON(bb, []byte(b.ID), &stored); err != nil {
+			return err
+		}
+		return updateSession(tx, b.Session, func(s *SessionInfo) {
+			s.Pending -= stored.Observations
+			s.PendingEvents -= stored.Events
+			for t, n := range stored.ByType {
+				s.PendingByType[t] -= n
+			}
+			s.Commits++
+			s.LastCommit = commit
+		})
+	})
+}
+
+// Finish forgets batches whose commits are on the branch and in the worktree, and notes
+// the flush as the last one.
+func (j *Journal) Finish(batches []*Batch, now time.Time) error {
+	return j.update(func(tx *bolt.Tx) error {
+		bb := tx.Bucket(bucketBatches)
+		info := FlushInfo{At: now}
+		for _, b := range batches {
+			if b.Commit == "" {
+				return fmt.Errorf("batch %s is not committed yet", b.ID)
+			}
+			if err := bb.Delete([]byte(b.ID)); err != nil {
+				return err
+			}
+			info.Commits = append(info.Commits, b.Commit)
+		}
+		return putJSON(tx.Bucket(bucketMeta), keyLastFlush, &info)
+	})
+}

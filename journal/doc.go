@@ -1,0 +1,15 @@
+// Package journal owns .agmem/journal.db, the bbolt file that is the truth of what agmem
+// has recorded, what is still pending, and which flush batches are under way.
+//
+// Invariants:
+//   - No process keeps the journal open. Every call takes the journal lock, opens the
+//     file, runs one transaction, closes it and releases the lock; so any number of
+//     record, flush and other agmem processes share it, and none holds it across git work.
+//   - An entry, once appended, is never changed; it is pending until the batch holding it
+//     is marked committed.
+//   - A batch intent (the entries of one future commit and the branch tip it was planned
+//     on) is written before any git object of its commit. Entries leave the pending set
+//     in the same transaction that writes the intent, so an entry belongs to the pending
+//     set or to exactly one batch, never both.
+//   - The journal knows nothing of git: commit ids are opaque strings to it.
+package journal

@@ -1,0 +1,95 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/agmem/agmem/memory"
+)
+
+// Sessions lists every session the journal knows, most recent activity last.
+func (j *Journal) Sessions() ([]SessionInfo, error) {
+	var out []SessionInfo
+	err := j.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketSessions).ForEach(func(_, v []byte) error {
+			var s SessionInfo
+			if err := json.Unmarshal(v, &s); err != nil {
+				return fmt.Errorf("decode session: %w", err)
+			}
+			out = append(out, s)
+			return nil
+		})
+	})
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Last.Before(out[b].Last) })
+	return out, err
+}
+
+// LastFlush is the last flush that finished, or nil.
+func (j *Journal) LastFlush() (*FlushInfo, error) {
+	var info *FlushInfo
+	err := j.view(func(tx *bolt.Tx) error {
+		var f FlushInfo
+		if getJSON(tx.Bucket(bucketMeta), keyLastFlush, &f) {
+			info = &f
+		}
+		return nil
+	})
+	return info, err
+}
+
+// timelineChunk bounds how many entries one read transaction hands over: a slow reader
+// (a replay piped into a pager) must not keep the journal from writers.
+const timelineChunk = 1000
+
+// Timeline calls fn with each entry of a session in time order. It reads in chunks, one
+// short transaction each, and calls fn outside of them.
+func (j *Journal) Timeline(session string, fn func(memory.Entry) error) error {
+	prefix := sessionKey(session)
+	after := prefix
+	for {
+		var chunk []memory.Entry
+		err := j.view(func(tx *bolt.Tx) error {
+			entries := tx.Bucket(bucketEntries)
+			c := tx.Bucket(bucketTimeline).Cursor()
+			k, _ := c.Seek(after)
+			if bytes.Equal(k, after) {
+				k, _ = c.Next()
+			}
+			for ; k != nil && bytes.HasPrefix(k, prefix) && len(chunk) < timelineChunk; k, _ = c.Next() {
+				seq := binary.BigEndian.Uint64(k[len(k)-8:])
+				var e memory.Entry
+				if err := json.Unmarshal(entries.Get(seqKey(seq)), &e); err != nil {
+					return fmt.Errorf("decode entry %d: %w", seq, err)
+				}
+				chunk = append(chunk, e)
+				after = bytes.Clone(k)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, e := range chunk {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		if len(chunk) < timelineChunk {
+			return nil
+		}
+	}
+}
+
+// Session is what the journal knows of one session; ok is false if it knows nothing.
+func (j *Journal) Session(id string) (info SessionInfo, ok bool, err error) {
+	err = j.view(func(tx *bolt.Tx) error {
+		ok = getJSON(tx.Bucket(bucketSessions), []byte(id), &info)
+		return nil
+	})
+	return info, ok, err
+}

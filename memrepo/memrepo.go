@@ -1,0 +1,146 @@
+// Package memrepo owns the layout of a memory repo on disk: how one is found from the
+// current directory (SPEC §3), how one is made (SPEC §4 init), and where its parts live
+// (the worktree, git's .git, agmem's own .agmem state directory, which git never sees).
+package memrepo
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agmem/agmem/journal"
+	"github.com/agmem/agmem/vcs"
+)
+
+// StateDirName is agmem's own directory inside a memory repo.
+const StateDirName = ".agmem"
+
+// ErrNotFound is returned when no memory repo is at or above a directory.
+var ErrNotFound = errors.New("no memory repo")
+
+// Repo is a memory repo: paths only, nothing held open.
+type Repo struct {
+	Root string
+}
+
+// StateDir is where the journal and agmem's locks live.
+func (r Repo) StateDir() string { return filepath.Join(r.Root, StateDirName) }
+
+// Journal is the repo's journal.
+func (r Repo) Journal() *journal.Journal { return journal.At(r.StateDir()) }
+
+// Git opens the repo's git side.
+func (r Repo) Git() (*vcs.Repo, error) { return vcs.Open(r.Root) }
+
+// At takes dir as a memory repo, checking that it is one.
+func At(dir string) (Repo, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Repo{}, err
+	}
+	if fi, err := os.Stat(filepath.Join(abs, StateDirName)); err != nil || !fi.IsDir() {
+		return Repo{}, fmt.Errorf("%w at %s", ErrNotFound, abs)
+	}
+	return Repo{Root: abs}, nil
+}
+
+// Find returns the nearest memory repo at or above dir.
+func Find(dir string) (Repo, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Repo{}, err
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(filepath.Join(d, StateDirName)); err == nil && fi.IsDir() {
+			return Repo{Root: d}, nil
+		}
+		if filepath.Dir(d) == d {
+			return Repo{}, fmt.Errorf("%w here or above %s", ErrNotFound, abs)
+		}
+	}
+}
+
+const gitignoreLine = ".agmem/"
+
+// Init makes dir a memory repo: a git repository (kept if there is one, on its own
+// branch; else new, on main), .agmem/ with an empty journal, and a committed .gitignore
+// that keeps .agmem/ out of git. Running it again changes nothing. It reports what it
+// did, one line each.
+func Init(dir string) (Repo, []string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Repo{}, nil, err
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return Repo{}, nil, err
+	}
+	var did []string
+	git, created, err := vcs.Init(abs)
+	if err != nil {
+		return Repo{}, nil, err
+	}
+	if created {
+		did = append(did, "created git repository on branch main")
+	}
+	r := Repo{Root: abs}
+	if _, err := os.Stat(r.StateDir()); errors.Is(err, os.ErrNotExist) {
+		if err := os.Mkdir(r.StateDir(), 0o755); err != nil {
+			return Repo{}, nil, err
+		}
+		did = append(did, "created .agmem/")
+	}
+	if _, err := os.Stat(r.Journal().Path()); errors.Is(err, os.ErrNotExist) {
+		if err := r.Journal().Create(); err != nil {
+			return Repo{}, nil, err
+		}
+		did = append(did, "created the journal .agmem/journal.db")
+	}
+	committed, err := ensureIgnored(git)
+	if err != nil {
+		return Repo{}, nil, err
+	}
+	if committed {
+		did = append(did, "committed .gitignore with .agmem/")
+	}
+	return r, did, nil
+}
+
+// ensureIgnored makes sure the branch's .gitignore names .agmem/, committing it if not.
+func ensureIgnored(git *vcs.Repo) (bool, error) {
+	branch, err := git.Branch()
+	if err != nil {
+		return false, err
+	}
+	tip, err := git.Tip(branch)
+	if err != nil {
+		return false, err
+	}
+	current, err := git.FileAt(tip, ".gitignore")
+	if err != nil {
+		return false, err
+	}
+	for _, line := range strings.Split(string(current), "\n") {
+		if l := strings.TrimSpace(line); l == gitignoreLine || l == "/"+gitignoreLine || l == ".agmem" || l == "/.agmem" {
+			return false, nil
+		}
+	}
+	next := current
+	if len(next) > 0 && !strings.HasSuffix(string(next), "\n") {
+		next = append(next, '\n')
+	}
+	next = append(next, gitignoreLine+"\n"...)
+	draft, err := git.NewDraft(tip)
+	if err != nil {
+		return false, err
+	}
+	if err := draft.Put(".gitignore", next); err != nil {
+		return false, err
+	}
+	if _, err := draft.Commit(branch, "agmem: keep .agmem/ out of git\n", time.Now()); err != nil {
+		return false, err
+	}
+	return true, git.Materialize(draft.Changes())
+}

@@ -1,0 +1,110 @@
+package render
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agmem/agmem/memory"
+)
+
+// maxNameLen bounds one name component made from input: well under every file system's
+// 255 bytes, so that a file name built from two of them still fits.
+const maxNameLen = 64
+
+// SafeName makes s safe as one file-name component on Linux, macOS and Windows: ASCII
+// letters, digits, '-', '_' and '.' are kept and every other rune becomes one '_'. The
+// result is 1 to 64 bytes long, never starts or ends with '.' (so it is never "." or "..",
+// never hidden, never ".git", and Windows has no trailing dot to strip), and is never a
+// Windows device name such as CON or con.txt.
+func SafeName(s string) string {
+	b := make([]byte, 0, min(len(s), maxNameLen))
+	for _, r := range s {
+		if len(b) == maxNameLen {
+			break
+		}
+		if r < utf8.RuneSelf && isNameByte(byte(r)) {
+			b = append(b, byte(r))
+		} else {
+			b = append(b, '_')
+		}
+	}
+	name := string(b)
+	// A leading '.' is prefixed rather than allowed: git refuses ".git" in a tree and
+	// fsck rejects a directory named ".gitmodules"; session ids become directory names.
+	if strings.HasPrefix(name, ".") || isWindowsDevice(name) {
+		name = "_" + name
+	}
+	if len(name) > maxNameLen {
+		name = name[:maxNameLen]
+	}
+	if strings.HasSuffix(name, ".") {
+		name = name[:len(name)-1] + "_"
+	}
+	if name == "" {
+		return "_"
+	}
+	return name
+}
+
+func isNameByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '-' || c == '_' || c == '.'
+}
+
+// isWindowsDevice reports whether Windows would open a device instead of a file: the
+// part before the first dot names one, whatever extension follows. COM0 and LPT0 are
+// included because current Windows documentation lists them.
+func isWindowsDevice(name string) bool {
+	base, _, _ := strings.Cut(name, ".")
+	switch strings.ToUpper(base) {
+	case "CON", "PRN", "AUX", "NUL":
+		return true
+	}
+	if len(base) != 4 || base[3] < '0' || base[3] > '9' {
+		return false
+	}
+	prefix := strings.ToUpper(base[:3])
+	return prefix == "COM" || prefix == "LPT"
+}
+
+// Path is where an observation's markdown lives, relative to the repo root, with '/'
+// separators:
+//
+//	episodic:   current/episodic/YYYY-MM-DD/HH-MM-SS-<tool>-<short id>.md
+//	semantic:   current/semantic/<tool>-<short id>.md
+//	procedural: current/procedural/<tool>-<short id>.md
+//
+// Date and time are o.Timestamp in UTC; <tool> is SafeName(o.ToolName); <short id> is
+// memory.ShortID(o.ID), or the whole id lowercased when long is true (the caller asks for
+// long when the short path is already taken). Any other memory type counts as episodic.
+func Path(o *memory.Observation, long bool) string {
+	name := SafeName(o.ToolName) + "-" + idPart(o.ID, long) + ".md"
+	switch o.MemoryType {
+	case memory.Semantic:
+		return "current/semantic/" + name
+	case memory.Procedural:
+		return "current/procedural/" + name
+	}
+	t := o.Timestamp.UTC()
+	return "current/episodic/" + t.Format("2006-01-02") + "/" + t.Format("15-04-05") + "-" + name
+}
+
+// idPart names an observation in a file name. Ids are lowercased so that two spellings
+// of one id cannot name two files on a case-insensitive file system. An id that is
+// neither ULID nor UUID (the journal admits none) is used whole, made safe.
+func idPart(id string, long bool) string {
+	if !long {
+		if _, err := memory.NormalizeID(id); err == nil {
+			return strings.ToLower(memory.ShortID(id))
+		}
+	}
+	return SafeName(strings.ToLower(id))
+}
+
+// SessionRecordPath is where one flush batch of a session is recorded:
+// sessions/<SafeName(session)>/<SafeName(batchID)>.jsonl. Two session ids may share a
+// directory once made safe; the file name (the batch ULID) keeps records apart, and each
+// entry carries its own session id.
+func SessionRecordPath(session, batchID string) string {
+	return "sessions/" + SafeName(session) + "/" + SafeName(batchID) + ".jsonl"
+}

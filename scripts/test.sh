@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs agmem's whole test suite on a fresh machine: installs what the tests need (git,
+# which they use to check every commit agmem writes), then vets and tests every package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v git >/dev/null 2>&1; then
+  echo "scripts/test.sh: installing git (the tests check agmem's commits with it)" >&2
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq git >/dev/null
+  else sudo apt-get update -qq && sudo apt-get install -y -qq git >/dev/null; fi
+fi
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+  export PATH="/usr/local/go/bin:$PATH"
+fi
+
+unformatted=$(gofmt -l . | grep -v '^vendor/' || true)
+if [ -n "$unformatted" ]; then
+  echo "scripts/test.sh: gofmt would change: $unformatted" >&2
+  exit 1
+fi
+go vet ./...
+go test -count=1 "$@" ./...

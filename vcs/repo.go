@@ -1,0 +1,215 @@
+package vcs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage"
+)
+
+// ErrDetached is returned when HEAD names a commit rather than a branch.
+var ErrDetached = errors.New("HEAD is detached")
+
+// Repo is a memory repo's git side: a worktree with a .git directory.
+type Repo struct {
+	Root   string // the worktree
+	gitDir string
+	repo   *git.Repository
+	st     storage.Storer
+}
+
+// Open opens the git repository whose worktree is root.
+func Open(root string) (*Repo, error) {
+	gitDir := filepath.Join(root, ".git")
+	if fi, err := os.Stat(gitDir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%s has no .git directory", root)
+	}
+	repo, err := git.PlainOpen(root)
+	if err != nil {
+		return nil, fmt.Errorf("open git repo %s: %w", root, err)
+	}
+	return &Repo{Root: root, gitDir: gitDir, repo: repo, st: repo.Storer}, nil
+}
+
+// Init makes root a git repository on branch main, unless it is one already, and
+// returns the repo.
+func Init(root string) (r *Repo, created bool, err error) {
+	if _, err := os.Stat(filepath.Join(root, ".git")); err == nil {
+		r, err := Open(root)
+		return r, false, err
+	}
+	_, err = git.PlainInitWithOptions(root, &git.PlainInitOptions{
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("git init %s: %w", root, err)
+	}
+	r, err = Open(root)
+	return r, true, err
+}
+
+// Branch is the branch HEAD points at; it need not have a commit yet.
+func (r *Repo) Branch() (plumbing.ReferenceName, error) {
+	head, err := r.st.Reference(plumbing.HEAD)
+	if err != nil {
+		return "", fmt.Errorf("read HEAD: %w", err)
+	}
+	if head.Type() != plumbing.SymbolicReference || !head.Target().IsBranch() {
+		return "", ErrDetached
+	}
+	return head.Target(), nil
+}
+
+// Tip is the commit the branch points at, or the zero hash for a branch with no commit.
+func (r *Repo) Tip(branch plumbing.ReferenceName) (plumbing.Hash, error) {
+	ref, err := r.st.Reference(branch)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read %s: %w", branch, err)
+	}
+	return ref.Hash(), nil
+}
+
+// Commit reads a commit object.
+func (r *Repo) Commit(h plumbing.Hash) (*object.Commit, error) {
+	return object.GetCommit(r.st, h)
+}
+
+// signature is who agmem's commits are by: the git identity configured for this repo
+// or this user, as git would pick it, else agmem itself.
+func (r *Repo) signature() object.Signature {
+	name, email := os.Getenv("GIT_AUTHOR_NAME"), os.Getenv("GIT_AUTHOR_EMAIL")
+	for _, scope := range []func() (*config.Config, error){
+		func() (*config.Config, error) { return r.repo.Config() },
+		func() (*config.Config, error) { return config.LoadConfig(config.GlobalScope) },
+	} {
+		if name != "" && email != "" {
+			break
+		}
+		if c, err := scope(); err == nil {
+			if name == "" {
+				name = c.User.Name
+			}
+			if email == "" {
+				email = c.User.Email
+			}
+		}
+	}
+	if name = identity(name); name == "" {
+		name = "agmem"
+	}
+	if email = identity(email); email == "" {
+		email = "agmem@localhost"
+	}
+	return object.Signature{Name: name, Email: email}
+}
+
+// identity drops what git's fsck refuses in a name or an address.
+func identity(s string) string {
+	return strings.TrimSpace(strings.Map(func(r rune) rune {
+		if r == '<' || r == '>' || r == '\n' || r == '\r' || r == 0 {
+			return -1
+		}
+		return r
+	}, s))
+}
+
+// FileAt is the content of path in commit h, or nil when h is zero or lacks the file.
+func (r *Repo) FileAt(h plumbing.Hash, path string) ([]byte, error) {
+	if h.IsZero() {
+		return nil, nil
+	}
+	c, err := r.Commit(h)
+	if err != nil {
+		return nil, err
+	}
+	f, err := c.File(path)
+	if errors.Is(err, object.ErrFileNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s, err := f.Contents()
+	return []byte(s), err
+}
+
+// File is a file read from a commit.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// ListDir names the subdirectories of dir in commit h (none if h is zero or dir missing).
+func (r *Repo) ListDir(h plumbing.Hash, dir string) ([]string, error) {
+	t, err := r.treeAt(h, dir)
+	if t == nil || err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range t.Entries {
+		if e.Mode == filemode.Dir {
+			out = append(out, e.Name)
+		}
+	}
+	return out, nil
+}
+
+// ReadDir reads the files directly inside dir in commit h.
+func (r *Repo) ReadDir(h plumbing.Hash, dir string) ([]File, error) {
+	t, err := r.treeAt(h, dir)
+	if t == nil || err != nil {
+		return nil, err
+	}
+	var out []File
+	for _, e := range t.Entries {
+		if !e.Mode.IsFile() {
+			continue
+		}
+		blob, err := object.GetBlob(r.st, e.Hash)
+		if err != nil {
+			return nil, err
+		}
+		rd, err := blob.Reader()
+		if err != nil {
+			return nil, err
+		}
+		data, err := io.ReadAll(rd)
+		rd.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read %s/%s: %w", dir, e.Name, err)
+		}
+		out = append(out, File{Path: dir + "/" + e.Name, Data: data})
+	}
+	return out, nil
+}
+
+func (r *Repo) treeAt(h plumbing.Hash, dir string) (*object.Tree, error) {
+	if h.IsZero() {
+		return nil, nil
+	}
+	c, err := r.Commit(h)
+	if err != nil {
+		return nil, err
+	}
+	root, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	t, err := root.Tree(dir)
+	if errors.Is(err, object.ErrDirectoryNotFound) {
+		return nil, nil
+	}
+	return t, err
+}

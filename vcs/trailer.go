@@ -1,0 +1,98 @@
+package vcs
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// Trailer keys agmem writes. They are the contract of SPEC §6.
+const (
+	TrailerSession      = "Agmem-Session"
+	TrailerObservations = "Agmem-Observations"
+	TrailerEvents       = "Agmem-Events"
+	TrailerBatch        = "Agmem-Batch"
+	TrailerSource       = "Agmem-Source"
+	TrailerAutoCommit   = "Agmem-Auto-Commit"
+)
+
+// Trailer is one "Key: value" line of a commit message's final paragraph.
+type Trailer struct{ Key, Value string }
+
+// FormatMessage joins a subject, a body and a trailer block into a commit message. The
+// subject and body are made unable to pose as trailers or to end the message early: the
+// subject becomes one line, and the body keeps its lines but loses blank-looking control
+// characters. Trailer values become one line each.
+func FormatMessage(subject, body string, trailers []Trailer) string {
+	var b strings.Builder
+	b.WriteString(OneLine(subject))
+	b.WriteString("\n\n")
+	if body = strings.TrimSpace(cleanBody(body)); body != "" {
+		b.WriteString(body)
+		b.WriteString("\n\n")
+	}
+	for _, t := range trailers {
+		b.WriteString(t.Key)
+		b.WriteString(": ")
+		b.WriteString(OneLine(t.Value))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// OneLine turns newlines and other control characters into spaces and trims the ends:
+// what is left cannot start a line of its own.
+func OneLine(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return ' '
+		}
+		return r
+	}, s)
+	if s = strings.TrimSpace(s); s == "" {
+		return "-"
+	}
+	return s
+}
+
+func cleanBody(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r != '\n' && (unicode.IsControl(r) || r == '\u2028' || r == '\u2029') {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+var trailerLine = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9-]*):\s?(.*)$`)
+
+// ParseTrailers reads the trailer block of a message: its last paragraph, when every
+// line of it is a "Key: value" line. Text anywhere else, however it looks, is not read.
+func ParseTrailers(message string) []Trailer {
+	message = strings.TrimRight(message, "\n ")
+	last := message
+	if i := strings.LastIndex(message, "\n\n"); i >= 0 {
+		last = message[i+2:]
+	} else {
+		return nil // a message of one paragraph has no trailers
+	}
+	var out []Trailer
+	for _, line := range strings.Split(last, "\n") {
+		m := trailerLine.FindStringSubmatch(line)
+		if m == nil {
+			return nil
+		}
+		out = append(out, Trailer{m[1], strings.TrimSpace(m[2])})
+	}
+	return out
+}
+
+// TrailerValue is the value of the first trailer named key, or "".
+func TrailerValue(trailers []Trailer, key string) string {
+	for _, t := range trailers {
+		if strings.EqualFold(t.Key, key) {
+			return t.Value
+		}
+	}
+	return ""
+}

@@ -1,0 +1,172 @@
+package vcs
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage"
+)
+
+// A Change is a file to add to (or replace in) the tree, and to write into the worktree.
+type Change struct {
+	Path string // slash-separated, relative to the repo root
+	Data []byte
+	hash plumbing.Hash
+}
+
+// dir is one directory of the tree being edited. Only directories on changed paths are
+// ever loaded, so an edit costs in proportion to its changes, not to the repo.
+type dir struct {
+	entries map[string]object.TreeEntry
+	subdirs map[string]*dir // loaded (and possibly changed) subdirectories
+	changed bool
+}
+
+// treeEditor edits the tree of a commit by adding files.
+type treeEditor struct {
+	st   storage.Storer
+	root *dir
+}
+
+func newTreeEditor(st storage.Storer, base plumbing.Hash) (*treeEditor, error) {
+	root, err := loadDir(st, base)
+	if err != nil {
+		return nil, err
+	}
+	return &treeEditor{st: st, root: root}, nil
+}
+
+func loadDir(st storage.Storer, h plumbing.Hash) (*dir, error) {
+	d := &dir{entries: map[string]object.TreeEntry{}, subdirs: map[string]*dir{}}
+	if h.IsZero() {
+		return d, nil
+	}
+	t, err := object.GetTree(st, h)
+	if err != nil {
+		return nil, fmt.Errorf("read tree %s: %w", h, err)
+	}
+	for _, e := range t.Entries {
+		d.entries[e.Name] = e
+	}
+	return d, nil
+}
+
+// walk returns the directory holding path's last component, loading (and, with create,
+// making) the directories on the way. It returns nil when a directory is missing and
+// create is false.
+func (te *treeEditor) walk(path string, create bool) (*dir, string, error) {
+	parts := strings.Split(path, "/")
+	d := te.root
+	for _, name := range parts[:len(parts)-1] {
+		sub, ok := d.subdirs[name]
+		if !ok {
+			e, exists := d.entries[name]
+			switch {
+			case exists && e.Mode != filemode.Dir:
+				return nil, "", fmt.Errorf("%s: %s is a file, not a directory", path, name)
+			case !exists && !create:
+				return nil, "", nil
+			}
+			var err error
+			if sub, err = loadDir(te.st, e.Hash); err != nil {
+				return nil, "", err
+			}
+			d.subdirs[name] = sub
+		}
+		d = sub
+	}
+	return d, parts[len(parts)-1], nil
+}
+
+// Exists reports whether the tree holds anything at path.
+func (te *treeEditor) Exists(path string) (bool, error) {
+	d, name, err := te.walk(path, false)
+	if d == nil || err != nil {
+		return false, err
+	}
+	_, ok := d.entries[name]
+	if !ok {
+		_, ok = d.subdirs[name]
+	}
+	return ok, nil
+}
+
+// Put places a blob at path.
+func (te *treeEditor) Put(path string, blob plumbing.Hash) error {
+	if err := checkPath(path); err != nil {
+		return err
+	}
+	d, name, err := te.walk(path, true)
+	if err != nil {
+		return err
+	}
+	if e, ok := d.entries[name]; ok && e.Mode == filemode.Dir {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	d.entries[name] = object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: blob}
+	markChanged(te.root, strings.Split(path, "/"))
+	return nil
+}
+
+func markChanged(d *dir, parts []string) {
+	for i := 0; ; i++ {
+		d.changed = true
+		if i == len(parts)-1 {
+			return
+		}
+		d = d.subdirs[parts[i]]
+	}
+}
+
+// Write stores every changed tree, deepest first, and returns the root tree's hash.
+func (te *treeEditor) Write() (plumbing.Hash, error) {
+	return te.write(te.root)
+}
+
+func (te *treeEditor) write(d *dir) (plumbing.Hash, error) {
+	for name, sub := range d.subdirs {
+		if !sub.changed {
+			continue
+		}
+		h, err := te.write(sub)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		d.entries[name] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h}
+	}
+	t := &object.Tree{Entries: make([]object.TreeEntry, 0, len(d.entries))}
+	for _, e := range d.entries {
+		t.Entries = append(t.Entries, e)
+	}
+	// git orders a tree's entries by name, a directory's name read as if it ended in "/".
+	sortKey := func(e object.TreeEntry) string {
+		if e.Mode == filemode.Dir {
+			return e.Name + "/"
+		}
+		return e.Name
+	}
+	sort.Slice(t.Entries, func(i, j int) bool { return sortKey(t.Entries[i]) < sortKey(t.Entries[j]) })
+	obj := te.st.NewEncodedObject()
+	if err := t.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return te.st.SetEncodedObject(obj)
+}
+
+// checkPath refuses any path that could leave the worktree or touch git's own files.
+func checkPath(path string) error {
+	if path == "" || strings.HasPrefix(path, "/") || strings.Contains(path, "\\") {
+		return fmt.Errorf("unsafe path %q", path)
+	}
+	for _, part := range strings.Split(path, "/") {
+		if part == "" || part == "." || part == ".." || strings.EqualFold(part, ".git") ||
+			strings.ContainsRune(part, 0) {
+			return fmt.Errorf("unsafe path %q", path)
+		}
+	}
+	return nil
+}
