@@ -93,6 +93,7 @@ func newApp(e *env) *ucli.App {
 			newStatusCommand(e),
 			newSessionsCommand(e),
 			newReplayCommand(e),
+			newConfigCommand(e),
 			newDemoCommand(e),
 			newVersionCommand(e),
 		},

@@ -15,13 +15,10 @@ import (
 
 	"github.com/agmem/agmem/capture"
 	"github.com/agmem/agmem/classify"
+	"github.com/agmem/agmem/config"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/memrepo"
 )
-
-// sessionIdleGap is how long agmem's open session (for input that names none) may be
-// idle before the next observation starts a new one.
-const sessionIdleGap = 30 * time.Minute
 
 type recordOptions struct {
 	jsonl      bool
@@ -71,7 +68,11 @@ func newRecordCommand(e *env) *ucli.Command {
 }
 
 func runRecord(e *env, repo memrepo.Repo, o recordOptions) error {
-	rules := classify.Default()
+	cfg, err := config.Load(repo.StateDir(), e.getenv)
+	if err != nil {
+		return withHint(err, `"agmem config" shows every key and where its value comes from`)
+	}
+	rules := cfg.Capture
 	now := time.Now()
 	var decoded capture.Decoded
 	var bad []string
@@ -123,7 +124,7 @@ func runRecord(e *env, repo memrepo.Repo, o recordOptions) error {
 	}
 
 	if len(decoded.Entries) > 0 {
-		appended, err := repo.Journal().Append(decoded.Entries, sessionIdleGap, now)
+		appended, err := repo.Journal().Append(decoded.Entries, cfg.SessionIdle, now)
 		if err != nil {
 			return fmt.Errorf("record: %w", err)
 		}

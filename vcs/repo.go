@@ -8,23 +8,27 @@ import (
 	"path/filepath"
 	"strings"
 
-	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // ErrDetached is returned when HEAD names a commit rather than a branch.
 var ErrDetached = errors.New("HEAD is detached")
 
 // Repo is a memory repo's git side: a worktree with a .git directory.
+//
+// It uses go-git's storage directly rather than its porcelain, whose transports (ssh,
+// http) and their package initialisation would be linked into every agmem process,
+// `agmem record` on an agent's hot path included.
 type Repo struct {
 	Root   string // the worktree
 	gitDir string
-	repo   *git.Repository
-	st     storage.Storer
+	st     *filesystem.Storage
 }
 
 // Open opens the git repository whose worktree is root.
@@ -33,24 +37,32 @@ func Open(root string) (*Repo, error) {
 	if fi, err := os.Stat(gitDir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%s has no .git directory", root)
 	}
-	repo, err := git.PlainOpen(root)
-	if err != nil {
+	st := filesystem.NewStorage(osfs.New(gitDir), cache.NewObjectLRUDefault())
+	if _, err := st.Reference(plumbing.HEAD); err != nil {
 		return nil, fmt.Errorf("open git repo %s: %w", root, err)
 	}
-	return &Repo{Root: root, gitDir: gitDir, repo: repo, st: repo.Storer}, nil
+	return &Repo{Root: root, gitDir: gitDir, st: st}, nil
 }
 
 // Init makes root a git repository on branch main, unless it is one already, and
 // returns the repo.
 func Init(root string) (r *Repo, created bool, err error) {
-	if _, err := os.Stat(filepath.Join(root, ".git")); err == nil {
+	gitDir := filepath.Join(root, ".git")
+	if _, err := os.Stat(gitDir); err == nil {
 		r, err := Open(root)
 		return r, false, err
 	}
-	_, err = git.PlainInitWithOptions(root, &git.PlainInitOptions{
-		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
-	})
-	if err != nil {
+	st := filesystem.NewStorage(osfs.New(gitDir), cache.NewObjectLRUDefault())
+	if err := st.Init(); err != nil {
+		return nil, false, fmt.Errorf("git init %s: %w", root, err)
+	}
+	cfg := config.NewConfig()
+	cfg.Core.IsBare = false
+	if err := st.SetConfig(cfg); err != nil {
+		return nil, false, fmt.Errorf("git init %s: %w", root, err)
+	}
+	head := plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName("main"))
+	if err := st.SetReference(head); err != nil {
 		return nil, false, fmt.Errorf("git init %s: %w", root, err)
 	}
 	r, err = Open(root)
@@ -91,7 +103,7 @@ func (r *Repo) Commit(h plumbing.Hash) (*object.Commit, error) {
 func (r *Repo) signature() object.Signature {
 	name, email := os.Getenv("GIT_AUTHOR_NAME"), os.Getenv("GIT_AUTHOR_EMAIL")
 	for _, scope := range []func() (*config.Config, error){
-		func() (*config.Config, error) { return r.repo.Config() },
+		func() (*config.Config, error) { return r.st.Config() },
 		func() (*config.Config, error) { return config.LoadConfig(config.GlobalScope) },
 	} {
 		if name != "" && email != "" {

@@ -1,0 +1,212 @@
+// Package config owns agmem's settings (SPEC §7): the built-in defaults, the memory
+// repo's .agmem/config.toml, and AGMEM_<SECTION>_<KEY> environment variables, in
+// rising order of precedence, each value remembered with where it came from.
+//
+// The file is local to the memory repo and never committed: a pulled history can never
+// change how agmem behaves. An unknown key or a bad value is an error that names the key
+// and where it was found.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/agmem/agmem/classify"
+)
+
+// FileName is the configuration file inside a memory repo's .agmem directory.
+const FileName = "config.toml"
+
+// Config is agmem's effective configuration.
+type Config struct {
+	Capture classify.Rules
+	// SessionIdle is how long agmem's open session may be idle before input that names
+	// no session starts a new one.
+	SessionIdle time.Duration
+
+	origins map[string]string
+}
+
+// Setting is one key of the effective configuration, for `agmem config`.
+type Setting struct {
+	Key    string `json:"key"`
+	Value  any    `json:"value"`
+	Origin string `json:"origin"` // "default", the file's path, or the environment variable
+}
+
+// key is one setting: how to read it from TOML or from the environment, and show it.
+type key struct {
+	name    string // section.key, as in the file
+	fromAny func(c *Config, v any) error
+	fromEnv func(c *Config, s string) error
+	value   func(c *Config) any
+}
+
+var keys = []key{
+	{
+		name: "capture.ignore_tools",
+		fromAny: func(c *Config, v any) error {
+			list, ok := v.([]any)
+			if !ok {
+				return errors.New("must be a list of tool names")
+			}
+			c.Capture.IgnoreTools = c.Capture.IgnoreTools[:0:0]
+			for _, item := range list {
+				s, ok := item.(string)
+				if !ok {
+					return errors.New("must be a list of tool names")
+				}
+				c.Capture.IgnoreTools = append(c.Capture.IgnoreTools, s)
+			}
+			return nil
+		},
+		fromEnv: func(c *Config, s string) error {
+			c.Capture.IgnoreTools = nil
+			for _, t := range strings.Split(s, ",") {
+				if t = strings.TrimSpace(t); t != "" {
+					c.Capture.IgnoreTools = append(c.Capture.IgnoreTools, t)
+				}
+			}
+			return nil
+		},
+		value: func(c *Config) any { return c.Capture.IgnoreTools },
+	},
+	{
+		name: "capture.min_result_chars",
+		fromAny: func(c *Config, v any) error {
+			n, ok := v.(int64)
+			if !ok || n < 0 {
+				return errors.New("must be a whole number, 0 or more")
+			}
+			c.Capture.MinResultChars = int(n)
+			return nil
+		},
+		fromEnv: func(c *Config, s string) error {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 {
+				return errors.New("must be a whole number, 0 or more")
+			}
+			c.Capture.MinResultChars = n
+			return nil
+		},
+		value: func(c *Config) any { return c.Capture.MinResultChars },
+	},
+	{
+		name: "capture.session_idle",
+		fromAny: func(c *Config, v any) error {
+			s, ok := v.(string)
+			if !ok {
+				return errors.New(`must be a duration such as "30m"`)
+			}
+			return setDuration(&c.SessionIdle, s)
+		},
+		fromEnv: func(c *Config, s string) error { return setDuration(&c.SessionIdle, s) },
+		value:   func(c *Config) any { return c.SessionIdle.String() },
+	},
+}
+
+func setDuration(d *time.Duration, s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil || v <= 0 {
+		return errors.New(`must be a positive duration such as "30m"`)
+	}
+	*d = v
+	return nil
+}
+
+// Default is the built-in configuration.
+func Default() *Config {
+	c := &Config{Capture: classify.Default(), SessionIdle: 30 * time.Minute, origins: map[string]string{}}
+	for _, k := range keys {
+		c.origins[k.name] = "default"
+	}
+	return c
+}
+
+// EnvName is the environment variable that sets a key: capture.min_result_chars is
+// AGMEM_CAPTURE_MIN_RESULT_CHARS.
+func EnvName(key string) string {
+	return "AGMEM_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// Load reads the configuration of the memory repo whose state directory is stateDir.
+// A missing file is no error.
+func Load(stateDir string, getenv func(string) string) (*Config, error) {
+	c := Default()
+	path := filepath.Join(stateDir, FileName)
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	default:
+		if err := c.applyFile(path, data); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range keys {
+		env := EnvName(k.name)
+		if s := getenv(env); s != "" {
+			if err := k.fromEnv(c, s); err != nil {
+				return nil, fmt.Errorf("%s: %s", env, err)
+			}
+			c.origins[k.name] = "$" + env
+		}
+	}
+	return c, nil
+}
+
+func (c *Config) applyFile(path string, data []byte) error {
+	var doc map[string]any
+	if _, err := toml.Decode(string(data), &doc); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	found := map[string]any{}
+	for section, body := range doc {
+		table, ok := body.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: %q is not a known section", path, section)
+		}
+		for name, v := range table {
+			found[section+"."+name] = v
+		}
+	}
+	for _, k := range keys {
+		v, ok := found[k.name]
+		if !ok {
+			continue
+		}
+		delete(found, k.name)
+		if err := k.fromAny(c, v); err != nil {
+			return fmt.Errorf("%s: %s %s", path, k.name, err)
+		}
+		c.origins[k.name] = path
+	}
+	if len(found) > 0 {
+		var unknown []string
+		for name := range found {
+			unknown = append(unknown, name)
+		}
+		sort.Strings(unknown)
+		return fmt.Errorf("%s: unknown key %s", path, unknown[0])
+	}
+	return nil
+}
+
+// Settings lists every key with its effective value and origin, sorted by key.
+func (c *Config) Settings() []Setting {
+	var out []Setting
+	for _, k := range keys {
+		out = append(out, Setting{Key: k.name, Value: k.value(c), Origin: c.origins[k.name]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}

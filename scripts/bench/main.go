@@ -1,0 +1,252 @@
+// Command bench measures agmem as a user's machine sees it: whole processes, timed
+// beside a reference measured in the same run (a process that does nothing, the git
+// CLI), so that the ratios hold on a machine whose absolute speed drifts.
+//
+//	go run ./scripts/bench hook  -agmem BIN [-runs 500]
+//	go run ./scripts/bench flush -agmem BIN [-n 1000,10000] [-history 100000]
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: bench hook|flush [flags]")
+		os.Exit(1)
+	}
+	var err error
+	switch os.Args[1] {
+	case "hook":
+		err = hook(os.Args[2:])
+	case "flush":
+		err = flushes(os.Args[2:])
+	default:
+		err = fmt.Errorf("unknown benchmark %q", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// run times one process.
+func run(dir string, stdin []byte, env []string, name string, args ...string) (time.Duration, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	if err != nil {
+		return d, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, errb.String())
+	}
+	return d, nil
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[int(p*float64(len(s)-1)+0.5)]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
+
+// hookPayload is a Claude Code PostToolUse payload of about 2 KiB.
+func hookPayload(i int) []byte {
+	return []byte(fmt.Sprintf(`{"session_id":"bench-session","transcript_path":"/home/ana/.claude/projects/-home-ana-blog/bench-session.jsonl","cwd":"/home/ana/blog","permission_mode":"acceptEdits","hook_event_name":"PostToolUse","tool_name":"Read","tool_input":{"file_path":"/home/ana/blog/src/build.ts"},"tool_response":{"type":"text","file":{"filePath":"/home/ana/blog/src/build.ts","content":%q,"numLines":40,"startLine":1,"totalLines":40}},"tool_use_id":"toolu_bench_%08d","duration_ms":2}`,
+		strings.Repeat("export const line = 'a line of TypeScript source code';\n", 32), i))
+}
+
+func hook(args []string) error {
+	fs := flag.NewFlagSet("hook", flag.ExitOnError)
+	bin := fs.String("agmem", "agmem", "the agmem binary")
+	runs := fs.Int("runs", 500, "runs of each command")
+	scale := fs.Bool("scale", false, "also time node -e 0 and python3 -c pass")
+	fs.Parse(args)
+	dir, err := os.MkdirTemp("", "agmem-bench-hook-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if _, err := run(dir, nil, nil, *bin, "init", dir); err != nil {
+		return err
+	}
+	env := []string{"AGMEM_REPO=" + dir}
+	fmt.Printf("payload: %d bytes; %d runs each, interleaved\n", len(hookPayload(0)), *runs)
+	var truth, rec []time.Duration
+	for i := 0; i < *runs; i++ {
+		d, err := run(dir, nil, nil, "/bin/true")
+		if err != nil {
+			return err
+		}
+		truth = append(truth, d)
+		if d, err = run(dir, hookPayload(i), env, *bin, "record"); err != nil {
+			return err
+		}
+		rec = append(rec, d)
+	}
+	fmt.Printf("%-34s median %-10s p99 %s\n", "/bin/true", ms(percentile(truth, .5)), ms(percentile(truth, .99)))
+	fmt.Printf("%-34s median %-10s p99 %s\n", "agmem record (PostToolUse)", ms(percentile(rec, .5)), ms(percentile(rec, .99)))
+	fmt.Printf("%-34s median %s\n", "agmem record − /bin/true", ms(percentile(rec, .5)-percentile(truth, .5)))
+	if *scale {
+		for _, c := range [][]string{{"node", "-e", "0"}, {"python3", "-c", "pass"}} {
+			if _, err := exec.LookPath(c[0]); err != nil {
+				continue
+			}
+			var ds []time.Duration
+			for i := 0; i < 20; i++ {
+				d, err := run(dir, nil, nil, c[0], c[1:]...)
+				if err != nil {
+					return err
+				}
+				ds = append(ds, d)
+			}
+			fmt.Printf("%-34s median %s (20 runs)\n", strings.Join(c, " "), ms(percentile(ds, .5)))
+		}
+	}
+	return nil
+}
+
+func flushes(args []string) error {
+	fs := flag.NewFlagSet("flush", flag.ExitOnError)
+	bin := fs.String("agmem", "agmem", "the agmem binary")
+	sizes := fs.String("n", "1000,10000", "pending observations per flush")
+	history := fs.Int("history", 100000, "files in the history of the second repo")
+	fs.Parse(args)
+	var ns []int
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return err
+		}
+		ns = append(ns, n)
+	}
+	root, err := os.MkdirTemp("", "agmem-bench-flush-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(root)
+
+	big := filepath.Join(root, "history")
+	start := time.Now()
+	if err := makeHistory(big, *history); err != nil {
+		return err
+	}
+	fmt.Printf("made a repo with %d files in its history in %s\n", *history, time.Since(start).Round(time.Millisecond))
+
+	fmt.Printf("%-8s  %-16s  %-16s  %-8s  %s\n", "pending", "new repo", "100k history", "ratio", "git add -A && git commit (100k history)")
+	for _, n := range ns {
+		fresh := filepath.Join(root, fmt.Sprintf("new-%d", n))
+		if _, err := run(root, nil, nil, *bin, "init", fresh); err != nil {
+			return err
+		}
+		dNew, err := timeFlush(*bin, fresh, n)
+		if err != nil {
+			return err
+		}
+		work := filepath.Join(root, fmt.Sprintf("hist-%d", n))
+		if _, err := run(root, nil, nil, "cp", "-a", big, work); err != nil {
+			return err
+		}
+		if _, err := run(root, nil, nil, *bin, "init", work); err != nil {
+			return err
+		}
+		gitCopy := work + "-git"
+		if _, err := run(root, nil, nil, "cp", "-a", work, gitCopy); err != nil {
+			return err
+		}
+		dHist, err := timeFlush(*bin, work, n)
+		if err != nil {
+			return err
+		}
+		dGit, err := timeGitCommit(work, gitCopy)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%-8d  %-16s  %-16s  %-8s  %s\n", n, ms(dNew), ms(dHist),
+			fmt.Sprintf("%.2f×", float64(dHist)/float64(dNew)), ms(dGit))
+	}
+	return nil
+}
+
+// timeFlush records n native observations (untimed, one --jsonl call) and times the flush.
+func timeFlush(bin, repo string, n int) (time.Duration, error) {
+	var b bytes.Buffer
+	for i := 0; i < n; i++ {
+		tool := []string{"read_file", "run_command", "generate_code"}[i%3]
+		fmt.Fprintf(&b, `{"tool_name":%q,"arguments":{"path":"src/file-%d.go"},"result":%q,"session_id":"bench-%d"}`+"\n",
+			tool, i, strings.Repeat("result text of a tool call; ", 30), i%4)
+	}
+	if _, err := run(repo, b.Bytes(), nil, bin, "--repo", repo, "record", "--jsonl"); err != nil {
+		return 0, err
+	}
+	return run(repo, nil, nil, bin, "--repo", repo, "flush")
+}
+
+// timeGitCommit writes into gitCopy the files that agmem's last flush added to repo,
+// and times `git add -A && git commit` of them.
+func timeGitCommit(repo, gitCopy string) (time.Duration, error) {
+	archive := exec.Command("sh", "-c", fmt.Sprintf("git -C %q archive HEAD current sessions | tar -x -C %q", repo, gitCopy))
+	if out, err := archive.CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("copy files: %v: %s", err, out)
+	}
+	d1, err := run(gitCopy, nil, nil, "git", "add", "-A")
+	if err != nil {
+		return 0, err
+	}
+	d2, err := run(gitCopy, nil, nil, "git", "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", "bench")
+	return d1 + d2, err
+}
+
+// makeHistory makes a git repo whose history holds files files, laid out as agmem lays
+// out memory (episodic by day, semantic and procedural flat), with git fast-import.
+func makeHistory(dir string, files int) error {
+	if _, err := run("", nil, nil, "git", "init", "-q", "-b", "main", dir); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	const perCommit = 10000
+	for c := 0; c*perCommit < files; c++ {
+		fmt.Fprintf(&b, "commit refs/heads/main\ncommitter bench <b@b> %d +0000\ndata 6\nbench\n", 1700000000+c)
+		for i := c * perCommit; i < (c+1)*perCommit && i < files; i++ {
+			var path string
+			switch i % 10 {
+			case 0, 1, 2, 3, 4:
+				path = fmt.Sprintf("current/episodic/2025-%02d-%02d/10-00-%02d-run_command-%012d.md", 1+i%12, 1+i%28, i%60, i)
+			case 5, 6, 7, 8:
+				path = fmt.Sprintf("current/semantic/read_file-%012d.md", i)
+			default:
+				path = fmt.Sprintf("current/procedural/generate_code-%012d.md", i)
+			}
+			content := fmt.Sprintf("---\nobservation_id: %d\n---\n\n# observation %d\n", i, i)
+			fmt.Fprintf(&b, "M 100644 inline %s\ndata %d\n%s\n", path, len(content), content)
+		}
+	}
+	imp := exec.Command("git", "fast-import", "--quiet")
+	imp.Dir = dir
+	imp.Stdin = &b
+	if out, err := imp.CombinedOutput(); err != nil {
+		return fmt.Errorf("fast-import: %v: %s", err, out)
+	}
+	co := exec.Command("git", "checkout", "-q", "-f", "main")
+	co.Dir = dir
+	if out, err := co.CombinedOutput(); err != nil {
+		return fmt.Errorf("checkout: %v: %s", err, out)
+	}
+	return nil
+}
