@@ -83,6 +83,9 @@ func FromNative(n Native, rules classify.Rules, now time.Time) (Decoded, error) 
 	if n.ToolName == nil || *n.ToolName == "" {
 		return Decoded{}, errors.New(`"tool_name" is missing or empty`)
 	}
+	if err := checkSession(n.SessionID); err != nil {
+		return Decoded{}, err
+	}
 	o := &memory.Observation{
 		SessionID: n.SessionID,
 		ToolName:  *n.ToolName,
@@ -193,6 +196,9 @@ func decodeEvent(data []byte, now time.Time) (Decoded, error) {
 	if e.Name == "" {
 		return Decoded{}, errors.New(`session event: "event" is empty`)
 	}
+	if err := checkSession(e.SessionID); err != nil {
+		return Decoded{}, err
+	}
 	e.Timestamp = now.UTC()
 	if raw.Timestamp != "" {
 		t, err := parseTime(raw.Timestamp)
@@ -213,8 +219,23 @@ func decodeEvent(data []byte, now time.Time) (Decoded, error) {
 	return Decoded{Entries: []memory.Entry{{Event: &e}}}, nil
 }
 
+// checkSession refuses a session id given in input that the journal would refuse, so that
+// the line that holds it is refused alone instead of the whole transaction it is part of.
+// No session id is fine: the journal assigns one.
+func checkSession(id string) error {
+	if id == "" {
+		return nil
+	}
+	return memory.CheckSessionID(id)
+}
+
+// lastTime is the last instant the journal orders correctly (nanoseconds since 1970
+// in a signed 64-bit number).
+var lastTime = time.Unix(0, math.MaxInt64)
+
 // parseTime reads RFC 3339, and the Python agmem's isoformat() without a zone as UTC.
-// Times before 1970 are refused: ids are ULIDs, which count milliseconds from then.
+// Times before 1970 are refused (ids are ULIDs, which count milliseconds from then), and
+// so are times after lastTime.
 func parseTime(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
@@ -224,6 +245,9 @@ func parseTime(s string) (time.Time, error) {
 	}
 	if t.Before(time.Unix(0, 0)) {
 		return time.Time{}, fmt.Errorf("timestamp %q is before 1970", s)
+	}
+	if t.After(lastTime) {
+		return time.Time{}, fmt.Errorf("timestamp %q is after %d", s, lastTime.Year())
 	}
 	return t.UTC(), nil
 }

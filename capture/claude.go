@@ -49,6 +49,9 @@ func decodeClaudeHook(data []byte, rules classify.Rules, now time.Time) (Decoded
 	case "PostToolBatch":
 		return h.observations(h.ToolCalls, rules, now)
 	case "SessionStart", "SessionEnd", "UserPromptSubmit", "Stop", "SubagentStop":
+		if err := checkSession(h.SessionID); err != nil {
+			return Decoded{}, err
+		}
 		return Decoded{Entries: []memory.Entry{{Event: h.event(now)}}}, nil
 	}
 	return Decoded{Skipped: []string{fmt.Sprintf("hook event %q is not recorded", h.HookEvent)}}, nil

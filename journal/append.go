@@ -27,8 +27,8 @@ type SessionInfo struct {
 
 // Appended is what became of one entry given to Append.
 type Appended struct {
-	ID        string
-	Duplicate bool // already recorded (same id, or same session and tool_use_id): kept once
+	ID        string // the entry's id; for a duplicate, the id of the entry kept
+	Duplicate bool   // already recorded (same id, or same session and tool_use_id): kept once
 }
 
 type openSession struct {
@@ -45,7 +45,8 @@ func (j *Journal) Append(entries []memory.Entry, idleGap time.Duration, now time
 	err := j.update(func(tx *bolt.Tx) error {
 		var open *openSession
 		for i, e := range entries {
-			if e.Session() == "" {
+			// An entry that holds neither kind has no session to read; Validate refuses it.
+			if (e.Observation != nil || e.Event != nil) && e.Session() == "" {
 				if open == nil {
 					open = currentSession(tx, idleGap, now)
 				}
@@ -54,11 +55,14 @@ func (j *Journal) Append(entries []memory.Entry, idleGap time.Duration, now time
 			if err := e.Validate(); err != nil {
 				return fmt.Errorf("entry %d: %w", i+1, err)
 			}
-			dup, err := appendEntry(tx, e)
+			kept, err := appendEntry(tx, e)
 			if err != nil {
 				return fmt.Errorf("entry %d: %w", i+1, err)
 			}
-			out[i] = Appended{ID: e.ID(), Duplicate: dup}
+			out[i] = Appended{ID: e.ID()}
+			if kept != "" {
+				out[i] = Appended{ID: kept, Duplicate: true}
+			}
 		}
 		if open != nil {
 			open.Last = now
@@ -80,28 +84,33 @@ func currentSession(tx *bolt.Tx, idleGap time.Duration, now time.Time) *openSess
 	return &openSession{ID: memory.NewID(now)}
 }
 
-func appendEntry(tx *bolt.Tx, e memory.Entry) (duplicate bool, err error) {
+// appendEntry stores e, or, if it was recorded before, returns the id of the entry kept.
+func appendEntry(tx *bolt.Tx, e memory.Entry) (kept string, err error) {
 	ids, calls := tx.Bucket(bucketIDs), tx.Bucket(bucketCalls)
 	id, session := []byte(e.ID()), e.Session()
 	if ids.Get(id) != nil {
-		return true, nil
+		return e.ID(), nil
 	}
 	var callKey []byte
 	if o := e.Observation; o != nil && o.ToolUseID != "" {
 		callKey = sessionKey(session, []byte(o.ToolUseID))
-		if calls.Get(callKey) != nil {
-			return true, nil
+		if seq := calls.Get(callKey); seq != nil {
+			var earlier memory.Entry
+			if err := json.Unmarshal(tx.Bucket(bucketEntries).Get(seq), &earlier); err != nil {
+				return "", fmt.Errorf("decode entry recorded for %s: %w", o.ToolUseID, err)
+			}
+			return earlier.ID(), nil
 		}
 	}
 
 	entries := tx.Bucket(bucketEntries)
 	seq, err := entries.NextSequence()
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	value, err := json.Marshal(e)
 	if err != nil {
-		return false, fmt.Errorf("encode %s: %w", e.ID(), err)
+		return "", fmt.Errorf("encode %s: %w", e.ID(), err)
 	}
 	k := seqKey(seq)
 	for _, put := range []struct {
@@ -114,15 +123,15 @@ func appendEntry(tx *bolt.Tx, e memory.Entry) (duplicate bool, err error) {
 		{tx.Bucket(bucketPending), sessionKey(session, k), nil},
 	} {
 		if err := put.b.Put(put.k, put.v); err != nil {
-			return false, err
+			return "", err
 		}
 	}
 	if callKey != nil {
 		if err := calls.Put(callKey, k); err != nil {
-			return false, err
+			return "", err
 		}
 	}
-	return false, updateSession(tx, session, func(s *SessionInfo) {
+	return "", updateSession(tx, session, func(s *SessionInfo) {
 		t := e.Time()
 		if s.First.IsZero() || t.Before(s.First) {
 			s.First = t

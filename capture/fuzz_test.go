@@ -1,0 +1,65 @@
+package capture
+
+import (
+	"testing"
+	"time"
+
+	"github.com/agmem/agmem/classify"
+	"github.com/agmem/agmem/memory"
+)
+
+// FuzzDecode checks that no input makes Decode panic, and that whatever it returns is
+// ready for the journal: valid once it has a session, with a canonical id and a UTC time.
+func FuzzDecode(f *testing.F) {
+	for _, line := range sampleLines(f) {
+		f.Add(line)
+	}
+	for _, s := range nativeSample {
+		f.Add([]byte(s.line))
+	}
+	for _, s := range []string{
+		`{"id":"5f0c3a52-1b2d-4e8f-9a6b-7c8d9e0f1a2b","timestamp":"2025-01-02T03:04:05.123456","tool_name":"read_file","arguments":{"path":"a"},"result":"` + longResult + `","memory_type":"semantic","summary":null}`,
+		`{"id":"01jgkx2a3b4c5d6e7f8g9h0jkm","session_id":"s","timestamp":"2025-01-02T03:04:05Z","event":"UserPromptSubmit","text":"hi"}`,
+		`{"hook_event_name":"PostToolBatch","session_id":"s","tool_calls":[{"tool_name":"Read","tool_input":{"file_path":"a"},"tool_use_id":"t1"},{"tool_name":"echo"}]}`,
+		`{"hook_event_name":"PostToolUseFailure","tool_name":"Bash","error":"x","duration_ms":1e30}`,
+		`{"tool_name":"x","arguments":[1,2],"result":{"a":null},"duration_ms":-5}`,
+		`{"tool_name":"x","timestamp":"9999-12-31T23:59:59-23:59"}`,
+		`{"event":null}`,
+		`[]`,
+		``,
+	} {
+		f.Add([]byte(s))
+	}
+	rules := classify.Default()
+	now := time.Date(2025, 3, 4, 5, 6, 7, 0, time.FixedZone("X", -7200))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := Decode(data, rules, now)
+		if err != nil {
+			if len(d.Entries) != 0 {
+				t.Fatalf("Decode returned %d entries with its error %v", len(d.Entries), err)
+			}
+			return
+		}
+		for i, e := range d.Entries {
+			if (e.Observation == nil) == (e.Event == nil) {
+				t.Fatalf("entry %d holds neither or both of observation and event", i)
+			}
+			if e.Session() == "" {
+				e.SetSession("s")
+			}
+			if err := e.Validate(); err != nil {
+				t.Fatalf("entry %d of %q does not validate: %v", i, data, err)
+			}
+			id := e.ID()
+			if id == "" {
+				t.Fatalf("entry %d of %q has no id", i, data)
+			}
+			if norm, err := memory.NormalizeID(id); err != nil || norm != id {
+				t.Fatalf("entry %d of %q has id %q, not canonical (%q, %v)", i, data, id, norm, err)
+			}
+			if ts := e.Time(); ts.IsZero() || ts.Location() != time.UTC {
+				t.Fatalf("entry %d of %q has time %s, not a UTC time", i, data, ts)
+			}
+		}
+	})
+}

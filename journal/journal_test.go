@@ -1,0 +1,214 @@
+package journal
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/agmem/agmem/flock"
+	"github.com/agmem/agmem/memory"
+)
+
+func TestCreate(t *testing.T) {
+	dir := t.TempDir()
+	j := At(dir)
+	if j.Path() != filepath.Join(dir, "journal.db") {
+		t.Errorf("Path() = %q", j.Path())
+	}
+	for range 2 { // idempotent
+		if err := j.Create(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := readSchema(t, j.Path()); got != strconv.Itoa(SchemaVersion) {
+		t.Errorf("schema = %q, want %d", got, SchemaVersion)
+	}
+	if s := sessions(t, j); len(s) != 0 {
+		t.Errorf("a new journal knows sessions %+v", s)
+	}
+}
+
+// A journal that was never created reads as empty, and reading it makes it.
+func TestReadBeforeCreate(t *testing.T) {
+	j := At(t.TempDir())
+	if s := sessions(t, j); len(s) != 0 {
+		t.Errorf("Sessions = %+v", s)
+	}
+	if _, err := os.Stat(j.Path()); err != nil {
+		t.Errorf("the journal file was not made: %v", err)
+	}
+	j = At(t.TempDir())
+	if got := timeline(t, j, "s"); len(got) != 0 {
+		t.Errorf("Timeline = %+v", got)
+	}
+	if _, ok, err := At(t.TempDir()).Session("s"); ok || err != nil {
+		t.Errorf("Session on a missing journal = %v, %v", ok, err)
+	}
+}
+
+func readSchema(t *testing.T, path string) string {
+	t.Helper()
+	db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v string
+	if err := db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket([]byte("meta")); b != nil {
+			v = string(b.Get([]byte("schema")))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// writeSchema sets the schema the way a newer agmem would, with bbolt directly.
+func writeSchema(t *testing.T, path, v string) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists([]byte("meta"))
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte("schema"), []byte(v))
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNewerSchemaIsRefused(t *testing.T) {
+	newer := strconv.Itoa(SchemaVersion + 1)
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, j *Journal)
+	}{
+		{"a full journal", func(t *testing.T, j *Journal) {
+			if err := j.Create(); err != nil {
+				t.Fatal(err)
+			}
+			mustAppend(t, j, t0, observation("s", "Read", memory.Semantic, t0))
+			writeSchema(t, j.Path(), newer)
+		}},
+		// A newer agmem may have renamed every bucket: only meta is left to read.
+		{"a journal with only its meta bucket", func(t *testing.T, j *Journal) {
+			writeSchema(t, j.Path(), newer)
+		}},
+	}
+	calls := []struct {
+		name string
+		call func(j *Journal) error
+	}{
+		{"Create", func(j *Journal) error { return j.Create() }},
+		{"Append", func(j *Journal) error {
+			_, err := j.Append([]memory.Entry{observation("s", "Read", memory.Semantic, t0)}, gap, t0)
+			return err
+		}},
+		{"Sessions", func(j *Journal) error { _, err := j.Sessions(); return err }},
+		{"Session", func(j *Journal) error { _, _, err := j.Session("s"); return err }},
+		{"Timeline", func(j *Journal) error { return j.Timeline("s", func(memory.Entry) error { return nil }) }},
+		{"LastFlush", func(j *Journal) error { _, err := j.LastFlush(); return err }},
+		{"PrepareBatches", func(j *Journal) error { _, err := j.PrepareBatches("", t0); return err }},
+		{"Finish", func(j *Journal) error { return j.Finish(nil, t0) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := At(t.TempDir())
+			tt.setup(t, j)
+			for _, c := range calls {
+				if err := c.call(j); !errors.Is(err, ErrNewerSchema) {
+					t.Errorf("%s = %v, want ErrNewerSchema", c.name, err)
+				}
+			}
+			// Refused, not changed.
+			if got := readSchema(t, j.Path()); got != newer {
+				t.Errorf("schema is now %q, want %q left alone", got, newer)
+			}
+		})
+	}
+}
+
+func TestCurrentSchemaIsRead(t *testing.T) {
+	j := At(t.TempDir())
+	writeSchema(t, j.Path(), strconv.Itoa(SchemaVersion))
+	mustAppend(t, j, t0, observation("s", "Read", memory.Semantic, t0))
+	if got := timeline(t, j, "s"); len(got) != 1 {
+		t.Errorf("Timeline = %d entries, want 1", len(got))
+	}
+}
+
+func TestLockedJournal(t *testing.T) {
+	dir := t.TempDir()
+	j := At(dir)
+	if err := j.Create(); err != nil {
+		t.Fatal(err)
+	}
+	// Another agmem process holds the journal.
+	held, err := flock.Acquire(filepath.Join(dir, "journal.lock"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Timeout = 200 * time.Millisecond
+	e := observation("s", "Read", memory.Semantic, t0)
+	if _, err := j.Append([]memory.Entry{e}, gap, t0); !errors.Is(err, ErrLocked) {
+		t.Errorf("Append while locked = %v, want ErrLocked", err)
+	}
+	if _, err := j.Sessions(); !errors.Is(err, ErrLocked) {
+		t.Errorf("Sessions while locked = %v, want ErrLocked", err)
+	}
+	if _, err := j.PrepareBatches("", t0); !errors.Is(err, ErrLocked) {
+		t.Errorf("PrepareBatches while locked = %v, want ErrLocked", err)
+	}
+
+	if err := held.Release(); err != nil {
+		t.Fatal(err)
+	}
+	out := mustAppend(t, j, t0, e)
+	if out[0].Duplicate {
+		t.Errorf("the entry refused while locked is a duplicate after: the locked Append wrote it")
+	}
+	if got := timeline(t, j, "s"); len(got) != 1 {
+		t.Errorf("Timeline = %d entries, want 1", len(got))
+	}
+}
+
+// A waiter gets the journal as soon as the holder lets it go, well within its timeout.
+func TestLockWaiterProceedsOnRelease(t *testing.T) {
+	dir := t.TempDir()
+	j := At(dir)
+	if err := j.Create(); err != nil {
+		t.Fatal(err)
+	}
+	held, err := flock.Acquire(filepath.Join(dir, "journal.lock"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := j.Append([]memory.Entry{observation("s", "Read", memory.Semantic, t0)}, gap, t0)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("Append returned %v while the journal was locked", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := held.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Append after release: %v", err)
+	}
+}
