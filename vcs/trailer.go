@@ -25,11 +25,14 @@ type Trailer struct{ Key, Value string }
 // characters. Trailer values become one line each.
 func FormatMessage(subject, body string, trailers []Trailer) string {
 	var b strings.Builder
-	b.WriteString(OneLine(subject))
+	b.WriteString(notAnEnd(OneLine(subject)))
 	b.WriteString("\n\n")
 	if body = strings.TrimSpace(cleanBody(body)); body != "" {
-		b.WriteString(body)
-		b.WriteString("\n\n")
+		for _, line := range strings.Split(body, "\n") {
+			b.WriteString(notAnEnd(line))
+			b.WriteByte('\n')
+		}
+		b.WriteByte('\n')
 	}
 	for _, t := range trailers {
 		b.WriteString(t.Key)
@@ -53,6 +56,22 @@ func OneLine(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// scissors, after a comment character, is a line past which git reads no trailers.
+const scissors = " ------------------------ >8 ------------------------"
+
+// notAnEnd keeps a line of the subject or body from ending the message for git's
+// trailer readers: `git interpret-trailers` takes a line "---" (then a space or the
+// end) as the start of a patch, and every reader ignores what follows a scissors line.
+func notAnEnd(line string) string {
+	if line == "---" || strings.HasPrefix(line, "--- ") {
+		line = " " + line
+	}
+	if strings.HasSuffix(line, scissors) {
+		line += "."
+	}
+	return line
 }
 
 func cleanBody(s string) string {

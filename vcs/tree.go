@@ -104,7 +104,8 @@ func (te *treeEditor) Put(path string, blob plumbing.Hash) error {
 	if err != nil {
 		return err
 	}
-	if e, ok := d.entries[name]; ok && e.Mode == filemode.Dir {
+	// A directory made by this draft is in subdirs only until Write.
+	if e, ok := d.entries[name]; ok && e.Mode == filemode.Dir || d.subdirs[name] != nil {
 		return fmt.Errorf("%s is a directory", path)
 	}
 	d.entries[name] = object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: blob}
@@ -163,10 +164,26 @@ func checkPath(path string) error {
 		return fmt.Errorf("unsafe path %q", path)
 	}
 	for _, part := range strings.Split(path, "/") {
-		if part == "" || part == "." || part == ".." || strings.EqualFold(part, ".git") ||
+		if part == "" || part == "." || part == ".." || isDotGit(part) ||
 			strings.ContainsRune(part, 0) {
 			return fmt.Errorf("unsafe path %q", path)
 		}
 	}
 	return nil
+}
+
+// isDotGit reports whether a file system may take name for ".git", as git fsck does
+// (hasDotgit): case aside, macOS ignores some invisible code points, and Windows ignores
+// trailing dots and spaces and a ":stream" suffix, and knows ".git" as "git~1" too.
+func isDotGit(name string) bool {
+	name = strings.Map(func(r rune) rune {
+		if r >= '\u200c' && r <= '\u200f' || r >= '\u202a' && r <= '\u202e' ||
+			r >= '\u206a' && r <= '\u206f' || r == '\ufeff' {
+			return -1
+		}
+		return r
+	}, name)
+	name, _, _ = strings.Cut(name, ":")
+	name = strings.TrimRight(name, ". ")
+	return strings.EqualFold(name, ".git") || strings.EqualFold(name, "git~1")
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -23,6 +24,9 @@ func (r *Repo) Materialize(changes []Change) error {
 		if err := checkPath(c.Path); err != nil {
 			return err
 		}
+		if err := r.noSymlinkOn(c.Path); err != nil {
+			return err
+		}
 		full := filepath.Join(r.Root, filepath.FromSlash(c.Path))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			return err
@@ -36,6 +40,26 @@ func (r *Repo) Materialize(changes []Change) error {
 	}
 	failpoint.Hit("materialize-before-index")
 	return r.updateIndex(changes)
+}
+
+// noSymlinkOn refuses path when the worktree holds a symbolic link on its way or at
+// its end: writing through one could land outside the worktree.
+func (r *Repo) noSymlinkOn(path string) error {
+	p := r.Root
+	for _, part := range strings.Split(path, "/") {
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("write %s: %s is a symbolic link", path, p)
+		}
+	}
+	return nil
 }
 
 // updateIndex rewrites .git/index with an entry for each change, taking git's
