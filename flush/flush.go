@@ -3,9 +3,10 @@
 //
 //  1. intent: under the flush lock, the journal takes each session's pending entries
 //     out of the pending set and writes them as a batch intent, planned on the tip;
-//  2. commit: the batch's files and its session record are written as git objects and
-//     a commit carrying "Agmem-Batch: <id>"; the branch moves by compare-and-swap;
-//  3. mark: the journal notes the batch as committed;
+//  2. commit: each batch becomes a commit carrying "Agmem-Batch: <id>" with its files
+//     and its session record, chained on the branch tip; all their objects are written
+//     as one pack, then the branch moves once, by compare-and-swap, to the last commit;
+//  3. mark: the journal notes each batch as committed;
 //  4. materialise: the new files are written into the worktree and the index;
 //  5. finish: the journal forgets the batches.
 //
@@ -71,42 +72,44 @@ func Run(stateDir string, j *journal.Journal, repo *vcs.Repo) ([]Commit, error) 
 	}
 	failpoint.Hit("flush-after-intent")
 
-	var commits []Commit
+	// Batches an earlier flush left behind may be in the history already.
+	var toCommit []*journal.Batch
 	var changes []vcs.Change
 	for _, b := range batches {
-		var files []vcs.Change
-		switch {
-		case b.Commit != "":
-			files, err = repo.AddedFiles(plumbing.NewHash(b.Commit))
-		case b.Resumed:
-			var found bool
-			var h plumbing.Hash
-			if tip, err = repo.Tip(branch); err != nil {
-				return commits, err
-			}
-			h, found, err = repo.FindBatch(tip, plumbing.NewHash(b.Base), b.ID, render.SessionRecordPath(b.Session, b.ID))
+		if b.Commit == "" && b.Resumed {
+			h, found, err := findResumed(repo, branch, b)
 			if err != nil {
-				break
+				return nil, fmt.Errorf("flush session %s: %w", b.Session, err)
 			}
 			if found {
-				if err = j.MarkCommitted(b, h.String()); err == nil {
-					files, err = repo.AddedFiles(h)
+				if err := j.MarkCommitted(b, h.String()); err != nil {
+					return nil, err
 				}
-				break
-			}
-			fallthrough
-		default:
-			var c Commit
-			c, files, err = commitBatch(j, repo, branch, b)
-			if err == nil {
-				commits = append(commits, c)
 			}
 		}
+		if b.Commit == "" {
+			toCommit = append(toCommit, b)
+			continue
+		}
+		files, err := repo.AddedFiles(plumbing.NewHash(b.Commit))
 		if err != nil {
-			return commits, fmt.Errorf("flush session %s: %w", b.Session, err)
+			return nil, fmt.Errorf("flush session %s: read commit %s: %w", b.Session, b.Commit, err)
 		}
 		changes = append(changes, files...)
 	}
+
+	commits, files, err := commitBatches(repo, branch, toCommit)
+	if err != nil {
+		return nil, err
+	}
+	failpoint.Hit("flush-after-ref")
+	for i, b := range toCommit {
+		if err := j.MarkCommitted(b, commits[i].Hash); err != nil {
+			return commits, err
+		}
+		failpoint.Hit("flush-after-mark")
+	}
+	changes = append(changes, files...)
 
 	if err := repo.Materialize(changes); err != nil {
 		return commits, fmt.Errorf("update worktree and index: %w", err)
@@ -115,48 +118,73 @@ func Run(stateDir string, j *journal.Journal, repo *vcs.Repo) ([]Commit, error) 
 	return commits, j.Finish(batches, time.Now().UTC())
 }
 
-// commitBatch writes one batch as a commit on the branch tip, building it again on the
-// new tip if someone else moved the branch meanwhile, and marks it in the journal.
-func commitBatch(j *journal.Journal, repo *vcs.Repo, branch plumbing.ReferenceName, b *journal.Batch) (Commit, []vcs.Change, error) {
+// findResumed looks for the commit of a batch an earlier flush planned, between the
+// branch tip and the tip the batch was planned on.
+func findResumed(repo *vcs.Repo, branch plumbing.ReferenceName, b *journal.Batch) (plumbing.Hash, bool, error) {
+	tip, err := repo.Tip(branch)
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	return repo.FindBatch(tip, plumbing.NewHash(b.Base), b.ID, render.SessionRecordPath(b.Session, b.ID))
+}
+
+// commitBatches writes one commit per batch, chained on the branch tip, and moves the
+// branch once to the last of them; if someone else moved the branch meanwhile, it
+// builds them again on the new tip.
+func commitBatches(repo *vcs.Repo, branch plumbing.ReferenceName, batches []*journal.Batch) ([]Commit, []vcs.Change, error) {
+	if len(batches) == 0 {
+		return nil, nil, nil
+	}
+	messages := make([]string, len(batches))
+	for i, b := range batches {
+		obs, events := split(b.Entries)
+		subject, body := render.Message(obs, events)
+		messages[i] = vcs.FormatMessage(subject, body, trailers(b, obs, events))
+	}
+	for attempt := 0; ; attempt++ {
+		tip, err := repo.Tip(branch)
+		if err != nil {
+			return nil, nil, err
+		}
+		draft, err := repo.NewDraft(tip)
+		if err != nil {
+			return nil, nil, err
+		}
+		commits := make([]Commit, len(batches))
+		now := time.Now()
+		for i, b := range batches {
+			obs, events := split(b.Entries)
+			if err := addFiles(draft, b, obs); err != nil {
+				return nil, nil, fmt.Errorf("flush session %s: %w", b.Session, err)
+			}
+			h, err := draft.Seal(messages[i], now)
+			if err != nil {
+				return nil, nil, fmt.Errorf("flush session %s: %w", b.Session, err)
+			}
+			commits[i] = Commit{Hash: h.String(), Session: b.Session, Observations: len(obs), Events: len(events)}
+		}
+		err = draft.Publish(branch)
+		if errors.Is(err, vcs.ErrRefMoved) && attempt < maxRebuilds {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		return commits, draft.Changes(), nil
+	}
+}
+
+func split(entries []memory.Entry) ([]memory.Observation, []memory.Event) {
 	var obs []memory.Observation
 	var events []memory.Event
-	for _, e := range b.Entries {
+	for _, e := range entries {
 		if e.Observation != nil {
 			obs = append(obs, *e.Observation)
 		} else {
 			events = append(events, *e.Event)
 		}
 	}
-	subject, body := render.Message(obs, events)
-	message := vcs.FormatMessage(subject, body, trailers(b, obs, events))
-
-	for attempt := 0; ; attempt++ {
-		tip, err := repo.Tip(branch)
-		if err != nil {
-			return Commit{}, nil, err
-		}
-		draft, err := repo.NewDraft(tip)
-		if err != nil {
-			return Commit{}, nil, err
-		}
-		if err := addFiles(draft, b, obs); err != nil {
-			return Commit{}, nil, err
-		}
-		h, err := draft.Commit(branch, message, time.Now())
-		if errors.Is(err, vcs.ErrRefMoved) && attempt < maxRebuilds {
-			continue
-		}
-		if err != nil {
-			return Commit{}, nil, err
-		}
-		failpoint.Hit("flush-after-ref")
-		if err := j.MarkCommitted(b, h.String()); err != nil {
-			return Commit{}, nil, err
-		}
-		failpoint.Hit("flush-after-mark")
-		return Commit{Hash: h.String(), Session: b.Session, Observations: len(obs), Events: len(events)},
-			draft.Changes(), nil
-	}
+	return obs, events
 }
 
 // addFiles puts each observation's markdown at its path (the long form of the path if

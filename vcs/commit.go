@@ -11,6 +11,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/agmem/agmem/failpoint"
 )
@@ -22,38 +24,63 @@ var ErrRefMoved = errors.New("branch moved while committing")
 // ErrRefLocked is returned when git's lock file for the branch stays taken.
 var ErrRefLocked = errors.New("branch is locked by another git process")
 
-// Draft is a commit being assembled on top of a branch tip. Files are added to it one by
-// one; Exists lets the caller choose paths that nothing in the tree holds yet.
+// Draft is one or more commits being assembled on top of a branch tip. Files are put
+// into it one by one (Exists lets the caller choose paths nothing holds yet); Seal makes
+// a commit of what was put since the last one; Publish stores every object the draft
+// made as one pack and moves the branch to the last commit.
+//
+// Objects wait in memory until Publish: a flush of ten thousand files writes one pack
+// file instead of ten thousand loose objects, and a draft abandoned (ErrRefMoved, a
+// crash) leaves nothing behind in the repository.
 type Draft struct {
 	r       *Repo
-	parent  plumbing.Hash
+	base    plumbing.Hash // the tip the draft was started on
+	head    plumbing.Hash // the last commit sealed, or base
 	tree    *treeEditor
+	staged  *stage
 	changes []Change
 }
 
-// NewDraft starts a commit whose parent is tip (the zero hash for a first commit).
+// stage holds a draft's new objects, in the order they were made.
+type stage struct {
+	*memory.ObjectStorage
+	order []plumbing.Hash
+	seen  map[plumbing.Hash]bool
+}
+
+func (s *stage) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
+	h, err := s.ObjectStorage.SetEncodedObject(o)
+	if err == nil && !s.seen[h] {
+		s.seen[h] = true
+		s.order = append(s.order, h)
+	}
+	return h, err
+}
+
+// NewDraft starts a draft on tip (the zero hash for a first commit).
 func (r *Repo) NewDraft(tip plumbing.Hash) (*Draft, error) {
-	base := plumbing.ZeroHash
+	baseTree := plumbing.ZeroHash
 	if !tip.IsZero() {
 		c, err := r.Commit(tip)
 		if err != nil {
 			return nil, fmt.Errorf("read tip %s: %w", tip, err)
 		}
-		base = c.TreeHash
+		baseTree = c.TreeHash
 	}
-	te, err := newTreeEditor(r.st, base)
+	st := &stage{ObjectStorage: &memory.NewStorage().ObjectStorage, seen: map[plumbing.Hash]bool{}}
+	te, err := newTreeEditor(r.st, st, baseTree)
 	if err != nil {
 		return nil, err
 	}
-	return &Draft{r: r, parent: tip, tree: te}, nil
+	return &Draft{r: r, base: tip, head: tip, tree: te, staged: st}, nil
 }
 
-// Exists reports whether the tree (with what was added so far) holds path.
+// Exists reports whether the tree (with what was put so far) holds path.
 func (d *Draft) Exists(path string) (bool, error) { return d.tree.Exists(path) }
 
-// Put writes data as a blob and places it at path, replacing a file already there.
+// Put places data at path, replacing a file already there.
 func (d *Draft) Put(path string, data []byte) error {
-	h, err := d.r.writeBlob(data)
+	h, err := writeBlob(d.staged, data)
 	if err != nil {
 		return fmt.Errorf("write blob for %s: %w", path, err)
 	}
@@ -64,13 +91,12 @@ func (d *Draft) Put(path string, data []byte) error {
 	return nil
 }
 
-// Changes are the files put so far, for Materialize once the commit is on the branch.
+// Changes are the files put so far, for Materialize once the commits are on the branch.
 func (d *Draft) Changes() []Change { return d.changes }
 
-// Commit writes the trees and the commit, then moves branch from the draft's parent to
-// the new commit. ErrRefMoved means the branch moved first; nothing is lost, and the
-// objects written stay unreferenced until git gc.
-func (d *Draft) Commit(branch plumbing.ReferenceName, message string, when time.Time) (plumbing.Hash, error) {
+// Seal makes a commit of everything put since the last Seal, on top of the last commit,
+// and returns its hash. The commit reaches the repository with Publish.
+func (d *Draft) Seal(message string, when time.Time) (plumbing.Hash, error) {
 	root, err := d.tree.Write()
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("write tree: %w", err)
@@ -78,26 +104,53 @@ func (d *Draft) Commit(branch plumbing.ReferenceName, message string, when time.
 	sig := d.r.signature()
 	sig.When = when
 	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: root}
-	if !d.parent.IsZero() {
-		c.ParentHashes = []plumbing.Hash{d.parent}
+	if !d.head.IsZero() {
+		c.ParentHashes = []plumbing.Hash{d.head}
 	}
-	obj := d.r.st.NewEncodedObject()
+	obj := d.staged.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
 	}
-	h, err := d.r.st.SetEncodedObject(obj)
+	h, err := d.staged.SetEncodedObject(obj)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("write commit: %w", err)
 	}
-	failpoint.Hit("commit-before-ref")
-	if err := d.r.moveBranch(branch, d.parent, h); err != nil {
-		return plumbing.ZeroHash, err
-	}
+	d.head = h
 	return h, nil
 }
 
-func (r *Repo) writeBlob(data []byte) (plumbing.Hash, error) {
-	obj := r.st.NewEncodedObject()
+// Publish writes the draft's objects into the repository as one pack, then moves
+// branch from the tip the draft started on to its last commit. ErrRefMoved means the
+// branch moved first: nothing is lost, and the pack's objects stay unreferenced until
+// git gc.
+func (d *Draft) Publish(branch plumbing.ReferenceName) error {
+	if d.head == d.base {
+		return errors.New("publish: nothing was sealed")
+	}
+	// moveBranch checks again under the lock; this saves writing a pack in vain.
+	if tip, err := d.r.Tip(branch); err != nil {
+		return err
+	} else if tip != d.base {
+		return ErrRefMoved
+	}
+	if err := d.r.writePack(d.staged, d.staged.order); err != nil {
+		return err
+	}
+	failpoint.Hit("commit-before-ref")
+	return d.r.moveBranch(branch, d.base, d.head)
+}
+
+// Commit seals what was put as one commit and publishes it.
+func (d *Draft) Commit(branch plumbing.ReferenceName, message string, when time.Time) (plumbing.Hash, error) {
+	h, err := d.Seal(message, when)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return h, d.Publish(branch)
+}
+
+func writeBlob(st storer.EncodedObjectStorer, data []byte) (plumbing.Hash, error) {
+	obj := st.NewEncodedObject()
 	obj.SetType(plumbing.BlobObject)
 	obj.SetSize(int64(len(data)))
 	w, err := obj.Writer()
@@ -110,48 +163,25 @@ func (r *Repo) writeBlob(data []byte) (plumbing.Hash, error) {
 	if err := w.Close(); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return r.st.SetEncodedObject(obj)
+	return st.SetEncodedObject(obj)
 }
 
-// staleRefLock is the age past which a branch lock file is taken to be left behind by a
-// killed process: git holds it for milliseconds.
-const staleRefLock = 30 * time.Second
-
 // moveBranch is a compare-and-swap on the branch, done as git does it: take
-// <ref>.lock with O_EXCL, check the current value (loose or packed), write the new
-// value into the lock file and rename it over the ref.
+// <ref>.lock, check the current value (loose or packed), write the new value into the
+// lock file and rename it over the ref.
 func (r *Repo) moveBranch(branch plumbing.ReferenceName, old, new plumbing.Hash) error {
 	refPath := filepath.Join(r.gitDir, filepath.FromSlash(branch.String()))
-	lockPath := refPath + ".lock"
 	if err := os.MkdirAll(filepath.Dir(refPath), 0o755); err != nil {
 		return err
 	}
-	var f *os.File
-	for attempt := 0; ; attempt++ {
-		var err error
-		f, err = os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("lock %s: %w", branch, err)
-		}
-		if fi, serr := os.Stat(lockPath); serr == nil && time.Since(fi.ModTime()) > staleRefLock {
-			os.Remove(lockPath)
-			continue
-		}
-		if attempt == 100 {
-			return fmt.Errorf("%w: %s exists", ErrRefLocked, lockPath)
-		}
-		time.Sleep(20 * time.Millisecond)
+	lock, err := takeLock(refPath)
+	if errors.Is(err, errLockHeld) {
+		return fmt.Errorf("%w: %v", ErrRefLocked, err)
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			f.Close()
-			os.Remove(lockPath)
-		}
-	}()
+	if err != nil {
+		return err
+	}
+	defer lock.abort()
 	current, err := r.Tip(branch)
 	if err != nil {
 		return err
@@ -159,16 +189,12 @@ func (r *Repo) moveBranch(branch plumbing.ReferenceName, old, new plumbing.Hash)
 	if current != old {
 		return ErrRefMoved
 	}
-	if _, err := f.WriteString(new.String() + "\n"); err != nil {
-		return fmt.Errorf("write %s: %w", lockPath, err)
+	if _, err := lock.WriteString(new.String() + "\n"); err != nil {
+		return fmt.Errorf("write %s: %w", branch, err)
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", lockPath, err)
-	}
-	if err := os.Rename(lockPath, refPath); err != nil {
+	if err := lock.commit(); err != nil {
 		return fmt.Errorf("move %s: %w", branch, err)
 	}
-	committed = true
 	return nil
 }
 

@@ -531,7 +531,7 @@ func TestCommitTakesOverAStaleBranchLock(t *testing.T) {
 	if err := os.WriteFile(lock, []byte("left by a killed git\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	old := time.Now().Add(-staleRefLock - 5*time.Second)
+	old := time.Now().Add(-staleLock - 5*time.Second)
 	if err := os.Chtimes(lock, old, old); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage"
 )
 
@@ -26,18 +27,20 @@ type dir struct {
 	changed bool
 }
 
-// treeEditor edits the tree of a commit by adding files.
+// treeEditor edits the tree of a commit by adding files. It reads existing trees from
+// the repository and writes new ones to out, the draft's staging area.
 type treeEditor struct {
 	st   storage.Storer
+	out  storer.EncodedObjectStorer
 	root *dir
 }
 
-func newTreeEditor(st storage.Storer, base plumbing.Hash) (*treeEditor, error) {
+func newTreeEditor(st storage.Storer, out storer.EncodedObjectStorer, base plumbing.Hash) (*treeEditor, error) {
 	root, err := loadDir(st, base)
 	if err != nil {
 		return nil, err
 	}
-	return &treeEditor{st: st, root: root}, nil
+	return &treeEditor{st: st, out: out, root: root}, nil
 }
 
 func loadDir(st storage.Storer, h plumbing.Hash) (*dir, error) {
@@ -123,7 +126,8 @@ func markChanged(d *dir, parts []string) {
 	}
 }
 
-// Write stores every changed tree, deepest first, and returns the root tree's hash.
+// Write stores every tree changed since the last Write, deepest first, and returns the
+// root tree's hash. The editor goes on from that tree.
 func (te *treeEditor) Write() (plumbing.Hash, error) {
 	return te.write(te.root)
 }
@@ -151,11 +155,12 @@ func (te *treeEditor) write(d *dir) (plumbing.Hash, error) {
 		return e.Name
 	}
 	sort.Slice(t.Entries, func(i, j int) bool { return sortKey(t.Entries[i]) < sortKey(t.Entries[j]) })
-	obj := te.st.NewEncodedObject()
+	obj := te.out.NewEncodedObject()
 	if err := t.Encode(obj); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return te.st.SetEncodedObject(obj)
+	d.changed = false
+	return te.out.SetEncodedObject(obj)
 }
 
 // checkPath refuses any path that could leave the worktree or touch git's own files.

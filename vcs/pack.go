@@ -1,0 +1,168 @@
+package vcs
+
+import (
+	"bufio"
+	"compress/zlib"
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+)
+
+// writePack stores objects as one pack file and its index in .git/objects/pack, in one
+// pass: each object is compressed once, and the index is built from the offsets and
+// checksums noted while writing rather than by reading the pack back. Objects are stored
+// whole (no deltas) at zlib's fastest level: a flush's objects are new small files and
+// the trees above them, and git gc repacks them tighter whenever a person likes.
+func (r *Repo) writePack(st storer.EncodedObjectStorer, hashes []plumbing.Hash) error {
+	dir := filepath.Join(r.gitDir, "objects", "pack")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "tmp_pack_")
+	if err != nil {
+		return fmt.Errorf("write pack: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // after the rename below, this removes nothing
+
+	idx := new(idxfile.Writer)
+	sum, err := encodePack(tmp, st, hashes, idx)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write pack: %w", err)
+	}
+	base := filepath.Join(dir, "pack-"+hex.EncodeToString(sum))
+	if err := os.Rename(tmp.Name(), base+".pack"); err != nil {
+		return fmt.Errorf("write pack: %w", err)
+	}
+	// git finds a pack by its .idx: it is written last, and whole, under its final name.
+	mi, err := idx.Index()
+	if err != nil {
+		return fmt.Errorf("write pack index: %w", err)
+	}
+	if err := writeFileAtomic(base+".idx", func(w io.Writer) error {
+		_, err := idxfile.NewEncoder(w).Encode(mi)
+		return err
+	}); err != nil {
+		return fmt.Errorf("write pack index: %w", err)
+	}
+	r.st.Reindex()
+	return nil
+}
+
+// encodePack writes the pack format (version 2): a header, each object's type and size
+// then its zlib stream, and the SHA-1 of all of it, which it returns.
+func encodePack(f io.Writer, st storer.EncodedObjectStorer, hashes []plumbing.Hash, idx *idxfile.Writer) ([]byte, error) {
+	sum := sha1.New()
+	bw := bufio.NewWriterSize(io.MultiWriter(f, sum), 1<<20)
+	w := &countingWriter{w: bw}
+	header := []byte("PACK\x00\x00\x00\x02")
+	header = binary.BigEndian.AppendUint32(header, uint32(len(hashes)))
+	if _, err := w.Write(header); err != nil {
+		return nil, err
+	}
+	if err := idx.OnHeader(uint32(len(hashes))); err != nil {
+		return nil, err
+	}
+	zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
+	crc := crc32.NewIEEE()
+	for _, h := range hashes {
+		obj, err := st.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			return nil, fmt.Errorf("object %s: %w", h, err)
+		}
+		pos := w.n
+		crc.Reset()
+		w.tee = crc
+		if _, err := w.Write(objectHeader(obj.Type(), obj.Size())); err != nil {
+			return nil, err
+		}
+		rd, err := obj.Reader()
+		if err != nil {
+			return nil, err
+		}
+		zw.Reset(w)
+		_, err = io.Copy(zw, rd)
+		rd.Close()
+		if err == nil {
+			err = zw.Close()
+		}
+		if err != nil {
+			return nil, err
+		}
+		w.tee = nil
+		idx.Add(h, uint64(pos), crc.Sum32())
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, err
+	}
+	packSum := sum.Sum(nil)
+	if _, err := f.Write(packSum); err != nil {
+		return nil, err
+	}
+	if err := idx.OnFooter(plumbing.Hash(packSum)); err != nil {
+		return nil, err
+	}
+	return packSum, nil
+}
+
+// objectHeader is a pack entry's header: the type in bits 4-6 of the first byte, the
+// size in its low 4 bits and then 7 bits a byte, high bit set while more follow.
+func objectHeader(t plumbing.ObjectType, size int64) []byte {
+	b := []byte{byte(t)<<4 | byte(size&0x0f)}
+	for size >>= 4; size > 0; size >>= 7 {
+		b[len(b)-1] |= 0x80
+		b = append(b, byte(size&0x7f))
+	}
+	return b
+}
+
+// countingWriter counts what it writes, and copies it to tee when tee is set.
+type countingWriter struct {
+	w   io.Writer
+	tee hash.Hash32
+	n   int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	if c.tee != nil {
+		c.tee.Write(p[:n])
+	}
+	return n, err
+}
+
+// writeFileAtomic writes a file under a temporary name and renames it into place, so
+// that a reader sees all of it or nothing.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	bw := bufio.NewWriter(tmp)
+	if err := write(bw); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
