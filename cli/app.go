@@ -152,6 +152,21 @@ func openRepo(c *ucli.Context, e *env) (memrepo.Repo, error) {
 	return r, nil
 }
 
+// onRepo is the action of a command that takes no arguments and works on the memory
+// repo found per SPEC §3.
+func onRepo(e *env, run func(*ucli.Context, memrepo.Repo) error) ucli.ActionFunc {
+	return func(c *ucli.Context) error {
+		if err := noArgs(c); err != nil {
+			return err
+		}
+		repo, err := openRepo(c, e)
+		if err != nil {
+			return err
+		}
+		return run(c, repo)
+	}
+}
+
 // noArgs refuses positional arguments a command does not take.
 func noArgs(c *ucli.Context) error {
 	if c.Args().Present() {

@@ -7,6 +7,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/config"
+	"github.com/agmem/agmem/memrepo"
 )
 
 func newConfigCommand(e *env) *ucli.Command {
@@ -20,14 +21,7 @@ func newConfigCommand(e *env) *ucli.Command {
 		Flags: []ucli.Flag{
 			&ucli.BoolFlag{Name: "json", Usage: "one JSON document", Destination: &asJSON},
 		},
-		Action: func(c *ucli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			repo, err := openRepo(c, e)
-			if err != nil {
-				return err
-			}
+		Action: onRepo(e, func(_ *ucli.Context, repo memrepo.Repo) error {
 			cfg, err := config.Load(repo.StateDir(), e.getenv)
 			if err != nil {
 				return withHint(err, "fix the key named, or remove it to use its default")
@@ -43,6 +37,6 @@ func newConfigCommand(e *env) *ucli.Command {
 				fmt.Fprintf(e.stdout, "%-26s = %-40s # %s\n", s.Key, value, s.Origin)
 			}
 			return nil
-		},
+		}),
 	}
 }

@@ -18,16 +18,9 @@ func newFlushCommand(e *env) *ucli.Command {
 		Flags: []ucli.Flag{
 			&ucli.BoolFlag{Name: "json", Usage: "one JSON object per commit", Destination: &asJSON},
 		},
-		Action: func(c *ucli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			repo, err := openRepo(c, e)
-			if err != nil {
-				return err
-			}
+		Action: onRepo(e, func(_ *ucli.Context, repo memrepo.Repo) error {
 			return runFlush(e, repo, asJSON)
-		},
+		}),
 	}
 }
 

@@ -53,17 +53,10 @@ func newRecordCommand(e *env) *ucli.Command {
 			&ucli.StringFlag{Name: "error", Usage: "the call failed with this error", Destination: &o.errorText},
 			&ucli.StringFlag{Name: "memory-type", Usage: "episodic, semantic or procedural (default: classified from the tool name)", Destination: &o.memoryType},
 		},
-		Action: func(c *ucli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
+		Action: onRepo(e, func(c *ucli.Context, repo memrepo.Repo) error {
 			o.args = c.StringSlice("arg")
-			repo, err := openRepo(c, e)
-			if err != nil {
-				return err
-			}
 			return runRecord(e, repo, o)
-		},
+		}),
 	}
 }
 

@@ -35,16 +35,9 @@ func newReplayCommand(e *env) *ucli.Command {
 			&ucli.BoolFlag{Name: "json", Usage: "one JSON object per line", Destination: &o.asJSON},
 			&ucli.BoolFlag{Name: "events", Usage: "with --json, include session events", Destination: &o.events},
 		},
-		Action: func(c *ucli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			repo, err := openRepo(c, e)
-			if err != nil {
-				return err
-			}
+		Action: onRepo(e, func(_ *ucli.Context, repo memrepo.Repo) error {
 			return runReplay(e, repo, o)
-		},
+		}),
 	}
 }
 

@@ -41,16 +41,9 @@ func newStatusCommand(e *env) *ucli.Command {
 		Flags: []ucli.Flag{
 			&ucli.BoolFlag{Name: "json", Usage: "one JSON document", Destination: &asJSON},
 		},
-		Action: func(c *ucli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			repo, err := openRepo(c, e)
-			if err != nil {
-				return err
-			}
+		Action: onRepo(e, func(_ *ucli.Context, repo memrepo.Repo) error {
 			return runStatus(e, repo, asJSON)
-		},
+		}),
 	}
 }
 
@@ -79,15 +72,13 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	branch, err := git.Branch()
+	branch, tip, err := git.Head()
 	if err != nil {
 		return err
 	}
 	s.Branch = branch.Short()
 	var headLine string
-	if tip, err := git.Tip(branch); err != nil {
-		return err
-	} else if !tip.IsZero() {
+	if !tip.IsZero() {
 		s.Head = tip.String()
 		if c, err := git.Commit(tip); err == nil {
 			headLine = fmt.Sprintf("%s %s (%s)", tip.String()[:12], clip(strings.SplitN(c.Message, "\n", 2)[0], 72),

@@ -55,11 +55,7 @@ func Run(stateDir string, j *journal.Journal, repo *vcs.Repo) ([]Commit, error) 
 	}
 	defer lock.Release()
 
-	branch, err := repo.Branch()
-	if err != nil {
-		return nil, err
-	}
-	tip, err := repo.Tip(branch)
+	branch, tip, err := repo.Head()
 	if err != nil {
 		return nil, err
 	}

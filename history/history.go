@@ -28,11 +28,7 @@ func Session(repo *vcs.Repo, id string) ([]memory.Entry, error) {
 // Sessions is every session found in git, with its entries in time order, skipping the
 // session directories for which skip returns true (those the journal already knows).
 func Sessions(repo *vcs.Repo, skip func(dir string) bool) (map[string][]memory.Entry, error) {
-	branch, err := repo.Branch()
-	if err != nil {
-		return nil, err
-	}
-	tip, err := repo.Tip(branch)
+	_, tip, err := repo.Head()
 	if err != nil {
 		return nil, err
 	}
@@ -60,11 +56,7 @@ func Sessions(repo *vcs.Repo, skip func(dir string) bool) (map[string][]memory.E
 
 // headFiles reads the files beside recordPath (the session's directory) at the tip.
 func headFiles(repo *vcs.Repo, recordPath string) ([]vcs.File, error) {
-	branch, err := repo.Branch()
-	if err != nil {
-		return nil, err
-	}
-	tip, err := repo.Tip(branch)
+	_, tip, err := repo.Head()
 	if err != nil {
 		return nil, err
 	}

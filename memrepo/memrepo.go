@@ -110,11 +110,7 @@ func Init(dir string) (Repo, []string, error) {
 
 // ensureIgnored makes sure the branch's .gitignore names .agmem/, committing it if not.
 func ensureIgnored(git *vcs.Repo) (bool, error) {
-	branch, err := git.Branch()
-	if err != nil {
-		return false, err
-	}
-	tip, err := git.Tip(branch)
+	branch, tip, err := git.Head()
 	if err != nil {
 		return false, err
 	}

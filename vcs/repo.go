@@ -93,6 +93,16 @@ func (r *Repo) Tip(branch plumbing.ReferenceName) (plumbing.Hash, error) {
 	return ref.Hash(), nil
 }
 
+// Head is the branch HEAD points at and its tip (the zero hash before a first commit).
+func (r *Repo) Head() (plumbing.ReferenceName, plumbing.Hash, error) {
+	branch, err := r.Branch()
+	if err != nil {
+		return "", plumbing.ZeroHash, err
+	}
+	tip, err := r.Tip(branch)
+	return branch, tip, err
+}
+
 // Commit reads a commit object.
 func (r *Repo) Commit(h plumbing.Hash) (*object.Commit, error) {
 	return object.GetCommit(r.st, h)
