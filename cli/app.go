@@ -96,6 +96,7 @@ func newApp(e *env) *ucli.App {
 			newConfigCommand(e),
 			newDemoCommand(e),
 			newVersionCommand(e),
+			newCompletionCommand(e),
 		},
 		EnableBashCompletion:      true,
 		DisableSliceFlagSeparator: true,                          // --arg k=a,b is one value
