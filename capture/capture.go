@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/agmem/agmem/classify"
 	"github.com/agmem/agmem/memory"
@@ -21,6 +23,10 @@ const (
 
 // maxToolName bounds a tool name: it travels into paths, messages and frontmatter.
 const maxToolName = 512
+
+// maxToolUseID bounds a tool_use_id: with the session it keys the journal's index of
+// calls, and bbolt keys stop at 32 KiB.
+const maxToolUseID = 256
 
 // Decoded is what one input object became.
 type Decoded struct {
@@ -130,6 +136,10 @@ func complete(o *memory.Observation, rules classify.Rules) (Decoded, error) {
 	if len(o.ToolName) > maxToolName {
 		return Decoded{}, fmt.Errorf("tool_name is longer than %d bytes", maxToolName)
 	}
+	if len(o.ToolUseID) > maxToolUseID {
+		return Decoded{}, fmt.Errorf("tool_use_id is longer than %d bytes", maxToolUseID)
+	}
+	o.Source = sourceName(o.Source)
 	if ok, why := rules.Capture(o.ToolName, o.Result, o.Error != ""); !ok {
 		return Decoded{Skipped: []string{o.ToolName + ": " + why}}, nil
 	}
@@ -148,7 +158,7 @@ func complete(o *memory.Observation, rules classify.Rules) (Decoded, error) {
 	if o.MemoryType == "" {
 		o.MemoryType, _ = classify.Classify(o.ToolName)
 	}
-	if o.Summary == "" {
+	if o.Summary = classify.OneLine(o.Summary); o.Summary == "" {
 		o.Summary = classify.Summarize(o.ToolName, o.Arguments)
 	}
 	return Decoded{Entries: []memory.Entry{{Observation: o}}}, nil
@@ -183,6 +193,21 @@ func compact(raw json.RawMessage) (json.RawMessage, error) {
 	return b.Bytes(), nil
 }
 
+// sourceName keeps an adapter's name to a short token: it is shown in tables and
+// trailers, and input can name any source.
+func sourceName(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._-", r)) {
+			return r
+		}
+		return '_'
+	}, s)
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return s
+}
+
 // decodeEvent reads a session event as `agmem replay --json --events` writes it.
 func decodeEvent(data []byte, now time.Time) (Decoded, error) {
 	var raw struct {
@@ -193,6 +218,7 @@ func decodeEvent(data []byte, now time.Time) (Decoded, error) {
 		return Decoded{}, fmt.Errorf("session event: %w", err)
 	}
 	e := raw.Event
+	e.Source = sourceName(e.Source)
 	if e.Name == "" {
 		return Decoded{}, errors.New(`session event: "event" is empty`)
 	}

@@ -33,7 +33,13 @@ func Summarize(toolName string, args json.RawMessage) string {
 			}
 		}
 	}
-	return cut(strings.Map(oneLine, strings.Join(parts, " ")), maxSummaryRunes)
+	return OneLine(strings.Join(parts, " "))
+}
+
+// OneLine makes a summary given in input as safe as one Summarize makes: one line of at
+// most 200 runes, trimmed.
+func OneLine(s string) string {
+	return strings.TrimSpace(cut(strings.Map(oneLine, s), maxSummaryRunes))
 }
 
 func valueText(v json.RawMessage) string {

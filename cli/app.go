@@ -22,6 +22,7 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	notFound       error // an unknown command: urfave/cli's hook for it cannot return an error
 }
 
 // Hinted is an error with advice for the person who hit it.
@@ -83,9 +84,7 @@ func newApp(e *env) *ucli.App {
 		Writer:          e.stdout,
 		ErrWriter:       e.stderr,
 		HideHelpCommand: false,
-		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "repo", Usage: "the memory repo (default: $AGMEM_REPO, else the nearest .agmem/ at or above here)"},
-		},
+		Flags:           []ucli.Flag{repoFlag()},
 		Commands: []*ucli.Command{
 			newInitCommand(e),
 			newRecordCommand(e),
@@ -103,7 +102,7 @@ func newApp(e *env) *ucli.App {
 		ExitErrHandler:            func(*ucli.Context, error) {}, // Main decides the exit code
 	}
 	app.CommandNotFound = func(c *ucli.Context, name string) {
-		notFound = withHint(fmt.Errorf("unknown command %q", name), `run "agmem help" for the list`)
+		e.notFound = withHint(fmt.Errorf("unknown command %q", name), `run "agmem help" for the list`)
 	}
 	usage := func(c *ucli.Context, err error, _ bool) error {
 		return withHint(err, fmt.Sprintf("run \"agmem %s --help\"", strings.TrimSpace(strings.TrimPrefix(c.Command.FullName(), "agmem"))))
@@ -111,24 +110,33 @@ func newApp(e *env) *ucli.App {
 	app.OnUsageError = usage
 	for _, c := range app.Commands {
 		c.OnUsageError = usage
+		if c.Action != nil && c.Name != "init" && c.Name != "demo" && c.Name != "version" && c.Name != "completion" {
+			c.Flags = append(c.Flags, repoFlag()) // so that it also works after the command's name
+		}
 	}
-	app.After = func(*ucli.Context) error {
-		err := notFound
-		notFound = nil
-		return err
-	}
+	app.After = func(*ucli.Context) error { return e.notFound }
 	return app
 }
 
-// notFound carries an unknown command out of urfave/cli, whose CommandNotFound hook
-// cannot return an error.
-var notFound error
+// repoFlagValue is --repo as given before or after the command's name.
+func repoFlagValue(c *ucli.Context) string {
+	for _, ctx := range c.Lineage() {
+		if ctx.IsSet("repo") {
+			return ctx.String("repo")
+		}
+	}
+	return ""
+}
+
+func repoFlag() ucli.Flag {
+	return &ucli.StringFlag{Name: "repo", Usage: "the memory repo (default: $AGMEM_REPO, else the nearest .agmem/ at or above here)"}
+}
 
 // openRepo finds the memory repo per SPEC §3: --repo, then AGMEM_REPO, then the
 // nearest directory at or above the current one that holds .agmem/.
 func openRepo(c *ucli.Context, e *env) (memrepo.Repo, error) {
 	hint := `run "agmem init" there, or set AGMEM_REPO`
-	if dir := c.String("repo"); dir != "" {
+	if dir := repoFlagValue(c); dir != "" {
 		r, err := memrepo.At(dir)
 		if err != nil {
 			return r, withHint(err, `run "agmem init `+dir+`"`)

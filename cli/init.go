@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 
 	ucli "github.com/urfave/cli/v2"
@@ -28,6 +29,10 @@ func newInitCommand(e *env) *ucli.Command {
 
 func runInit(e *env, dir string) error {
 	r, did, err := memrepo.Init(dir)
+	if errors.Is(err, memrepo.ErrGitignoreChanged) {
+		return withHint(fmt.Errorf("init %s: %w", dir, err),
+			"commit or stash your .gitignore changes, or add .agmem/ to .gitignore yourself, then run agmem init again")
+	}
 	if err != nil {
 		return fmt.Errorf("init %s: %w", dir, err)
 	}

@@ -31,11 +31,14 @@ func newReplayCommand(e *env) *ucli.Command {
 			"(a fresh clone). --json prints one native observation per line, ready for\n" +
 			"\"agmem record --jsonl\"; --events adds the session events as lines of their own.",
 		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "session", Usage: "the session id (see \"agmem sessions\")", Required: true, Destination: &o.session},
+			&ucli.StringFlag{Name: "session", Usage: "the session id (see \"agmem sessions\")", Destination: &o.session},
 			&ucli.BoolFlag{Name: "json", Usage: "one JSON object per line", Destination: &o.asJSON},
 			&ucli.BoolFlag{Name: "events", Usage: "with --json, include session events", Destination: &o.events},
 		},
 		Action: onRepo(e, func(_ *ucli.Context, repo memrepo.Repo) error {
+			if o.session == "" {
+				return withHint(errors.New("replay needs --session ID"), `"agmem sessions" lists the sessions there are`)
+			}
 			return runReplay(e, repo, o)
 		}),
 	}

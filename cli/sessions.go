@@ -11,7 +11,6 @@ import (
 
 	"github.com/agmem/agmem/history"
 	"github.com/agmem/agmem/memrepo"
-	"github.com/agmem/agmem/render"
 )
 
 // sessionRow is one line of `agmem sessions`.
@@ -61,7 +60,7 @@ func runSessions(e *env, repo memrepo.Repo, asJSON bool) error {
 	fmt.Fprintf(w, "%-38s  %-20s  %-20s  %6s  %6s  %7s  %s\n", "SESSION", "FIRST", "LAST", "OBS", "EVENTS", "PENDING", "SOURCE")
 	for _, r := range rows {
 		fmt.Fprintf(w, "%-38s  %-20s  %-20s  %6d  %6d  %7d  %s\n", r.ID, r.First.Format(time.RFC3339),
-			r.Last.Format(time.RFC3339), r.Observations, r.Events, r.Pending, orDash(r.Source))
+			r.Last.Format(time.RFC3339), r.Observations, r.Events, r.Pending, orDash(clip(r.Source, 24)))
 	}
 	return nil
 }
@@ -75,7 +74,7 @@ func listSessions(repo memrepo.Repo) ([]sessionRow, error) {
 	var rows []sessionRow
 	known := map[string]bool{}
 	for _, s := range infos {
-		known[render.SafeName(s.ID)] = true
+		known[s.ID] = true
 		rows = append(rows, sessionRow{ID: s.ID, First: s.First, Last: s.Last, Observations: s.Observations,
 			Events: s.Events, Pending: s.Pending + s.PendingEvents, Source: s.Source, From: "journal"})
 	}
@@ -83,7 +82,7 @@ func listSessions(repo memrepo.Repo) ([]sessionRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	fromGit, err := history.Sessions(git, func(dir string) bool { return known[dir] })
+	fromGit, err := history.Sessions(git, func(id string) bool { return known[id] })
 	if err != nil {
 		return nil, fmt.Errorf("read sessions from git: %w", err)
 	}

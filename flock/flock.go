@@ -21,8 +21,7 @@ type Lock struct{ f *os.File }
 // Acquire takes an exclusive lock on path (created if missing), waiting at most timeout.
 //
 // It waits in the kernel rather than polling, so a waiter wakes the moment the holder
-// releases: many short-lived agmem processes then queue in arrival order instead of
-// sleeping in 50 ms steps as bbolt's own lock does.
+// releases, instead of sleeping in 50 ms steps as bbolt's own lock does.
 func Acquire(path string, timeout time.Duration) (*Lock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -47,22 +46,6 @@ func Acquire(path string, timeout time.Duration) (*Lock, error) {
 		go func() { <-done; f.Close() }()
 		return nil, fmt.Errorf("lock %s: %w after %s", path, ErrTimeout, timeout)
 	}
-}
-
-// TryAcquire takes the lock only if it is free at once; held reports whether it was not.
-func TryAcquire(path string) (l *Lock, held bool, err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, false, fmt.Errorf("open lock %s: %w", path, err)
-	}
-	if err := tryLock(f); err != nil {
-		f.Close()
-		if errors.Is(err, errWouldBlock) {
-			return nil, true, nil
-		}
-		return nil, false, fmt.Errorf("lock %s: %w", path, err)
-	}
-	return &Lock{f}, false, nil
 }
 
 // Release gives the lock up.

@@ -7,8 +7,6 @@ import (
 	"syscall"
 )
 
-var errWouldBlock = syscall.EWOULDBLOCK
-
 func tryLock(f *os.File) error {
 	return ignoreEINTR(func() error { return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) })
 }

@@ -8,8 +8,6 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-var errWouldBlock error = windows.ERROR_LOCK_VIOLATION
-
 func lockFile(f *os.File, flags uint32) error {
 	ol := new(windows.Overlapped)
 	return windows.LockFileEx(windows.Handle(f.Fd()), flags, 0, 1, 0, ol)

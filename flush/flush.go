@@ -49,9 +49,9 @@ type Commit struct {
 // Run flushes every pending entry of the journal kept in stateDir into repo, and returns
 // the commits it wrote.
 func Run(stateDir string, j *journal.Journal, repo *vcs.Repo) ([]Commit, error) {
-	lock, err := flock.Acquire(filepath.Join(stateDir, "flush.lock"), LockTimeout)
+	lock, err := Lock(stateDir)
 	if err != nil {
-		return nil, fmt.Errorf("wait for another flush: %w", err)
+		return nil, err
 	}
 	defer lock.Release()
 
@@ -67,6 +67,13 @@ func Run(stateDir string, j *journal.Journal, repo *vcs.Repo) ([]Commit, error) 
 		return nil, nil
 	}
 	failpoint.Hit("flush-after-intent")
+
+	// Held from before the branch moves until the index shows the new files.
+	index, err := repo.LockIndex()
+	if err != nil {
+		return nil, err
+	}
+	defer index.Release()
 
 	// Batches an earlier flush left behind may be in the history already.
 	var toCommit []*journal.Batch
@@ -107,11 +114,22 @@ func Run(stateDir string, j *journal.Journal, repo *vcs.Repo) ([]Commit, error) 
 	}
 	changes = append(changes, files...)
 
-	if err := repo.Materialize(changes); err != nil {
+	if err := index.Materialize(changes); err != nil {
 		return commits, fmt.Errorf("update worktree and index: %w", err)
 	}
 	failpoint.Hit("flush-before-finish")
 	return commits, j.Finish(batches, time.Now().UTC())
+}
+
+// Lock takes the writer lock of the memory repo whose state directory is stateDir: one
+// agmem process at a time writes to its git repository. It waits for another flush to
+// finish; records go on meanwhile.
+func Lock(stateDir string) (*flock.Lock, error) {
+	lock, err := flock.Acquire(filepath.Join(stateDir, "flush.lock"), LockTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("wait for another flush: %w", err)
+	}
+	return lock, nil
 }
 
 // findResumed looks for the commit of a batch an earlier flush planned, between the

@@ -14,7 +14,11 @@ import (
 
 // Session is the entries of one session found in git, in time order, each entry once.
 func Session(repo *vcs.Repo, id string) ([]memory.Entry, error) {
-	files, err := headFiles(repo, render.SessionRecordPath(id, "x"))
+	_, tip, err := repo.Head()
+	if err != nil {
+		return nil, err
+	}
+	files, err := repo.ReadDir(tip, render.SessionDir(id))
 	if err != nil {
 		return nil, err
 	}
@@ -25,23 +29,20 @@ func Session(repo *vcs.Repo, id string) ([]memory.Entry, error) {
 	return bySession(entries)[id], nil
 }
 
-// Sessions is every session found in git, with its entries in time order, skipping the
-// session directories for which skip returns true (those the journal already knows).
-func Sessions(repo *vcs.Repo, skip func(dir string) bool) (map[string][]memory.Entry, error) {
+// Sessions is every session found in git, with its entries in time order, except those
+// for which known returns true (the journal's, which it describes better).
+func Sessions(repo *vcs.Repo, known func(session string) bool) (map[string][]memory.Entry, error) {
 	_, tip, err := repo.Head()
 	if err != nil {
 		return nil, err
 	}
-	dirs, err := repo.ListDir(tip, "sessions")
+	dirs, err := repo.ListDir(tip, render.SessionsDir)
 	if err != nil {
 		return nil, err
 	}
 	var files []vcs.File
 	for _, d := range dirs {
-		if skip(d) {
-			continue
-		}
-		fs, err := repo.ReadDir(tip, "sessions/"+d)
+		fs, err := repo.ReadDir(tip, render.SessionsDir+"/"+d)
 		if err != nil {
 			return nil, err
 		}
@@ -51,17 +52,13 @@ func Sessions(repo *vcs.Repo, skip func(dir string) bool) (map[string][]memory.E
 	if err != nil {
 		return nil, err
 	}
-	return bySession(entries), nil
-}
-
-// headFiles reads the files beside recordPath (the session's directory) at the tip.
-func headFiles(repo *vcs.Repo, recordPath string) ([]vcs.File, error) {
-	_, tip, err := repo.Head()
-	if err != nil {
-		return nil, err
+	sessions := bySession(entries)
+	for id := range sessions {
+		if known(id) {
+			delete(sessions, id)
+		}
 	}
-	dir := recordPath[:len(recordPath)-len("/x.jsonl")]
-	return repo.ReadDir(tip, dir)
+	return sessions, nil
 }
 
 func parse(files []vcs.File) ([]memory.Entry, error) {

@@ -5,8 +5,8 @@
 //   - No process keeps the journal open. Every call takes the journal lock, opens the
 //     file, runs one transaction, closes it and releases the lock; so any number of
 //     record, flush and other agmem processes share it, and none holds it across git work.
-//   - An entry, once appended, is never changed; it is pending until the batch holding it
-//     is marked committed.
+//   - An entry, once appended, is never changed. It counts as pending (in status and
+//     sessions) until the batch holding it is marked committed.
 //   - A batch intent (the entries of one future commit and the branch tip it was planned
 //     on) is written before any git object of its commit. Entries leave the pending set
 //     in the same transaction that writes the intent, so an entry belongs to the pending

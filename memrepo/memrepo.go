@@ -4,6 +4,7 @@
 package memrepo
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agmem/agmem/flush"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/vcs"
 )
@@ -86,6 +88,11 @@ func Init(dir string) (Repo, []string, error) {
 		did = append(did, "created git repository on branch main")
 	}
 	r := Repo{Root: abs}
+	// What could refuse the .gitignore commit is checked before .agmem/ is made, so
+	// that a refused init leaves nothing behind.
+	if _, err := ignoreNeedsCommit(r, git); err != nil {
+		return Repo{}, nil, err
+	}
 	if _, err := os.Stat(r.StateDir()); errors.Is(err, os.ErrNotExist) {
 		if err := os.Mkdir(r.StateDir(), 0o755); err != nil {
 			return Repo{}, nil, err
@@ -98,7 +105,7 @@ func Init(dir string) (Repo, []string, error) {
 		}
 		did = append(did, "created the journal .agmem/journal.db")
 	}
-	committed, err := ensureIgnored(git)
+	committed, err := ensureIgnored(r, git)
 	if err != nil {
 		return Repo{}, nil, err
 	}
@@ -108,20 +115,25 @@ func Init(dir string) (Repo, []string, error) {
 	return r, did, nil
 }
 
+// ErrGitignoreChanged is returned by Init when .gitignore holds changes not yet
+// committed and does not keep .agmem/ out: committing agmem's line would either take
+// those changes along or undo them.
+var ErrGitignoreChanged = errors.New(".gitignore has changes that are not committed")
+
 // ensureIgnored makes sure the branch's .gitignore names .agmem/, committing it if not.
-func ensureIgnored(git *vcs.Repo) (bool, error) {
+func ensureIgnored(r Repo, git *vcs.Repo) (bool, error) {
+	lock, err := flush.Lock(r.StateDir())
+	if err != nil {
+		return false, err
+	}
+	defer lock.Release()
+	current, err := ignoreNeedsCommit(r, git)
+	if current == nil || err != nil {
+		return false, err
+	}
 	branch, tip, err := git.Head()
 	if err != nil {
 		return false, err
-	}
-	current, err := git.FileAt(tip, ".gitignore")
-	if err != nil {
-		return false, err
-	}
-	for _, line := range strings.Split(string(current), "\n") {
-		if l := strings.TrimSpace(line); l == gitignoreLine || l == "/"+gitignoreLine || l == ".agmem" || l == "/.agmem" {
-			return false, nil
-		}
 	}
 	next := current
 	if len(next) > 0 && !strings.HasSuffix(string(next), "\n") {
@@ -135,8 +147,49 @@ func ensureIgnored(git *vcs.Repo) (bool, error) {
 	if err := draft.Put(".gitignore", next); err != nil {
 		return false, err
 	}
+	index, err := git.LockIndex()
+	if err != nil {
+		return false, err
+	}
+	defer index.Release()
 	if _, err := draft.Commit(branch, "agmem: keep .agmem/ out of git\n", time.Now()); err != nil {
 		return false, err
 	}
-	return true, git.Materialize(draft.Changes())
+	return true, index.Materialize(draft.Changes())
+}
+
+// ignoreNeedsCommit returns the committed .gitignore when agmem must add its line to
+// it (an empty, non-nil slice when there is none yet), and nil when nothing is to do.
+func ignoreNeedsCommit(r Repo, git *vcs.Repo) ([]byte, error) {
+	_, tip, err := git.Head()
+	if err != nil {
+		return nil, err
+	}
+	committed, err := git.FileAt(tip, ".gitignore")
+	if err != nil {
+		return nil, err
+	}
+	onDisk, err := os.ReadFile(filepath.Join(r.Root, ".gitignore"))
+	if errors.Is(err, os.ErrNotExist) {
+		onDisk, err = committed, nil
+	}
+	switch {
+	case err != nil:
+		return nil, err
+	case ignores(committed) || ignores(onDisk):
+		return nil, nil
+	case !bytes.Equal(onDisk, committed):
+		return nil, ErrGitignoreChanged
+	}
+	return append([]byte{}, committed...), nil
+}
+
+// ignores reports whether a .gitignore keeps .agmem/ out.
+func ignores(gitignore []byte) bool {
+	for _, line := range strings.Split(string(gitignore), "\n") {
+		if l := strings.TrimSpace(line); l == gitignoreLine || l == "/"+gitignoreLine || l == ".agmem" || l == "/.agmem" {
+			return true
+		}
+	}
+	return false
 }

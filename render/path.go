@@ -101,10 +101,18 @@ func idPart(id string, long bool) string {
 	return SafeName(strings.ToLower(id))
 }
 
+// SessionsDir holds the session records.
+const SessionsDir = "sessions"
+
+// SessionDir is where a session's records are: sessions/<SafeName(session)>. Two session
+// ids may share a directory once made safe; the file names (batch ULIDs) keep records
+// apart, and each entry carries its own session id.
+func SessionDir(session string) string {
+	return SessionsDir + "/" + SafeName(session)
+}
+
 // SessionRecordPath is where one flush batch of a session is recorded:
-// sessions/<SafeName(session)>/<SafeName(batchID)>.jsonl. Two session ids may share a
-// directory once made safe; the file name (the batch ULID) keeps records apart, and each
-// entry carries its own session id.
+// sessions/<SafeName(session)>/<SafeName(batchID)>.jsonl.
 func SessionRecordPath(session, batchID string) string {
-	return "sessions/" + SafeName(session) + "/" + SafeName(batchID) + ".jsonl"
+	return SessionDir(session) + "/" + SafeName(batchID) + ".jsonl"
 }

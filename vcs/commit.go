@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -30,8 +31,8 @@ var ErrRefLocked = errors.New("branch is locked by another git process")
 // made as one pack and moves the branch to the last commit.
 //
 // Objects wait in memory until Publish: a flush of ten thousand files writes one pack
-// file instead of ten thousand loose objects, and a draft abandoned (ErrRefMoved, a
-// crash) leaves nothing behind in the repository.
+// file instead of ten thousand loose objects, and a draft abandoned before Publish
+// leaves nothing behind in the repository.
 type Draft struct {
 	r       *Repo
 	base    plumbing.Hash // the tip the draft was started on
@@ -101,9 +102,9 @@ func (d *Draft) Seal(message string, when time.Time) (plumbing.Hash, error) {
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("write tree: %w", err)
 	}
-	sig := d.r.signature()
-	sig.When = when
-	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: root}
+	author, committer := d.r.signature(), d.r.committer()
+	author.When, committer.When = when, when
+	c := &object.Commit{Author: author, Committer: committer, Message: message, TreeHash: root}
 	if !d.head.IsZero() {
 		c.ParentHashes = []plumbing.Hash{d.head}
 	}
@@ -133,11 +134,27 @@ func (d *Draft) Publish(branch plumbing.ReferenceName) error {
 	} else if tip != d.base {
 		return ErrRefMoved
 	}
-	if err := d.r.writePack(d.staged, d.staged.order); err != nil {
+	if _, err := d.r.writePack(d.staged, d.staged.order); err != nil {
 		return err
 	}
 	failpoint.Hit("commit-before-ref")
-	return d.r.moveBranch(branch, d.base, d.head)
+	if err := d.r.moveBranch(branch, d.base, d.head, d.reflogMessage()); err != nil {
+		return err
+	}
+	// The commits are in; merging packs only keeps lookups fast, and is tried again
+	// after the next publish if it fails now.
+	d.r.mergeSmallPacks()
+	return nil
+}
+
+// reflogMessage says in the reflog what moved the branch, as git's own commands do.
+func (d *Draft) reflogMessage() string {
+	c, err := object.GetCommit(d.staged, d.head)
+	if err != nil {
+		return "agmem"
+	}
+	subject, _, _ := strings.Cut(c.Message, "\n")
+	return "agmem: " + subject
 }
 
 // Commit seals what was put as one commit and publishes it.
@@ -169,12 +186,12 @@ func writeBlob(st storer.EncodedObjectStorer, data []byte) (plumbing.Hash, error
 // moveBranch is a compare-and-swap on the branch, done as git does it: take
 // <ref>.lock, check the current value (loose or packed), write the new value into the
 // lock file and rename it over the ref.
-func (r *Repo) moveBranch(branch plumbing.ReferenceName, old, new plumbing.Hash) error {
+func (r *Repo) moveBranch(branch plumbing.ReferenceName, old, new plumbing.Hash, why string) error {
 	refPath := filepath.Join(r.gitDir, filepath.FromSlash(branch.String()))
 	if err := os.MkdirAll(filepath.Dir(refPath), 0o755); err != nil {
 		return err
 	}
-	lock, err := takeLock(refPath)
+	lock, err := r.takeLock(refPath)
 	if errors.Is(err, errLockHeld) {
 		return fmt.Errorf("%w: %v", ErrRefLocked, err)
 	}
@@ -192,8 +209,39 @@ func (r *Repo) moveBranch(branch plumbing.ReferenceName, old, new plumbing.Hash)
 	if _, err := lock.WriteString(new.String() + "\n"); err != nil {
 		return fmt.Errorf("write %s: %w", branch, err)
 	}
-	if err := lock.commit(); err != nil {
+	if err := lock.commit(true); err != nil {
 		return fmt.Errorf("move %s: %w", branch, err)
+	}
+	return r.appendReflog(branch, old, new, why)
+}
+
+// appendReflog notes a branch move in the branch's reflog and HEAD's, as git does in a
+// repository with a worktree (core.logAllRefUpdates), so that git reflog and @{1} work.
+func (r *Repo) appendReflog(branch plumbing.ReferenceName, old, new plumbing.Hash, why string) error {
+	sig := r.committer()
+	_, offset := time.Now().Zone()
+	sign := '+'
+	if offset < 0 {
+		sign, offset = '-', -offset
+	}
+	line := fmt.Sprintf("%s %s %s <%s> %d %c%02d%02d\t%s\n", old, new, sig.Name, sig.Email,
+		time.Now().Unix(), sign, offset/3600, offset%3600/60, OneLine(why))
+	for _, name := range []string{branch.String(), "HEAD"} {
+		path := filepath.Join(r.gitDir, "logs", filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		_, err = f.WriteString(line)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("reflog %s: %w", name, err)
+		}
 	}
 	return nil
 }

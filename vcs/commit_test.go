@@ -524,23 +524,22 @@ func TestCommitWaitsForTheBranchLock(t *testing.T) {
 	assertFsck(t, dir)
 }
 
-func TestCommitTakesOverAStaleBranchLock(t *testing.T) {
+// A branch lock an agmem process left when it was killed is taken over.
+func TestCommitTakesOverABranchLockAgmemLeft(t *testing.T) {
 	r, dir := newRepo(t)
 	commitFiles(t, r, map[string]string{"a": "a"}, "one\n")
-	lock := filepath.Join(dir, ".git", "refs", "heads", "main.lock")
-	if err := os.WriteFile(lock, []byte("left by a killed git\n"), 0o644); err != nil {
+	ref := filepath.Join(dir, ".git", "refs", "heads", "main")
+	left, err := r.takeLock(ref)
+	if err != nil {
 		t.Fatal(err)
 	}
-	old := time.Now().Add(-staleLock - 5*time.Second)
-	if err := os.Chtimes(lock, old, old); err != nil {
-		t.Fatal(err)
-	}
+	left.Close() // the process "died" holding it
 	_, h := commitFiles(t, r, map[string]string{"b": "b"}, "two\n")
 	if got := revParse(t, dir, "main"); got != h {
 		t.Errorf("main = %s, want %s", got, h)
 	}
-	if _, err := os.Stat(lock); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the stale lock is still there: %v", err)
+	if _, err := os.Stat(ref + ".lock"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the left lock is still there: %v", err)
 	}
 	assertFsck(t, dir)
 }
@@ -719,4 +718,47 @@ func TestFindBatch(t *testing.T) {
 	if _, ok, err := r.FindBatch(plumbing.ZeroHash, plumbing.ZeroHash, "B6", rec("B6")); ok || err != nil {
 		t.Errorf("FindBatch on an unborn branch = %v, %v", ok, err)
 	}
+}
+
+// git reflog shows agmem's commits, with their subjects, as it shows git's own.
+func TestPublishWritesTheReflog(t *testing.T) {
+	r, dir := newRepo(t)
+	commitFiles(t, r, map[string]string{"a": "a"}, "first subject\n")
+	_, h := commitFiles(t, r, map[string]string{"b": "b"}, "second subject\n\nbody\n")
+	got := nonEmptyLines(runGit(t, dir, "reflog", "--format=%H %gs", "main"))
+	if len(got) != 2 || got[0] != h.String()+" agmem: second subject" || !strings.HasSuffix(got[1], " agmem: first subject") {
+		t.Errorf("git reflog main = %q", got)
+	}
+	if head := revParse(t, dir, "HEAD@{1}"); head != revParse(t, dir, "main~1") {
+		t.Errorf("HEAD@{1} = %s, want main~1", head)
+	}
+}
+
+// Each publish writes a pack; past maxSmallPacks small ones they are merged into one,
+// and every object stays readable, to go-git and to git.
+func TestPublishMergesSmallPacks(t *testing.T) {
+	r, dir := newRepo(t)
+	var last plumbing.Hash
+	for i := 0; i <= maxSmallPacks+1; i++ {
+		_, last = commitFiles(t, r, map[string]string{fmt.Sprintf("f%02d", i): fmt.Sprint(i)}, fmt.Sprintf("c%d\n", i))
+	}
+	packs, err := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "pack-*.pack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(packs) > maxSmallPacks {
+		t.Errorf("%d packs after %d publishes, want them merged", len(packs), maxSmallPacks+2)
+	}
+	for _, p := range packs {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o444 {
+			t.Errorf("%s: mode %v, %v; git's packs are read-only", p, fi.Mode(), err)
+		}
+	}
+	if got := len(nonEmptyLines(runGit(t, dir, "ls-tree", "-r", "--name-only", last.String()))); got != maxSmallPacks+2 {
+		t.Errorf("the last tree lists %d files, want %d", got, maxSmallPacks+2)
+	}
+	if files, err := r.AddedFiles(last); err != nil || len(files) != 1 {
+		t.Errorf("go-git reads the last commit back: %d files, %v", len(files), err)
+	}
+	assertFsck(t, dir)
 }

@@ -4,8 +4,9 @@
 // the commits agmem writes, and the trailer block that carries a commit's metadata.
 //
 // Promises:
-//   - A commit costs in proportion to the files it adds: only the trees on changed
-//     paths are read and written, and the index is rewritten once per call.
+//   - A commit reads and writes only the trees on changed paths (each whole: a flat
+//     directory of many files costs its size each time it changes), writes its objects
+//     as one pack, and rewrites the index once, copying the entries it does not touch.
 //   - The branch moves only from the tip a commit was built on (ErrRefMoved otherwise),
 //     under git's own ref lock file, so git commands running beside agmem stay correct.
 //   - No path outside the worktree is ever written.

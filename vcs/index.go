@@ -51,20 +51,17 @@ func newIndexEntry(name string, h plumbing.Hash, fi os.FileInfo) indexEntry {
 	return indexEntry{name: name, raw: raw}
 }
 
-// spliceIndex returns the index old (nil for none) with entries in place of every entry
-// of the same paths (conflict stages included). Extensions are dropped: they describe
-// the old entries, and git rebuilds them as it needs.
-func spliceIndex(old []byte, entries []indexEntry) ([]byte, error) {
-	version, kept, err := readIndex(old)
-	if err != nil {
-		return nil, err
-	}
+// spliceIndex returns an index of the given version holding the entries kept (as
+// readIndex read them) with entries in place of every one of the same paths (conflict
+// stages included). Extensions are dropped: they describe the old entries, and git
+// rebuilds them as it needs.
+func spliceIndex(version uint32, kept, entries []indexEntry) []byte {
 	replaced := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		replaced[e.name] = true
 	}
 	var body bytes.Buffer
-	body.Grow(len(old) + len(entries)*128)
+	body.Grow((len(kept) + len(entries)) * 128)
 	count := 0
 	write := func(e indexEntry) {
 		body.Write(e.raw)
@@ -90,7 +87,7 @@ func spliceIndex(old []byte, entries []indexEntry) ([]byte, error) {
 	out = binary.BigEndian.AppendUint32(out, uint32(count))
 	out = append(out, body.Bytes()...)
 	sum := sha1.Sum(out)
-	return append(out, sum[:]...), nil
+	return append(out, sum[:]...)
 }
 
 // readIndex splits an index into its entries, in order. Versions 2 and 3 are read as

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
@@ -23,42 +24,48 @@ import (
 // checksums noted while writing rather than by reading the pack back. Objects are stored
 // whole (no deltas) at zlib's fastest level: a flush's objects are new small files and
 // the trees above them, and git gc repacks them tighter whenever a person likes.
-func (r *Repo) writePack(st storer.EncodedObjectStorer, hashes []plumbing.Hash) error {
+func (r *Repo) writePack(st storer.EncodedObjectStorer, hashes []plumbing.Hash) (string, error) {
 	dir := filepath.Join(r.gitDir, "objects", "pack")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return "", err
 	}
-	tmp, err := os.CreateTemp(dir, "tmp_pack_")
+	tmp, err := os.CreateTemp(dir, "tmp_pack_") // git gc removes what a crash leaves
 	if err != nil {
-		return fmt.Errorf("write pack: %w", err)
+		return "", fmt.Errorf("write pack: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // after the rename below, this removes nothing
 
 	idx := new(idxfile.Writer)
 	sum, err := encodePack(tmp, st, hashes, idx)
+	if err == nil {
+		err = tmp.Sync() // the journal will count these objects as committed
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("write pack: %w", err)
+		return "", fmt.Errorf("write pack: %w", err)
 	}
 	base := filepath.Join(dir, "pack-"+hex.EncodeToString(sum))
+	if err := os.Chmod(tmp.Name(), 0o444); err != nil { // git's packs are read-only
+		return "", fmt.Errorf("write pack: %w", err)
+	}
 	if err := os.Rename(tmp.Name(), base+".pack"); err != nil {
-		return fmt.Errorf("write pack: %w", err)
+		return "", fmt.Errorf("write pack: %w", err)
 	}
 	// git finds a pack by its .idx: it is written last, and whole, under its final name.
 	mi, err := idx.Index()
 	if err != nil {
-		return fmt.Errorf("write pack index: %w", err)
+		return "", fmt.Errorf("write pack index: %w", err)
 	}
 	if err := writeFileAtomic(base+".idx", func(w io.Writer) error {
 		_, err := idxfile.NewEncoder(w).Encode(mi)
 		return err
 	}); err != nil {
-		return fmt.Errorf("write pack index: %w", err)
+		return "", fmt.Errorf("write pack index: %w", err)
 	}
 	r.st.Reindex()
-	return nil
+	return base, syncDir(dir)
 }
 
 // encodePack writes the pack format (version 2): a header, each object's type and size
@@ -144,10 +151,10 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// writeFileAtomic writes a file under a temporary name and renames it into place, so
-// that a reader sees all of it or nothing.
+// writeFileAtomic writes a read-only file under a temporary name, syncs it and renames
+// it into place, so that a reader sees all of it or nothing.
 func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	tmp, err := os.CreateTemp(filepath.Dir(path), "tmp_idx_") // git gc removes what a crash leaves
 	if err != nil {
 		return err
 	}
@@ -161,8 +168,91 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		tmp.Close()
 		return err
 	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
+	if err := os.Chmod(tmp.Name(), 0o444); err != nil {
+		return err
+	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// Small packs pile up, one a flush; past maxSmallPacks of them, lookups slow down, so
+// they are merged into one, as git gc --auto would.
+const (
+	maxSmallPacks = 16
+	smallPack     = 4 << 20
+)
+
+// mergeSmallPacks merges the packs smaller than smallPack into one once there are more
+// than maxSmallPacks of them. The old packs go only once the new one is on disk.
+func (r *Repo) mergeSmallPacks() error {
+	dir := filepath.Join(r.gitDir, "objects", "pack")
+	names, err := filepath.Glob(filepath.Join(dir, "pack-*.idx"))
+	if err != nil {
+		return err
+	}
+	var small []string
+	for _, idxPath := range names {
+		base := strings.TrimSuffix(idxPath, ".idx")
+		if fi, err := os.Stat(base + ".pack"); err == nil && fi.Size() < smallPack {
+			small = append(small, base)
+		}
+	}
+	if len(small) <= maxSmallPacks {
+		return nil
+	}
+	var hashes []plumbing.Hash
+	for _, base := range small {
+		hs, err := packHashes(base + ".idx")
+		if err != nil {
+			return err
+		}
+		hashes = append(hashes, hs...)
+	}
+	merged, err := r.writePack(r.st, hashes)
+	if err != nil {
+		return err
+	}
+	for _, base := range small {
+		if base != merged { // the same objects make the same pack name
+			os.Remove(base + ".idx") // git finds a pack by its .idx: it goes first
+			os.Remove(base + ".pack")
+		}
+	}
+	r.st.Reindex()
+	return nil
+}
+
+// packHashes lists the objects a pack index names.
+func packHashes(idxPath string) ([]plumbing.Hash, error) {
+	f, err := os.Open(idxPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	idx := idxfile.NewMemoryIndex()
+	if err := idxfile.NewDecoder(bufio.NewReader(f)).Decode(idx); err != nil {
+		return nil, fmt.Errorf("read %s: %w", idxPath, err)
+	}
+	entries, err := idx.Entries()
+	if err != nil {
+		return nil, err
+	}
+	defer entries.Close()
+	var out []plumbing.Hash
+	for {
+		e, err := entries.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e.Hash)
+	}
 }

@@ -111,7 +111,16 @@ func (r *Repo) Commit(h plumbing.Hash) (*object.Commit, error) {
 // signature is who agmem's commits are by: the git identity configured for this repo
 // or this user, as git would pick it, else agmem itself.
 func (r *Repo) signature() object.Signature {
-	name, email := os.Getenv("GIT_AUTHOR_NAME"), os.Getenv("GIT_AUTHOR_EMAIL")
+	return r.identityFrom("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL")
+}
+
+// committer is who commits them: GIT_COMMITTER_NAME and _EMAIL where set, as in git.
+func (r *Repo) committer() object.Signature {
+	return r.identityFrom("GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
+}
+
+func (r *Repo) identityFrom(nameVar, emailVar string) object.Signature {
+	name, email := os.Getenv(nameVar), os.Getenv(emailVar)
 	for _, scope := range []func() (*config.Config, error){
 		func() (*config.Config, error) { return r.st.Config() },
 		func() (*config.Config, error) { return config.LoadConfig(config.GlobalScope) },

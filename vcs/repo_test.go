@@ -131,12 +131,21 @@ func TestSignatureFromConfig(t *testing.T) {
 		t.Errorf("with a repo user.name, commit by %q", got)
 	}
 
-	// ...and both by the environment.
+	// ...and both by the environment: GIT_AUTHOR_* names the author only, and
+	// GIT_COMMITTER_* the committer, as in git.
 	t.Setenv("GIT_AUTHOR_NAME", "Env Person")
 	t.Setenv("GIT_AUTHOR_EMAIL", "env@example.com")
+	t.Setenv("GIT_COMMITTER_NAME", "")
+	t.Setenv("GIT_COMMITTER_EMAIL", "")
 	commitFiles(t, r, map[string]string{"f3": "x"}, "m\n")
-	if got := strings.TrimSpace(runGit(t, dir, "log", "-1", "--format=%an <%ae>|%cn <%ce>")); got != "Env Person <env@example.com>|Env Person <env@example.com>" {
+	if got := strings.TrimSpace(runGit(t, dir, "log", "-1", "--format=%an <%ae>|%cn <%ce>")); got != "Env Person <env@example.com>|Repo Person <global@example.com>" {
 		t.Errorf("with GIT_AUTHOR_*, commit by %q", got)
+	}
+	t.Setenv("GIT_COMMITTER_NAME", "Env Committer")
+	t.Setenv("GIT_COMMITTER_EMAIL", "committer@example.com")
+	commitFiles(t, r, map[string]string{"f4": "x"}, "m\n")
+	if got := strings.TrimSpace(runGit(t, dir, "log", "-1", "--format=%cn <%ce>")); got != "Env Committer <committer@example.com>" {
+		t.Errorf("with GIT_COMMITTER_*, committed by %q", got)
 	}
 	assertFsck(t, dir)
 }

@@ -11,10 +11,46 @@ import (
 	"github.com/agmem/agmem/failpoint"
 )
 
+// IndexLock is git's index.lock, held while agmem moves the branch, as `git commit`
+// holds it: no git command can commit from the old index between the moment the branch
+// moves and the moment the index shows the new files (such a commit would delete them).
+// The index is read when the lock is taken, so an index agmem cannot update is refused
+// before anything is committed.
+type IndexLock struct {
+	r       *Repo
+	lock    *lockFile
+	version uint32
+	entries []indexEntry
+}
+
+// LockIndex takes .git/index.lock and reads the index.
+func (r *Repo) LockIndex() (*IndexLock, error) {
+	indexPath := filepath.Join(r.gitDir, "index")
+	lock, err := r.takeLock(indexPath)
+	if err != nil {
+		return nil, err
+	}
+	old, err := os.ReadFile(indexPath)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		lock.abort()
+		return nil, fmt.Errorf("read index: %w", err)
+	}
+	version, entries, err := readIndex(old)
+	if err != nil {
+		lock.abort()
+		return nil, err
+	}
+	return &IndexLock{r: r, lock: lock, version: version, entries: entries}, nil
+}
+
+// Release gives the lock up, leaving the index as it was, unless Materialize wrote it.
+func (l *IndexLock) Release() { l.lock.abort() }
+
 // Materialize writes committed files into the worktree and records them in the index,
-// so that the worktree, the index and HEAD agree (`git status` is clean for them). It
-// may be run again for the same files: it converges.
-func (r *Repo) Materialize(changes []Change) error {
+// so that the worktree, the index and HEAD agree (`git status` is clean for them), then
+// releases the lock. It may be run again for the same files: it converges.
+func (l *IndexLock) Materialize(changes []Change) error {
+	r := l.r
 	safeDirs := map[string]bool{} // directories known to exist and not to be links
 	for i, c := range changes {
 		if err := checkPath(c.Path); err != nil {
@@ -35,7 +71,38 @@ func (r *Repo) Materialize(changes []Change) error {
 		}
 	}
 	failpoint.Hit("materialize-before-index")
-	return r.updateIndex(changes)
+
+	// The last change of a path wins, as it did in the worktree.
+	latest := make(map[string]Change, len(changes))
+	for _, c := range changes {
+		latest[c.Path] = c
+	}
+	entries := make([]indexEntry, 0, len(latest))
+	for path, c := range latest {
+		fi, err := os.Lstat(filepath.Join(r.Root, filepath.FromSlash(path)))
+		if err != nil {
+			return fmt.Errorf("stat %s: %w", path, err)
+		}
+		entries = append(entries, newIndexEntry(path, c.hash, fi))
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
+	if _, err := l.lock.Write(spliceIndex(l.version, l.entries, entries)); err != nil {
+		return fmt.Errorf("write index: %w", err)
+	}
+	if err := l.lock.commit(false); err != nil {
+		return fmt.Errorf("write index: %w", err)
+	}
+	return nil
+}
+
+// Materialize locks the index and materialises changes (see IndexLock.Materialize).
+func (r *Repo) Materialize(changes []Change) error {
+	l, err := r.LockIndex()
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	return l.Materialize(changes)
 }
 
 // prepareDirs makes the directories on path's way, refusing any that is a symbolic
@@ -64,48 +131,6 @@ func (r *Repo) prepareDirs(path string, safe map[string]bool) error {
 			return fmt.Errorf("write %s: %s is not a directory", path, full)
 		}
 		safe[dir] = true
-	}
-	return nil
-}
-
-// updateIndex records each change in .git/index under git's index.lock, so that a git
-// command running at the same time is not undone.
-func (r *Repo) updateIndex(changes []Change) error {
-	indexPath := filepath.Join(r.gitDir, "index")
-	lock, err := takeLock(indexPath)
-	if err != nil {
-		return err
-	}
-	defer lock.abort()
-	old, err := os.ReadFile(indexPath)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("read index: %w", err)
-	}
-
-	// The last change of a path wins, as it did in the worktree.
-	latest := make(map[string]Change, len(changes))
-	for _, c := range changes {
-		latest[c.Path] = c
-	}
-	entries := make([]indexEntry, 0, len(latest))
-	for path, c := range latest {
-		fi, err := os.Lstat(filepath.Join(r.Root, filepath.FromSlash(path)))
-		if err != nil {
-			return fmt.Errorf("stat %s: %w", path, err)
-		}
-		entries = append(entries, newIndexEntry(path, c.hash, fi))
-	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
-
-	updated, err := spliceIndex(old, entries)
-	if err != nil {
-		return err
-	}
-	if _, err := lock.Write(updated); err != nil {
-		return fmt.Errorf("write index: %w", err)
-	}
-	if err := lock.commit(); err != nil {
-		return fmt.Errorf("write index: %w", err)
 	}
 	return nil
 }

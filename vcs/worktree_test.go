@@ -274,24 +274,40 @@ func TestMaterializeKeepsAConflictedMerge(t *testing.T) {
 	}
 }
 
-func TestMaterializeTakesOverAStaleIndexLock(t *testing.T) {
+// An index.lock an agmem process left when it was killed is taken over; one that a git
+// command holds, however old (git commit holds it while its editor is open), is not.
+func TestMaterializeTakesOverOnlyAgmemsOwnIndexLock(t *testing.T) {
 	r, dir := newRepo(t)
 	d, _ := commitFiles(t, r, map[string]string{"a": "a"}, "one\n")
 	lock := filepath.Join(dir, ".git", "index.lock")
-	if err := os.WriteFile(lock, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	old := time.Now().Add(-time.Minute)
-	if err := os.Chtimes(lock, old, old); err != nil {
+
+	if _, err := r.LockIndex(); err != nil { // never released: the process "died"
 		t.Fatal(err)
 	}
 	if err := r.Materialize(d.Changes()); err != nil {
-		t.Fatal(err)
+		t.Fatalf("Materialize after a killed agmem left its lock: %v", err)
 	}
 	if _, err := os.Stat(lock); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("index.lock is still there: %v", err)
 	}
 	assertClean(t, dir)
+
+	if testing.Short() {
+		return
+	}
+	if err := os.WriteFile(lock, []byte("git's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(lock, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Materialize(d.Changes()); err == nil || !strings.Contains(err.Error(), "remove it") {
+		t.Fatalf("Materialize under git's lock = %v, want a refusal with a hint", err)
+	}
+	if data, err := os.ReadFile(lock); err != nil || string(data) != "git's\n" {
+		t.Errorf("git's lock was touched: %q, %v", data, err)
+	}
 }
 
 // A symbolic link in the worktree on the way to a file would have Materialize write
