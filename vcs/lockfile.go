@@ -18,10 +18,11 @@ import (
 // command holds: it removes the first and never the second. Callers hold the memory
 // repo's writer lock (flush.Lock), so no other agmem process can be using an agmem lock.
 type lockFile struct {
-	*os.File
-	path   string // the file the lock is for
-	marker string
-	done   bool
+	*os.File        // open on the lock (and its marker: they are one file)
+	path     string // the file the lock is for
+	name     string // path.lock
+	marker   string
+	done     bool
 }
 
 // errLockHeld is returned when path.lock stays taken by someone else.
@@ -37,23 +38,30 @@ func (r *Repo) takeLock(path string) (*lockFile, error) {
 		return nil, err
 	}
 	marker := filepath.Join(r.gitDir, "agmem", "locks", strings.ReplaceAll(filepath.ToSlash(rel), "/", "%"))
+	if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
 	deadline := time.Now().Add(lockWait)
 	for {
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err == nil {
-			os.Remove(marker)
-			if err := os.MkdirAll(filepath.Dir(marker), 0o755); err == nil {
-				os.Link(name, marker) // without it, a crash leaves a lock a person must remove
-			}
-			return &lockFile{File: f, path: path, marker: marker}, nil
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("lock %s: %w", path, err)
-		}
 		if leftByAgmem(name, marker) {
 			os.Remove(name)
-			os.Remove(marker)
-			continue
+		}
+		os.Remove(marker) // alone, a marker is stale: its process died before linking, or after committing
+		// The lock is made as the marker, then linked to its git name, which fails if that
+		// name exists: there is no moment at which a lock of agmem's exists without its
+		// marker, whenever the process is killed.
+		f, err := os.OpenFile(marker, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		err = os.Link(marker, name)
+		if err == nil {
+			return &lockFile{File: f, path: path, name: name, marker: marker}, nil
+		}
+		f.Close()
+		os.Remove(marker)
+		if !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("%s %w (%s exists; if no git command is running, remove it)", path, errLockHeld, name)
@@ -62,7 +70,8 @@ func (r *Repo) takeLock(path string) (*lockFile, error) {
 	}
 }
 
-// leftByAgmem reports whether the lock file is the one an agmem process made.
+// leftByAgmem reports whether the lock file is the one an agmem process made: the
+// lock and its marker are one file.
 func leftByAgmem(name, marker string) bool {
 	lock, err := os.Lstat(name)
 	if err != nil {
@@ -82,7 +91,7 @@ func (l *lockFile) commit(durable bool) error {
 	if err := l.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(l.Name(), l.path); err != nil {
+	if err := os.Rename(l.name, l.path); err != nil {
 		return err
 	}
 	l.done = true
@@ -97,7 +106,7 @@ func (l *lockFile) commit(durable bool) error {
 func (l *lockFile) abort() {
 	if !l.done {
 		l.Close()
-		os.Remove(l.Name())
+		os.Remove(l.name)
 		os.Remove(l.marker)
 		l.done = true
 	}
