@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,23 +88,21 @@ func TestFlushKilledAtAnyPointLosesAndDuplicatesNothing(t *testing.T) {
 	}
 }
 
-// checkExactlyOnce asserts what SPEC §6 promises after a flush: each id in exactly one
-// committed markdown file and one session record line, trailers that add up, nothing
-// pending, git fsck clean, and a clean worktree and index.
-func checkExactlyOnce(t *testing.T, dir string, ids []string) {
+// committed reads back what the branch holds: how often each observation id stands in
+// a markdown file's frontmatter and in a session record, and the sum of the commits'
+// Agmem-Observations trailers.
+func committed(t *testing.T, dir string) (inMarkdown, inRecords map[string]int, trailerTotal int) {
 	t.Helper()
-	git(t, dir, "fsck", "--strict")
-	if st := git(t, dir, "status", "--porcelain"); st != "" {
-		t.Errorf("git status --porcelain is not empty:\n%s", st)
+	inMarkdown, inRecords = map[string]int{}, map[string]int{}
+	out, err := exec.Command("git", "-C", dir, "grep", "-h", "^observation_id:", "HEAD", "--", "current").Output()
+	if err != nil && len(out) > 0 {
+		t.Fatalf("git grep: %v", err)
 	}
-
-	inMarkdown := map[string]int{}
-	for _, l := range strings.Split(git(t, dir, "grep", "-h", "^observation_id:", "HEAD", "--", "current"), "\n") {
-		if id := strings.Trim(strings.TrimPrefix(l, "observation_id: "), `"`); l != "" {
-			inMarkdown[strings.TrimPrefix(id, "HEAD:")]++
+	for _, l := range strings.Split(string(out), "\n") {
+		if l != "" {
+			inMarkdown[strings.Trim(strings.TrimPrefix(l, "observation_id: "), `"`)]++
 		}
 	}
-	inRecords := map[string]int{}
 	for _, path := range lines(git(t, dir, "ls-files", "sessions")) {
 		for _, l := range strings.Split(strings.TrimSpace(git(t, dir, "show", "HEAD:"+path)), "\n") {
 			var e struct {
@@ -121,24 +118,20 @@ func checkExactlyOnce(t *testing.T, dir string, ids []string) {
 			}
 		}
 	}
-	for _, id := range ids {
-		if inMarkdown[id] != 1 || inRecords[id] != 1 {
-			t.Errorf("observation %s: in %d markdown files and %d session records, want 1 and 1", id, inMarkdown[id], inRecords[id])
-		}
-	}
-	if len(inMarkdown) != len(ids) || len(inRecords) != len(ids) {
-		t.Errorf("committed %d markdown files and %d record lines for %d recorded observations", len(inMarkdown), len(inRecords), len(ids))
-	}
-
-	total := 0
 	for _, v := range lines(git(t, dir, "log", "--format=%(trailers:key=Agmem-Observations,valueonly)")) {
 		n, _ := strconv.Atoi(v)
-		total += n
+		trailerTotal += n
 	}
-	if total != len(ids) {
-		t.Errorf("Agmem-Observations trailers add up to %d, want %d", total, len(ids))
-	}
+	return inMarkdown, inRecords, trailerTotal
+}
 
+// checkRepoSettled asserts that nothing is pending and git finds the repo whole and clean.
+func checkRepoSettled(t *testing.T, dir string) {
+	t.Helper()
+	git(t, dir, "fsck", "--strict")
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status --porcelain is not empty:\n%s", st)
+	}
 	var status struct {
 		Pending int `json:"pending_observations"`
 	}
@@ -148,8 +141,25 @@ func checkExactlyOnce(t *testing.T, dir string, ids []string) {
 	if status.Pending != 0 {
 		t.Errorf("%d observations still pending", status.Pending)
 	}
-	if _, err := filepath.Abs(dir); err != nil {
-		t.Fatal(err)
+}
+
+// checkExactlyOnce asserts what SPEC §6 promises after a flush: each id in exactly one
+// committed markdown file and one session record line, trailers that add up, nothing
+// pending, git fsck clean, and a clean worktree and index.
+func checkExactlyOnce(t *testing.T, dir string, ids []string) {
+	t.Helper()
+	checkRepoSettled(t, dir)
+	inMarkdown, inRecords, total := committed(t, dir)
+	for _, id := range ids {
+		if inMarkdown[id] != 1 || inRecords[id] != 1 {
+			t.Errorf("observation %s: in %d markdown files and %d session records, want 1 and 1", id, inMarkdown[id], inRecords[id])
+		}
+	}
+	if len(inMarkdown) != len(ids) || len(inRecords) != len(ids) {
+		t.Errorf("committed %d markdown files and %d record lines for %d recorded observations", len(inMarkdown), len(inRecords), len(ids))
+	}
+	if total != len(ids) {
+		t.Errorf("Agmem-Observations trailers add up to %d, want %d", total, len(ids))
 	}
 }
 

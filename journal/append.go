@@ -7,6 +7,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/agmem/agmem/failpoint"
 	"github.com/agmem/agmem/memory"
 )
 
@@ -62,6 +63,9 @@ func (j *Journal) Append(entries []memory.Entry, idleGap time.Duration, now time
 			out[i] = Appended{ID: e.ID()}
 			if kept != "" {
 				out[i] = Appended{ID: kept, Duplicate: true}
+			}
+			if i == len(entries)/2 {
+				failpoint.Hit("append-midway") // inside the transaction: bbolt must drop it whole
 			}
 		}
 		if open != nil {

@@ -2,7 +2,8 @@
 # Measures agmem as its users meet it, each figure beside a reference taken in the same
 # run: `agmem record` of a Claude Code PostToolUse payload against /bin/true (and node
 # and python3 for scale), and `agmem flush` into a new repo and into one with 100,000
-# files in its history, against `git add -A && git commit` of the same files.
+# files in its history, against `git add -A && git commit` of the same files; and 16
+# record processes at once, alone and while a flush of 10,000 observations runs.
 # Prints the tables BENCHMARKS.md keeps. Takes about ten minutes on 2 cores.
 #
 # Run as root, the flush benchmark works in a new ext4 file system (a loop device) so
@@ -21,6 +22,9 @@ echo "$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/m
 echo
 echo "## agmem record: process wall time, ${HOOK_RUNS:=500} runs interleaved with /bin/true, in ${TMPDIR:-/tmp} ($(df -T "${TMPDIR:-/tmp}" | awk 'NR==2 {print $2}'))"
 go run ./scripts/bench hook -agmem "$bin" -runs "$HOOK_RUNS" -scale
+echo
+echo "## agmem record: process wall time, many at once, alone and during a flush"
+go run ./scripts/bench concurrent -agmem "$bin" -writers "${WRITERS:-16}" -n "${CONCURRENT_FLUSH:-10000}"
 
 where=${BENCH_DIR:-}
 if [ -z "$where" ] && [ "$(id -u)" = 0 ] && command -v mkfs.ext4 >/dev/null; then

@@ -25,6 +25,17 @@ import (
 // whole (no deltas) at zlib's fastest level: a flush's objects are new small files and
 // the trees above them, and git gc repacks them tighter whenever a person likes.
 func (r *Repo) writePack(st storer.EncodedObjectStorer, hashes []plumbing.Hash) (string, error) {
+	// An object twice in one pack makes git refuse the whole pack: its header would count
+	// more objects than its index. Merged packs can hold the same object twice.
+	seen := make(map[plumbing.Hash]bool, len(hashes))
+	unique := hashes[:0:0]
+	for _, h := range hashes {
+		if !seen[h] {
+			seen[h] = true
+			unique = append(unique, h)
+		}
+	}
+	hashes = unique
 	dir := filepath.Join(r.gitDir, "objects", "pack")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -47,13 +58,9 @@ func (r *Repo) writePack(st storer.EncodedObjectStorer, hashes []plumbing.Hash) 
 		return "", fmt.Errorf("write pack: %w", err)
 	}
 	base := filepath.Join(dir, "pack-"+hex.EncodeToString(sum))
-	if err := os.Chmod(tmp.Name(), 0o444); err != nil { // git's packs are read-only
-		return "", fmt.Errorf("write pack: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), base+".pack"); err != nil {
-		return "", fmt.Errorf("write pack: %w", err)
-	}
-	// git finds a pack by its .idx: it is written last, and whole, under its final name.
+	// The .idx goes in place first. A process killed between the two renames leaves an
+	// .idx without its .pack, which git and go-git both pass over; go-git cannot open a
+	// repository holding a .pack without its .idx.
 	mi, err := idx.Index()
 	if err != nil {
 		return "", fmt.Errorf("write pack index: %w", err)
@@ -63,6 +70,12 @@ func (r *Repo) writePack(st storer.EncodedObjectStorer, hashes []plumbing.Hash) 
 		return err
 	}); err != nil {
 		return "", fmt.Errorf("write pack index: %w", err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o444); err != nil { // git's packs are read-only
+		return "", fmt.Errorf("write pack: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), base+".pack"); err != nil {
+		return "", fmt.Errorf("write pack: %w", err)
 	}
 	r.st.Reindex()
 	return base, syncDir(dir)
@@ -220,8 +233,8 @@ func (r *Repo) mergeSmallPacks() error {
 	}
 	for _, base := range small {
 		if base != merged { // the same objects make the same pack name
-			os.Remove(base + ".idx") // git finds a pack by its .idx: it goes first
-			os.Remove(base + ".pack")
+			os.Remove(base + ".pack") // the .pack first: an .idx alone is passed over
+			os.Remove(base + ".idx")
 		}
 	}
 	r.st.Reindex()

@@ -4,6 +4,7 @@
 //
 //	go run ./scripts/bench hook  -agmem BIN [-runs 500]
 //	go run ./scripts/bench flush -agmem BIN [-n 1000,10000] [-history 100000]
+//	go run ./scripts/bench concurrent -agmem BIN [-writers 16] [-n 10000]
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -30,6 +32,8 @@ func main() {
 		err = hook(os.Args[2:])
 	case "flush":
 		err = flushes(os.Args[2:])
+	case "concurrent":
+		err = concurrent(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown benchmark %q", os.Args[1])
 	}
@@ -196,13 +200,7 @@ func flushes(args []string) error {
 
 // timeFlush records n native observations (untimed, one --jsonl call) and times the flush.
 func timeFlush(bin, repo string, n int) (time.Duration, error) {
-	var b bytes.Buffer
-	for i := 0; i < n; i++ {
-		tool := []string{"read_file", "run_command", "generate_code"}[i%3]
-		fmt.Fprintf(&b, `{"tool_name":%q,"arguments":{"path":"src/file-%d.go"},"result":%q,"session_id":"bench-%d"}`+"\n",
-			tool, i, strings.Repeat("result text of a tool call; ", 30), i%4)
-	}
-	if _, err := run(repo, b.Bytes(), nil, bin, "--repo", repo, "record", "--jsonl"); err != nil {
+	if _, err := timeRecordJSONL(bin, repo, n); err != nil {
 		return 0, err
 	}
 	settle()
@@ -266,4 +264,88 @@ func makeHistory(dir string, files int) error {
 		return fmt.Errorf("checkout: %v: %s", err, out)
 	}
 	return nil
+}
+
+// concurrent times hook records from many processes at once, first alone, then while a
+// flush of n observations runs: the flush must not make them wait for its git work.
+func concurrent(args []string) error {
+	fs := flag.NewFlagSet("concurrent", flag.ExitOnError)
+	bin := fs.String("agmem", "agmem", "the agmem binary")
+	writers := fs.Int("writers", 16, "record processes at once")
+	n := fs.Int("n", 10000, "pending observations the flush commits")
+	fs.Parse(args)
+	dir, err := os.MkdirTemp("", "agmem-bench-concurrent-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if _, err := run(dir, nil, nil, *bin, "init", dir); err != nil {
+		return err
+	}
+	env := []string{"AGMEM_REPO=" + dir}
+	// hammer runs records from all writers until stop is closed (or each has done min).
+	hammer := func(stop <-chan struct{}, min int) ([]time.Duration, int) {
+		var mu sync.Mutex
+		var ds []time.Duration
+		failed := 0
+		var wg sync.WaitGroup
+		for w := 0; w < *writers; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						if i >= min {
+							return
+						}
+					default:
+					}
+					d, err := run(dir, hookPayload(w*1000000+i), env, *bin, "record")
+					mu.Lock()
+					ds = append(ds, d)
+					if err != nil {
+						failed++
+					}
+					mu.Unlock()
+					if stop == nil && i+1 >= min {
+						return
+					}
+				}
+			}(w)
+		}
+		wg.Wait()
+		return ds, failed
+	}
+	alone, failedAlone := hammer(nil, 20)
+	if _, err := timeRecordJSONL(*bin, dir, *n); err != nil {
+		return err
+	}
+	stop := make(chan struct{})
+	var flushTime time.Duration
+	var flushErr error
+	go func() {
+		flushTime, flushErr = run(dir, nil, nil, *bin, "--repo", dir, "flush")
+		close(stop)
+	}()
+	during, failedDuring := hammer(stop, 1)
+	if flushErr != nil {
+		return flushErr
+	}
+	fmt.Printf("%d record processes at once (hook payload); flush of %d observations took %s\n", *writers, *n, ms(flushTime))
+	fmt.Printf("%-28s  %-10s  %-10s  %s\n", "", "p50", "p99", "records (failed)")
+	fmt.Printf("%-28s  %-10s  %-10s  %d (%d)\n", "alone", ms(percentile(alone, .5)), ms(percentile(alone, .99)), len(alone), failedAlone)
+	fmt.Printf("%-28s  %-10s  %-10s  %d (%d)\n", "during the flush", ms(percentile(during, .5)), ms(percentile(during, .99)), len(during), failedDuring)
+	return nil
+}
+
+// timeRecordJSONL records n native observations with one record --jsonl.
+func timeRecordJSONL(bin, repo string, n int) (time.Duration, error) {
+	var b bytes.Buffer
+	for i := 0; i < n; i++ {
+		tool := []string{"read_file", "run_command", "generate_code"}[i%3]
+		fmt.Fprintf(&b, `{"tool_name":%q,"arguments":{"path":"src/file-%d.go"},"result":%q,"session_id":"bench-%d"}`+"\n",
+			tool, i, strings.Repeat("result text of a tool call; ", 30), i%4)
+	}
+	return run(repo, b.Bytes(), nil, bin, "--repo", repo, "record", "--jsonl")
 }
