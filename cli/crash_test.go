@@ -103,20 +103,23 @@ func committed(t *testing.T, dir string) (inMarkdown, inRecords map[string]int, 
 			inMarkdown[strings.Trim(strings.TrimPrefix(l, "observation_id: "), `"`)]++
 		}
 	}
-	for _, path := range lines(git(t, dir, "ls-files", "sessions")) {
-		for _, l := range strings.Split(strings.TrimSpace(git(t, dir, "show", "HEAD:"+path)), "\n") {
-			var e struct {
-				Observation *struct {
-					ID string `json:"id"`
-				} `json:"observation"`
-			}
-			if err := json.Unmarshal([]byte(l), &e); err != nil {
-				t.Fatalf("%s: %v", path, err)
-			}
-			if e.Observation != nil {
-				inRecords[e.Observation.ID]++
-			}
+	records, err := exec.Command("git", "-C", dir, "grep", "-h", "^{\"observation\"", "HEAD", "--", "sessions").Output()
+	if err != nil && len(records) > 0 {
+		t.Fatalf("git grep: %v", err)
+	}
+	for _, l := range strings.Split(string(records), "\n") {
+		if l == "" {
+			continue
 		}
+		var e struct {
+			Observation struct {
+				ID string `json:"id"`
+			} `json:"observation"`
+		}
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("session record line %.80q: %v", l, err)
+		}
+		inRecords[e.Observation.ID]++
 	}
 	for _, v := range lines(git(t, dir, "log", "--format=%(trailers:key=Agmem-Observations,valueonly)")) {
 		n, _ := strconv.Atoi(v)
