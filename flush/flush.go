@@ -118,7 +118,13 @@ func Run(stateDir string, j *journal.Journal, repo *vcs.Repo) ([]Commit, error) 
 		return commits, fmt.Errorf("update worktree and index: %w", err)
 	}
 	failpoint.Hit("flush-before-finish")
-	return commits, j.Finish(batches, time.Now().UTC())
+	if err := j.Finish(batches, time.Now().UTC()); err != nil {
+		return commits, err
+	}
+	// The flush is done; merging packs only keeps lookups fast, and the next flush tries
+	// again if this one cannot.
+	repo.MergePacks()
+	return commits, nil
 }
 
 // Lock takes the writer lock of the memory repo whose state directory is stateDir: one

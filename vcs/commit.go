@@ -138,13 +138,7 @@ func (d *Draft) Publish(branch plumbing.ReferenceName) error {
 		return err
 	}
 	failpoint.Hit("commit-before-ref")
-	if err := d.r.moveBranch(branch, d.base, d.head, d.reflogMessage()); err != nil {
-		return err
-	}
-	// The commits are in; merging packs only keeps lookups fast, and is tried again
-	// after the next publish if it fails now.
-	d.r.mergeSmallPacks()
-	return nil
+	return d.r.moveBranch(branch, d.base, d.head, d.reflogMessage())
 }
 
 // reflogMessage says in the reflog what moved the branch, as git's own commands do.

@@ -734,28 +734,31 @@ func TestPublishWritesTheReflog(t *testing.T) {
 	}
 }
 
-// Each publish writes a pack; past maxSmallPacks small ones they are merged into one,
+// Each publish writes a pack; past maxPacks of them they are merged,
 // and every object stays readable, to go-git and to git.
 func TestPublishMergesSmallPacks(t *testing.T) {
 	r, dir := newRepo(t)
 	var last plumbing.Hash
-	for i := 0; i <= maxSmallPacks+1; i++ {
+	for i := 0; i <= maxPacks+1; i++ {
 		_, last = commitFiles(t, r, map[string]string{fmt.Sprintf("f%02d", i): fmt.Sprint(i)}, fmt.Sprintf("c%d\n", i))
+	}
+	if err := r.MergePacks(); err != nil {
+		t.Fatal(err)
 	}
 	packs, err := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "pack-*.pack"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(packs) > maxSmallPacks {
-		t.Errorf("%d packs after %d publishes, want them merged", len(packs), maxSmallPacks+2)
+	if len(packs) > maxPacks {
+		t.Errorf("%d packs after %d publishes, want them merged", len(packs), maxPacks+2)
 	}
 	for _, p := range packs {
 		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o444 {
 			t.Errorf("%s: mode %v, %v; git's packs are read-only", p, fi.Mode(), err)
 		}
 	}
-	if got := len(nonEmptyLines(runGit(t, dir, "ls-tree", "-r", "--name-only", last.String()))); got != maxSmallPacks+2 {
-		t.Errorf("the last tree lists %d files, want %d", got, maxSmallPacks+2)
+	if got := len(nonEmptyLines(runGit(t, dir, "ls-tree", "-r", "--name-only", last.String()))); got != maxPacks+2 {
+		t.Errorf("the last tree lists %d files, want %d", got, maxPacks+2)
 	}
 	if files, err := r.AddedFiles(last); err != nil || len(files) != 1 {
 		t.Errorf("go-git reads the last commit back: %d files, %v", len(files), err)
@@ -800,7 +803,7 @@ func TestAnIndexLeftWithoutItsPackIsPassedOver(t *testing.T) {
 // more objects than its index.
 func TestMergedPackHoldsEachObjectOnce(t *testing.T) {
 	r, dir := newRepo(t)
-	for i := 0; i <= maxSmallPacks+1; i++ {
+	for i := 0; i <= maxPacks+1; i++ {
 		_, tip, err := r.Head()
 		if err != nil {
 			t.Fatal(err)
@@ -818,6 +821,9 @@ func TestMergedPackHoldsEachObjectOnce(t *testing.T) {
 		if _, err := d.Commit(branchOf(t, r), fmt.Sprintf("c%d\n", i), when(i)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := r.MergePacks(); err != nil {
+		t.Fatal(err)
 	}
 	runGit(t, dir, "cat-file", "-e", "HEAD:same")
 	assertFsck(t, dir)

@@ -12,10 +12,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
@@ -26,16 +28,8 @@ import (
 // the trees above them, and git gc repacks them tighter whenever a person likes.
 func (r *Repo) writePack(st storer.EncodedObjectStorer, hashes []plumbing.Hash) (string, error) {
 	// An object twice in one pack makes git refuse the whole pack: its header would count
-	// more objects than its index. Merged packs can hold the same object twice.
-	seen := make(map[plumbing.Hash]bool, len(hashes))
-	unique := hashes[:0:0]
-	for _, h := range hashes {
-		if !seen[h] {
-			seen[h] = true
-			unique = append(unique, h)
-		}
-	}
-	hashes = unique
+	// more objects than its index.
+	hashes = dedupe(hashes)
 	dir := filepath.Join(r.gitDir, "objects", "pack")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -194,51 +188,127 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// Small packs pile up, one a flush; past maxSmallPacks of them, lookups slow down, so
-// they are merged into one, as git gc --auto would.
+// Packs pile up, one a flush. Past maxPacks of them, lookups slow down, so they are
+// merged as git gc --auto would, geometrically: a pack at least twice the size of all
+// smaller ones together is kept, and all packs smaller than it are merged into one, so
+// that an object is rewritten a few times in its life, not once every few flushes.
+// Merged packs are delta-compressed: a flat directory's tree, rewritten whole in every
+// flush, then costs its few changed entries per version.
 const (
-	maxSmallPacks = 16
-	smallPack     = 4 << 20
+	maxPacks    = 16
+	mergeWindow = 10 // objects compared for deltas, as git's pack.window
 )
 
-// mergeSmallPacks merges the packs smaller than smallPack into one once there are more
-// than maxSmallPacks of them. The old packs go only once the new one is on disk.
-func (r *Repo) mergeSmallPacks() error {
+// MergePacks merges packs once there are more than maxPacks of them (see maxPacks). The
+// old packs go only once the new one is on disk. Call it with no lock held: it may take
+// a while, and it changes nothing that git commands wait for.
+func (r *Repo) MergePacks() error {
 	dir := filepath.Join(r.gitDir, "objects", "pack")
-	names, err := filepath.Glob(filepath.Join(dir, "pack-*.idx"))
-	if err != nil {
+	before, err := listPacks(dir)
+	if err != nil || len(before) <= maxPacks {
 		return err
 	}
-	var small []string
-	for _, idxPath := range names {
-		base := strings.TrimSuffix(idxPath, ".idx")
-		if fi, err := os.Stat(base + ".pack"); err == nil && fi.Size() < smallPack {
-			small = append(small, base)
-		}
+	merge := append([]packFile(nil), before...)
+	sort.Slice(merge, func(i, j int) bool { return merge[i].size > merge[j].size })
+	var rest int64
+	for _, p := range merge {
+		rest += p.size
 	}
-	if len(small) <= maxSmallPacks {
-		return nil
+	for len(merge) > 2 {
+		if rest -= merge[0].size; merge[0].size < 2*rest {
+			break
+		}
+		merge = merge[1:] // big enough to keep
 	}
 	var hashes []plumbing.Hash
-	for _, base := range small {
-		hs, err := packHashes(base + ".idx")
+	for _, p := range merge {
+		hs, err := packHashes(p.base + ".idx")
 		if err != nil {
 			return err
 		}
 		hashes = append(hashes, hs...)
 	}
-	merged, err := r.writePack(r.st, hashes)
+	w, err := r.st.PackfileWriter()
 	if err != nil {
 		return err
 	}
-	for _, base := range small {
-		if base != merged { // the same objects make the same pack name
-			os.Remove(base + ".pack") // the .pack first: an .idx alone is passed over
-			os.Remove(base + ".idx")
+	_, err = packfile.NewEncoder(w, r.st, false).Encode(dedupe(hashes), mergeWindow)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("merge packs: %w", err)
+	}
+	after, err := listPacks(dir)
+	if err != nil {
+		return err
+	}
+	old := map[string]bool{}
+	for _, p := range before {
+		old[p.base] = true
+	}
+	for _, p := range after {
+		if !old[p.base] { // the merged pack: on disk before any old one goes
+			for _, ext := range []string{".idx", ".pack"} {
+				if err := syncFile(p.base + ext); err != nil {
+					return err
+				}
+			}
 		}
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	for _, p := range merge {
+		os.Remove(p.base + ".pack") // the .pack first: an .idx alone is passed over
+		os.Remove(p.base + ".idx")
 	}
 	r.st.Reindex()
 	return nil
+}
+
+// packFile is a pack in objects/pack: its path without extension, and its size.
+type packFile struct {
+	base string
+	size int64
+}
+
+// listPacks lists the packs that have both their .pack and their .idx.
+func listPacks(dir string) ([]packFile, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "pack-*.idx"))
+	if err != nil {
+		return nil, err
+	}
+	var packs []packFile
+	for _, idxPath := range names {
+		base := strings.TrimSuffix(idxPath, ".idx")
+		if fi, err := os.Stat(base + ".pack"); err == nil {
+			packs = append(packs, packFile{base, fi.Size()})
+		}
+	}
+	return packs, nil
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+// dedupe drops repeated hashes, keeping the first of each.
+func dedupe(hashes []plumbing.Hash) []plumbing.Hash {
+	seen := make(map[plumbing.Hash]bool, len(hashes))
+	unique := hashes[:0:0]
+	for _, h := range hashes {
+		if !seen[h] {
+			seen[h] = true
+			unique = append(unique, h)
+		}
+	}
+	return unique
 }
 
 // packHashes lists the objects a pack index names.
