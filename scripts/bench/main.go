@@ -70,6 +70,19 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
 
+// newMemoryRepo makes a memory repo in a new temporary directory.
+func newMemoryRepo(bin, prefix string) (string, error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", err
+	}
+	if _, err := run(dir, nil, nil, bin, "init", dir); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
 // hookPayload is a Claude Code PostToolUse payload of about 2 KiB.
 func hookPayload(i int) []byte {
 	return []byte(fmt.Sprintf(`{"session_id":"bench-session","transcript_path":"/home/ana/.claude/projects/-home-ana-blog/bench-session.jsonl","cwd":"/home/ana/blog","permission_mode":"acceptEdits","hook_event_name":"PostToolUse","tool_name":"Read","tool_input":{"file_path":"/home/ana/blog/src/build.ts"},"tool_response":{"type":"text","file":{"filePath":"/home/ana/blog/src/build.ts","content":%q,"numLines":40,"startLine":1,"totalLines":40}},"tool_use_id":"toolu_bench_%08d","duration_ms":2}`,
@@ -82,14 +95,11 @@ func hook(args []string) error {
 	runs := fs.Int("runs", 500, "runs of each command")
 	scale := fs.Bool("scale", false, "also time node -e 0 and python3 -c pass")
 	fs.Parse(args)
-	dir, err := os.MkdirTemp("", "agmem-bench-hook-")
+	dir, err := newMemoryRepo(*bin, "agmem-bench-hook-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	if _, err := run(dir, nil, nil, *bin, "init", dir); err != nil {
-		return err
-	}
 	env := []string{"AGMEM_REPO=" + dir}
 	fmt.Printf("payload: %d bytes; %d runs each, interleaved\n", len(hookPayload(0)), *runs)
 	var truth, rec []time.Duration
@@ -274,14 +284,11 @@ func concurrent(args []string) error {
 	writers := fs.Int("writers", 16, "record processes at once")
 	n := fs.Int("n", 10000, "pending observations the flush commits")
 	fs.Parse(args)
-	dir, err := os.MkdirTemp("", "agmem-bench-concurrent-")
+	dir, err := newMemoryRepo(*bin, "agmem-bench-concurrent-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	if _, err := run(dir, nil, nil, *bin, "init", dir); err != nil {
-		return err
-	}
 	env := []string{"AGMEM_REPO=" + dir}
 	// hammer runs records from all writers until stop is closed (or each has done min).
 	hammer := func(stop <-chan struct{}, min int) ([]time.Duration, int) {
