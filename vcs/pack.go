@@ -17,7 +17,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
@@ -192,16 +191,13 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 // merged as git gc --auto would, geometrically: a pack at least twice the size of all
 // smaller ones together is kept, and all packs smaller than it are merged into one, so
 // that an object is rewritten a few times in its life, not once every few flushes.
-// Merged packs are delta-compressed: a flat directory's tree, rewritten whole in every
-// flush, then costs its few changed entries per version.
-const (
-	maxPacks    = 16
-	mergeWindow = 10 // objects compared for deltas, as git's pack.window
-)
+// Merging does no delta search: go-git's took seconds for tens of thousands of objects,
+// under the flush lock. git gc compresses a memory repo as it does any other.
+const maxPacks = 16
 
 // MergePacks merges packs once there are more than maxPacks of them (see maxPacks). The
-// old packs go only once the new one is on disk. Call it with no lock held: it may take
-// a while, and it changes nothing that git commands wait for.
+// old packs go only once the new one is on disk. Call it under the writer lock, once
+// git's own locks are released: it changes nothing that git commands wait for.
 func (r *Repo) MergePacks() error {
 	dir := filepath.Join(r.gitDir, "objects", "pack")
 	before, err := listPacks(dir)
@@ -228,40 +224,16 @@ func (r *Repo) MergePacks() error {
 		}
 		hashes = append(hashes, hs...)
 	}
-	w, err := r.st.PackfileWriter()
-	if err != nil {
-		return err
-	}
-	_, err = packfile.NewEncoder(w, r.st, false).Encode(dedupe(hashes), mergeWindow)
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
+	// writePack syncs the merged pack before it returns: only then do the old ones go.
+	merged, err := r.writePack(r.st, hashes)
 	if err != nil {
 		return fmt.Errorf("merge packs: %w", err)
 	}
-	after, err := listPacks(dir)
-	if err != nil {
-		return err
-	}
-	old := map[string]bool{}
-	for _, p := range before {
-		old[p.base] = true
-	}
-	for _, p := range after {
-		if !old[p.base] { // the merged pack: on disk before any old one goes
-			for _, ext := range []string{".idx", ".pack"} {
-				if err := syncFile(p.base + ext); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	if err := syncDir(dir); err != nil {
-		return err
-	}
 	for _, p := range merge {
-		os.Remove(p.base + ".pack") // the .pack first: an .idx alone is passed over
-		os.Remove(p.base + ".idx")
+		if p.base != merged { // the same objects in the same order make the same name
+			os.Remove(p.base + ".pack") // the .pack first: an .idx alone is passed over
+			os.Remove(p.base + ".idx")
+		}
 	}
 	r.st.Reindex()
 	return nil
@@ -287,15 +259,6 @@ func listPacks(dir string) ([]packFile, error) {
 		}
 	}
 	return packs, nil
-}
-
-func syncFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
 }
 
 // dedupe drops repeated hashes, keeping the first of each.
