@@ -29,58 +29,47 @@ func benchRepo(b *testing.B) (*Repo, plumbing.ReferenceName) {
 	return r, branch
 }
 
+// commitBatch commits 1,000 small files at the paths path(batch, i) on the branch tip.
+func commitBatch(b *testing.B, r *Repo, branch plumbing.ReferenceName, n int, path func(n, i int) string) *Draft {
+	tip, err := r.Tip(branch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := r.NewDraft(tip)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < 1000; i++ {
+		if err := d.Put(path(n, i), []byte(fmt.Sprintf("observation %d of batch %d\n", i, n))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := d.Commit(branch, fmt.Sprintf("batch %d\n", n), when(n)); err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
 // One flush's worth of git work: 1,000 new small files committed on a repo that has
 // 10,000. Its cost should depend on the 1,000, not on the 10,000.
 func BenchmarkCommit1000Files(b *testing.B) {
 	r, branch := benchRepo(b)
-	n := 0
-	for b.Loop() {
-		tip, err := r.Tip(branch)
-		if err != nil {
-			b.Fatal(err)
-		}
-		d, err := r.NewDraft(tip)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for i := 0; i < 1000; i++ {
-			p := fmt.Sprintf("current/episodic/2026-12-%02d/%04d-Read.md", 1+n%28, i)
-			if err := d.Put(p, []byte(fmt.Sprintf("observation %d of batch %d\n", i, n))); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if _, err := d.Commit(branch, fmt.Sprintf("batch %d\n", n), when(n)); err != nil {
-			b.Fatal(err)
-		}
-		n++
+	for n := 0; b.Loop(); n++ {
+		commitBatch(b, r, branch, n, func(n, i int) string {
+			return fmt.Sprintf("current/episodic/2026-12-%02d/%04d-Read.md", 1+n%28, i)
+		})
 	}
 }
 
 // The same, and the 1,000 files written into the worktree and the index.
 func BenchmarkCommitAndMaterialize1000Files(b *testing.B) {
 	r, branch := benchRepo(b)
-	n := 0
-	for b.Loop() {
-		tip, err := r.Tip(branch)
-		if err != nil {
-			b.Fatal(err)
-		}
-		d, err := r.NewDraft(tip)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for i := 0; i < 1000; i++ {
-			p := fmt.Sprintf("current/semantic/%d/%04d-Read.md", n, i)
-			if err := d.Put(p, []byte(fmt.Sprintf("observation %d of batch %d\n", i, n))); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if _, err := d.Commit(branch, fmt.Sprintf("batch %d\n", n), when(n)); err != nil {
-			b.Fatal(err)
-		}
+	for n := 0; b.Loop(); n++ {
+		d := commitBatch(b, r, branch, n, func(n, i int) string {
+			return fmt.Sprintf("current/semantic/%d/%04d-Read.md", n, i)
+		})
 		if err := r.Materialize(d.Changes()); err != nil {
 			b.Fatal(err)
 		}
-		n++
 	}
 }

@@ -736,7 +736,7 @@ func TestPublishWritesTheReflog(t *testing.T) {
 
 // Each publish writes a pack; past maxPacks of them they are merged,
 // and every object stays readable, to go-git and to git.
-func TestPublishMergesSmallPacks(t *testing.T) {
+func TestMergePacksBoundsTheirNumber(t *testing.T) {
 	r, dir := newRepo(t)
 	var last plumbing.Hash
 	for i := 0; i <= maxPacks+1; i++ {
