@@ -4,7 +4,9 @@
 package history
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"sort"
 
 	"github.com/agmem/agmem/memory"
@@ -40,13 +42,29 @@ func Sessions(repo *vcs.Repo, known func(session string) bool) (map[string][]mem
 	if err != nil {
 		return nil, err
 	}
+	// A record holds one batch, so one session: its first line says which, and a record
+	// of a session the journal knows is not read further.
 	var files []vcs.File
 	for _, d := range dirs {
-		fs, err := repo.ReadDir(tip, render.SessionsDir+"/"+d)
+		err := repo.EachFile(tip, render.SessionsDir+"/"+d, func(path string, rd io.Reader) error {
+			br := bufio.NewReader(rd)
+			first, err := br.ReadBytes('\n')
+			if err != nil && err != io.EOF {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			if head, err := render.ParseSessionRecord(first); err == nil && len(head) == 1 && known(head[0].Session()) {
+				return nil
+			}
+			rest, err := io.ReadAll(br)
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			files = append(files, vcs.File{Path: path, Data: append(first, rest...)})
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, fs...)
 	}
 	entries, err := parse(files)
 	if err != nil {

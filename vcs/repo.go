@@ -199,31 +199,44 @@ func (r *Repo) ListDir(h plumbing.Hash, dir string) ([]string, error) {
 
 // ReadDir reads the files directly inside dir in commit h.
 func (r *Repo) ReadDir(h plumbing.Hash, dir string) ([]File, error) {
+	var out []File
+	err := r.EachFile(h, dir, func(path string, rd io.Reader) error {
+		data, err := io.ReadAll(rd)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		out = append(out, File{Path: path, Data: data})
+		return nil
+	})
+	return out, err
+}
+
+// EachFile calls fn with a reader of each file directly inside dir in commit h. A blob
+// is inflated only as far as fn reads it.
+func (r *Repo) EachFile(h plumbing.Hash, dir string, fn func(path string, rd io.Reader) error) error {
 	t, err := r.treeAt(h, dir)
 	if t == nil || err != nil {
-		return nil, err
+		return err
 	}
-	var out []File
 	for _, e := range t.Entries {
 		if !e.Mode.IsFile() {
 			continue
 		}
 		blob, err := object.GetBlob(r.st, e.Hash)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		rd, err := blob.Reader()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		data, err := io.ReadAll(rd)
+		err = fn(dir+"/"+e.Name, rd)
 		rd.Close()
 		if err != nil {
-			return nil, fmt.Errorf("read %s/%s: %w", dir, e.Name, err)
+			return err
 		}
-		out = append(out, File{Path: dir + "/" + e.Name, Data: data})
 	}
-	return out, nil
+	return nil
 }
 
 func (r *Repo) treeAt(h plumbing.Hash, dir string) (*object.Tree, error) {
