@@ -12,8 +12,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +31,7 @@ type Config struct {
 	// SessionIdle is how long agmem's open session may be idle before input that names
 	// no session starts a new one.
 	SessionIdle time.Duration
+	LLM         LLM
 
 	origins map[string]string
 }
@@ -50,68 +51,8 @@ type key struct {
 	value   func(c *Config) any
 }
 
-var keys = []key{
-	{
-		name: "capture.ignore_tools",
-		fromAny: func(c *Config, v any) error {
-			list, ok := v.([]any)
-			if !ok {
-				return errors.New("must be a list of tool names")
-			}
-			c.Capture.IgnoreTools = c.Capture.IgnoreTools[:0:0]
-			for _, item := range list {
-				s, ok := item.(string)
-				if !ok {
-					return errors.New("must be a list of tool names")
-				}
-				c.Capture.IgnoreTools = append(c.Capture.IgnoreTools, s)
-			}
-			return nil
-		},
-		fromEnv: func(c *Config, s string) error {
-			c.Capture.IgnoreTools = nil
-			for _, t := range strings.Split(s, ",") {
-				if t = strings.TrimSpace(t); t != "" {
-					c.Capture.IgnoreTools = append(c.Capture.IgnoreTools, t)
-				}
-			}
-			return nil
-		},
-		value: func(c *Config) any { return c.Capture.IgnoreTools },
-	},
-	{
-		name: "capture.min_result_chars",
-		fromAny: func(c *Config, v any) error {
-			n, ok := v.(int64)
-			if !ok || n < 0 {
-				return errors.New("must be a whole number, 0 or more")
-			}
-			c.Capture.MinResultChars = int(n)
-			return nil
-		},
-		fromEnv: func(c *Config, s string) error {
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 0 {
-				return errors.New("must be a whole number, 0 or more")
-			}
-			c.Capture.MinResultChars = n
-			return nil
-		},
-		value: func(c *Config) any { return c.Capture.MinResultChars },
-	},
-	{
-		name: "capture.session_idle",
-		fromAny: func(c *Config, v any) error {
-			s, ok := v.(string)
-			if !ok {
-				return errors.New(`must be a duration such as "30m"`)
-			}
-			return setDuration(&c.SessionIdle, s)
-		},
-		fromEnv: func(c *Config, s string) error { return setDuration(&c.SessionIdle, s) },
-		value:   func(c *Config) any { return c.SessionIdle.String() },
-	},
-}
+// keys are every setting agmem reads, section by section.
+var keys = slices.Concat(captureKeys, llmKeys)
 
 func setDuration(d *time.Duration, s string) error {
 	v, err := time.ParseDuration(s)
@@ -124,7 +65,8 @@ func setDuration(d *time.Duration, s string) error {
 
 // Default is the built-in configuration.
 func Default() *Config {
-	c := &Config{Capture: classify.Default(), SessionIdle: 30 * time.Minute, origins: map[string]string{}}
+	c := &Config{Capture: classify.Default(), SessionIdle: 30 * time.Minute, LLM: defaultLLM(),
+		origins: map[string]string{}}
 	for _, k := range keys {
 		c.origins[k.name] = "default"
 	}
