@@ -28,6 +28,9 @@ const maxToolName = 512
 // calls, and bbolt keys stop at 32 KiB.
 const maxToolUseID = 256
 
+// utf8BOM is the byte-order mark some Windows tools write before UTF-8 text.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 // Decoded is what one input object became.
 type Decoded struct {
 	Entries []memory.Entry
@@ -53,13 +56,13 @@ type Native struct {
 }
 
 // Decode reads one JSON object of any supported shape.
-func Decode(data []byte, rules classify.Rules, now time.Time) (Decoded, error) {
+func Decode(data []byte, p Policy, now time.Time) (Decoded, error) {
 	var probe struct {
 		HookEvent *string         `json:"hook_event_name"`
 		ToolName  json.RawMessage `json:"tool_name"`
 		Event     json.RawMessage `json:"event"`
 	}
-	data = bytes.TrimSpace(data)
+	data = bytes.TrimSpace(bytes.TrimPrefix(data, utf8BOM))
 	if len(data) == 0 || data[0] != '{' {
 		return Decoded{}, errors.New("input is not a JSON object")
 	}
@@ -68,7 +71,7 @@ func Decode(data []byte, rules classify.Rules, now time.Time) (Decoded, error) {
 	}
 	switch {
 	case probe.HookEvent != nil:
-		return decodeClaudeHook(data, rules, now)
+		return decodeClaudeHook(data, p, now)
 	case probe.ToolName != nil:
 		var n Native
 		if err := json.Unmarshal(data, &n); err != nil {
@@ -77,15 +80,15 @@ func Decode(data []byte, rules classify.Rules, now time.Time) (Decoded, error) {
 		if n.Source == "" {
 			n.Source = SourceNative
 		}
-		return FromNative(n, rules, now)
+		return FromNative(n, p, now)
 	case probe.Event != nil:
-		return decodeEvent(data, now)
+		return decodeEvent(data, p, now)
 	}
 	return Decoded{}, errors.New(`input is neither a native observation (no "tool_name") nor a hook payload (no "hook_event_name")`)
 }
 
 // FromNative checks a native observation and completes it, or says why it is skipped.
-func FromNative(n Native, rules classify.Rules, now time.Time) (Decoded, error) {
+func FromNative(n Native, p Policy, now time.Time) (Decoded, error) {
 	if n.ToolName == nil || *n.ToolName == "" {
 		return Decoded{}, errors.New(`"tool_name" is missing or empty`)
 	}
@@ -128,11 +131,11 @@ func FromNative(n Native, rules classify.Rules, now time.Time) (Decoded, error) 
 	if t, ok := memory.ParseType(n.MemoryType); ok {
 		o.MemoryType = t
 	}
-	return complete(o, rules)
+	return complete(o, p)
 }
 
-// complete fills what the input left out and applies the capture rules.
-func complete(o *memory.Observation, rules classify.Rules) (Decoded, error) {
+// complete fills what the input left out and applies the capture policy.
+func complete(o *memory.Observation, p Policy) (Decoded, error) {
 	if len(o.ToolName) > maxToolName {
 		return Decoded{}, fmt.Errorf("tool_name is longer than %d bytes", maxToolName)
 	}
@@ -140,7 +143,7 @@ func complete(o *memory.Observation, rules classify.Rules) (Decoded, error) {
 		return Decoded{}, fmt.Errorf("tool_use_id is longer than %d bytes", maxToolUseID)
 	}
 	o.Source = sourceName(o.Source)
-	if ok, why := rules.Capture(o.ToolName, o.Result, o.Error != ""); !ok {
+	if ok, why := p.Rules.Capture(o.ToolName, o.Result, o.Error != ""); !ok {
 		return Decoded{Skipped: []string{o.ToolName + ": " + why}}, nil
 	}
 	args, err := objectOf(o.Arguments)
@@ -150,6 +153,9 @@ func complete(o *memory.Observation, rules classify.Rules) (Decoded, error) {
 	o.Arguments = args
 	if o.Result, err = compact(o.Result); err != nil {
 		return Decoded{}, fmt.Errorf("result: %w", err)
+	}
+	if err := p.sanitize(o); err != nil {
+		return Decoded{}, err
 	}
 	o.Timestamp = o.Timestamp.UTC()
 	if o.ID == "" {
@@ -209,7 +215,7 @@ func sourceName(s string) string {
 }
 
 // decodeEvent reads a session event as `agmem replay --json --events` writes it.
-func decodeEvent(data []byte, now time.Time) (Decoded, error) {
+func decodeEvent(data []byte, p Policy, now time.Time) (Decoded, error) {
 	var raw struct {
 		memory.Event
 		Timestamp string `json:"timestamp"`
@@ -242,6 +248,7 @@ func decodeEvent(data []byte, now time.Time) (Decoded, error) {
 		}
 		e.ID = id
 	}
+	p.sanitizeEvent(&e)
 	return Decoded{Entries: []memory.Entry{{Event: &e}}}, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agmem/agmem/classify"
 	"github.com/agmem/agmem/memory"
 )
 
@@ -38,26 +37,28 @@ type claudeCall struct {
 	DurationMS   *float64        `json:"duration_ms"`
 }
 
-func decodeClaudeHook(data []byte, rules classify.Rules, now time.Time) (Decoded, error) {
+func decodeClaudeHook(data []byte, p Policy, now time.Time) (Decoded, error) {
 	var h claudeHook
 	if err := json.Unmarshal(data, &h); err != nil {
 		return Decoded{}, fmt.Errorf("claude code hook payload: %w", err)
 	}
 	switch h.HookEvent {
 	case "PostToolUse", "PostToolUseFailure":
-		return h.observations([]claudeCall{h.claudeCall}, rules, now)
+		return h.observations([]claudeCall{h.claudeCall}, p, now)
 	case "PostToolBatch":
-		return h.observations(h.ToolCalls, rules, now)
+		return h.observations(h.ToolCalls, p, now)
 	case "SessionStart", "SessionEnd", "UserPromptSubmit", "Stop", "SubagentStop":
 		if err := checkSession(h.SessionID); err != nil {
 			return Decoded{}, err
 		}
-		return Decoded{Entries: []memory.Entry{{Event: h.event(now)}}}, nil
+		e := h.event(now)
+		p.sanitizeEvent(e)
+		return Decoded{Entries: []memory.Entry{{Event: e}}}, nil
 	}
 	return Decoded{Skipped: []string{fmt.Sprintf("hook event %q is not recorded", h.HookEvent)}}, nil
 }
 
-func (h *claudeHook) observations(calls []claudeCall, rules classify.Rules, now time.Time) (Decoded, error) {
+func (h *claudeHook) observations(calls []claudeCall, p Policy, now time.Time) (Decoded, error) {
 	var out Decoded
 	for i, c := range calls {
 		n := Native{
@@ -75,7 +76,7 @@ func (h *claudeHook) observations(calls []claudeCall, rules classify.Rules, now 
 			n.Error = *c.Error
 			n.Result, _ = json.Marshal(*c.Error)
 		}
-		d, err := FromNative(n, rules, now)
+		d, err := FromNative(n, p, now)
 		if err != nil {
 			if len(calls) > 1 {
 				err = fmt.Errorf("tool call %d: %w", i+1, err)

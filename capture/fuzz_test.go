@@ -1,10 +1,11 @@
 package capture
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
+	"unicode/utf8"
 
-	"github.com/agmem/agmem/classify"
 	"github.com/agmem/agmem/memory"
 )
 
@@ -30,10 +31,11 @@ func FuzzDecode(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	rules := classify.Default()
+	policy := DefaultPolicy()
+	policy.MaxValue = 1 << 10 // small, so that the fuzzer reaches the cuts
 	now := time.Date(2025, 3, 4, 5, 6, 7, 0, time.FixedZone("X", -7200))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		d, err := Decode(data, rules, now)
+		d, err := Decode(data, policy, now)
 		if err != nil {
 			if len(d.Entries) != 0 {
 				t.Fatalf("Decode returned %d entries with its error %v", len(d.Entries), err)
@@ -59,6 +61,16 @@ func FuzzDecode(f *testing.F) {
 			}
 			if ts := e.Time(); ts.IsZero() || ts.Location() != time.UTC {
 				t.Fatalf("entry %d of %q has time %s, not a UTC time", i, data, ts)
+			}
+			if o := e.Observation; o != nil {
+				for name, raw := range map[string][]byte{"arguments": o.Arguments, "result": o.Result} {
+					if len(raw) > 0 && !json.Valid(raw) {
+						t.Fatalf("entry %d of %q: %s is not JSON: %q", i, data, name, raw)
+					}
+					if !utf8.Valid(raw) {
+						t.Fatalf("entry %d of %q: %s is not UTF-8", i, data, name)
+					}
+				}
 			}
 		}
 	})

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path"
 	"strings"
 	"unicode/utf8"
 )
 
 // Rules are the capture rules; Default() gives the Python agmem's.
 type Rules struct {
-	IgnoreTools    []string // tool names never captured, compared case-insensitively
+	IgnoreTools    []string // tool names or globs ("mcp__slack__*") never captured, ignoring case
 	MinResultChars int      // a non-empty result shorter than this (in characters/runes) is not captured
 }
 
@@ -31,7 +32,7 @@ func Default() Rules {
 // is kept however short its error, unless its tool is ignored.
 func (r Rules) Capture(toolName string, result json.RawMessage, failed bool) (bool, string) {
 	for _, t := range r.IgnoreTools {
-		if strings.EqualFold(t, toolName) {
+		if ok, _ := path.Match(strings.ToLower(t), strings.ToLower(toolName)); ok || strings.EqualFold(t, toolName) {
 			return false, fmt.Sprintf("tool %q is ignored", toolName)
 		}
 	}

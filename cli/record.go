@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/capture"
-	"github.com/agmem/agmem/classify"
 	"github.com/agmem/agmem/config"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/memrepo"
@@ -65,7 +65,16 @@ func runRecord(e *env, repo memrepo.Repo, o recordOptions) error {
 	if err != nil {
 		return withHint(err, `"agmem config" shows every key and where its value comes from`)
 	}
-	rules := cfg.Capture
+	if !cfg.Enabled {
+		return notCaptured(e, o, "capture.enabled is false")
+	}
+	if dir := optedOut(); dir != "" {
+		return notCaptured(e, o, "opted out by "+filepath.Join(dir, capture.OptOutFile))
+	}
+	policy, err := cfg.Policy()
+	if err != nil {
+		return withHint(err, `"agmem config" shows every key and where its value comes from`)
+	}
 	now := time.Now()
 	var decoded capture.Decoded
 	var bad []string
@@ -75,20 +84,20 @@ func runRecord(e *env, repo memrepo.Repo, o recordOptions) error {
 		if err != nil {
 			return err
 		}
-		if decoded, err = capture.FromNative(n, rules, now); err != nil {
+		if decoded, err = capture.FromNative(n, policy, now); err != nil {
 			return withHint(err, `run "agmem record --help"`)
 		}
 	case o.jsonl:
 		var err error
-		if decoded, bad, err = decodeLines(e.stdin, rules, now); err != nil {
+		if decoded, bad, err = decodeLines(e.stdin, policy, cfg.MaxInput, now); err != nil {
 			return err
 		}
 	default:
-		data, err := readStdin(e.stdin)
+		data, err := readStdin(e.stdin, cfg.MaxInput)
 		if err != nil {
 			return err
 		}
-		if decoded, err = capture.Decode(data, rules, now); err != nil {
+		if decoded, err = capture.Decode(data, policy, now); err != nil {
 			return withHint(err, "give a native object {\"tool_name\", \"arguments\", \"result\"} or a hook payload")
 		}
 	}
@@ -98,6 +107,14 @@ func runRecord(e *env, repo memrepo.Repo, o recordOptions) error {
 	if o.verbose {
 		for _, why := range decoded.Skipped {
 			fmt.Fprintln(e.stderr, "agmem: not captured: "+why)
+		}
+	}
+
+	for _, en := range decoded.Entries {
+		if ob := en.Observation; ob != nil && ob.Cwd != "" {
+			if dir := capture.OptedOut(ob.Cwd); dir != "" {
+				return notCaptured(e, o, "opted out by "+filepath.Join(dir, capture.OptOutFile))
+			}
 		}
 	}
 
@@ -142,23 +159,39 @@ func runRecord(e *env, repo memrepo.Repo, o recordOptions) error {
 	return nil
 }
 
-// maxInput bounds one object on stdin; a tool result larger than this is an error, not
-// a reason to run out of memory in an agent's hook.
-const maxInput = 256 << 20
+// notCaptured ends a record that captures nothing by choice: exit 0, a reason with -v.
+func notCaptured(e *env, o recordOptions, why string) error {
+	if o.verbose {
+		fmt.Fprintln(e.stderr, "agmem: not captured: "+why)
+	}
+	return nil
+}
 
-func readStdin(r io.Reader) ([]byte, error) {
+// optedOut returns the directory of the working directory's opt-out file, or "".
+func optedOut() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	return capture.OptedOut(wd)
+}
+
+// readStdin reads one object of at most limit bytes: a larger one is refused, not a
+// reason to run out of memory in an agent's hook.
+func readStdin(r io.Reader, limit int) ([]byte, error) {
 	if f, ok := r.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 			return nil, withHint(errors.New("no input: stdin is a terminal"),
 				`pipe a JSON object into "agmem record", or use "agmem record --tool NAME"`)
 		}
 	}
-	data, err := io.ReadAll(io.LimitReader(r, maxInput+1))
+	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
 		return nil, fmt.Errorf("read stdin: %w", err)
 	}
-	if len(data) > maxInput {
-		return nil, fmt.Errorf("input is larger than %d MiB", maxInput>>20)
+	if len(data) > limit {
+		return nil, withHint(fmt.Errorf("input is larger than %s; nothing was recorded", sizeName(limit)),
+			"capture.max_input_bytes raises the bound; a large value is cut to capture.max_value_bytes once read")
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, withHint(errors.New("no input on stdin"),
@@ -167,16 +200,26 @@ func readStdin(r io.Reader) ([]byte, error) {
 	return data, nil
 }
 
+func sizeName(n int) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
 // decodeLines reads --jsonl input: every good line is kept, every bad one reported by
-// its line number.
-func decodeLines(r io.Reader, rules classify.Rules, now time.Time) (capture.Decoded, []string, error) {
+// its line number. A line longer than limit is read past, not kept.
+func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time) (capture.Decoded, []string, error) {
 	var all capture.Decoded
 	var bad []string
 	br := bufio.NewReaderSize(r, 1<<20)
 	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			d, derr := capture.Decode(line, rules, now)
+		line, long, err := readLine(br, limit)
+		switch {
+		case long:
+			bad = append(bad, fmt.Sprintf("line %d: longer than %s", n, sizeName(limit)))
+		case len(bytes.TrimSpace(line)) > 0:
+			d, derr := capture.Decode(line, p, now)
 			if derr != nil {
 				bad = append(bad, fmt.Sprintf("line %d: %s", n, derr))
 			}
@@ -188,6 +231,24 @@ func decodeLines(r io.Reader, rules classify.Rules, now time.Time) (capture.Deco
 		}
 		if err != nil {
 			return all, bad, fmt.Errorf("read stdin: %w", err)
+		}
+	}
+}
+
+// readLine reads one line of at most limit bytes; of a longer one it keeps nothing and
+// says so.
+func readLine(br *bufio.Reader, limit int) (line []byte, long bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !long {
+			if len(line)+len(chunk) > limit+1 { // +1: the newline
+				long, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if err != bufio.ErrBufferFull {
+			return line, long, err
 		}
 	}
 }

@@ -2,60 +2,23 @@ package config
 
 import (
 	"errors"
-	"strconv"
-	"strings"
+	"path"
+
+	"github.com/agmem/agmem/capture"
+	"github.com/agmem/agmem/redact"
 )
 
-// captureKeys are the [capture] section: what record keeps and how it groups sessions.
+// captureKeys are the [capture] section: what record keeps, how large it may be, and
+// how it groups sessions.
 var captureKeys = []key{
-	{
-		name: "capture.ignore_tools",
-		fromAny: func(c *Config, v any) error {
-			list, ok := v.([]any)
-			if !ok {
-				return errors.New("must be a list of tool names")
-			}
-			c.Capture.IgnoreTools = c.Capture.IgnoreTools[:0:0]
-			for _, item := range list {
-				s, ok := item.(string)
-				if !ok {
-					return errors.New("must be a list of tool names")
-				}
-				c.Capture.IgnoreTools = append(c.Capture.IgnoreTools, s)
-			}
-			return nil
-		},
-		fromEnv: func(c *Config, s string) error {
-			c.Capture.IgnoreTools = nil
-			for _, t := range strings.Split(s, ",") {
-				if t = strings.TrimSpace(t); t != "" {
-					c.Capture.IgnoreTools = append(c.Capture.IgnoreTools, t)
-				}
-			}
-			return nil
-		},
-		value: func(c *Config) any { return c.Capture.IgnoreTools },
-	},
-	{
-		name: "capture.min_result_chars",
-		fromAny: func(c *Config, v any) error {
-			n, ok := v.(int64)
-			if !ok || n < 0 {
-				return errors.New("must be a whole number, 0 or more")
-			}
-			c.Capture.MinResultChars = int(n)
-			return nil
-		},
-		fromEnv: func(c *Config, s string) error {
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 0 {
-				return errors.New("must be a whole number, 0 or more")
-			}
-			c.Capture.MinResultChars = n
-			return nil
-		},
-		value: func(c *Config) any { return c.Capture.MinResultChars },
-	},
+	boolKey("capture.enabled", func(c *Config) *bool { return &c.Enabled }),
+	listKey("capture.ignore_tools", "tool names or globs such as \"mcp__slack__*\"",
+		func(c *Config) *[]string { return &c.Capture.IgnoreTools }, checkGlob),
+	intKey("capture.min_result_chars", 0, func(c *Config) *int { return &c.Capture.MinResultChars }),
+	listKey("capture.withhold_paths", "path globs such as \"**/.env*\"",
+		func(c *Config) *[]string { return &c.Withhold }, checkGlob),
+	intKey("capture.max_value_bytes", 1024, func(c *Config) *int { return &c.MaxValue }),
+	intKey("capture.max_input_bytes", 1024, func(c *Config) *int { return &c.MaxInput }),
 	{
 		name: "capture.session_idle",
 		fromAny: func(c *Config, v any) error {
@@ -68,4 +31,24 @@ var captureKeys = []key{
 		fromEnv: func(c *Config, s string) error { return setDuration(&c.SessionIdle, s) },
 		value:   func(c *Config) any { return c.SessionIdle.String() },
 	},
+}
+
+func checkGlob(g string) error {
+	_, err := path.Match(g, "")
+	return err
+}
+
+// DefaultMaxInput bounds what record reads on stdin for one object: 64 MiB.
+const DefaultMaxInput = 64 << 20
+
+// Policy is the capture policy the configuration describes.
+func (c *Config) Policy() (capture.Policy, error) {
+	r := redact.Default()
+	if len(c.Redact.Disable)+len(c.Redact.Allow)+len(c.Redact.Extra) > 0 {
+		var err error
+		if r, err = redact.New(c.Redact); err != nil {
+			return capture.Policy{}, err
+		}
+	}
+	return capture.Policy{Rules: c.Capture, Redactor: r, Withhold: c.Withhold, MaxValue: c.MaxValue}, nil
 }

@@ -19,7 +19,9 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/agmem/agmem/capture"
 	"github.com/agmem/agmem/classify"
+	"github.com/agmem/agmem/redact"
 )
 
 // FileName is the configuration file inside a memory repo's .agmem directory.
@@ -28,6 +30,14 @@ const FileName = "config.toml"
 // Config is agmem's effective configuration.
 type Config struct {
 	Capture classify.Rules
+	// Enabled false makes record capture nothing.
+	Enabled bool
+	// Withhold are path globs whose files' contents are never captured.
+	Withhold []string
+	// MaxValue bounds an argument's value, a result or an error, in bytes; MaxInput
+	// bounds one object read by record.
+	MaxValue, MaxInput int
+	Redact             redact.Options
 	// SessionIdle is how long agmem's open session may be idle before input that names
 	// no session starts a new one.
 	SessionIdle time.Duration
@@ -49,10 +59,13 @@ type key struct {
 	fromAny func(c *Config, v any) error
 	fromEnv func(c *Config, s string) error
 	value   func(c *Config) any
+	// alsoEnv are environment variables that set the key when AGMEM_<SECTION>_<KEY> is
+	// not set, such as OPENAI_API_KEY, which other tools read too.
+	alsoEnv []string
 }
 
 // keys are every setting agmem reads, section by section.
-var keys = slices.Concat(captureKeys, llmKeys)
+var keys = slices.Concat(captureKeys, redactKeys, llmKeys)
 
 func setDuration(d *time.Duration, s string) error {
 	v, err := time.ParseDuration(s)
@@ -65,8 +78,9 @@ func setDuration(d *time.Duration, s string) error {
 
 // Default is the built-in configuration.
 func Default() *Config {
-	c := &Config{Capture: classify.Default(), SessionIdle: 30 * time.Minute, LLM: defaultLLM(),
-		origins: map[string]string{}}
+	c := &Config{Capture: classify.Default(), Enabled: true, Withhold: capture.DefaultWithhold(),
+		MaxValue: capture.DefaultMaxValue, MaxInput: DefaultMaxInput,
+		SessionIdle: 30 * time.Minute, LLM: defaultLLM(), origins: map[string]string{}}
 	for _, k := range keys {
 		c.origins[k.name] = "default"
 	}
@@ -95,12 +109,16 @@ func Load(stateDir string, getenv func(string) string) (*Config, error) {
 		}
 	}
 	for _, k := range keys {
-		env := EnvName(k.name)
-		if s := getenv(env); s != "" {
+		for _, env := range append([]string{EnvName(k.name)}, k.alsoEnv...) {
+			s := getenv(env)
+			if s == "" {
+				continue
+			}
 			if err := k.fromEnv(c, s); err != nil {
 				return nil, fmt.Errorf("%s: %s", env, err)
 			}
 			c.origins[k.name] = "$" + env
+			break
 		}
 	}
 	return c, nil

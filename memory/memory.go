@@ -41,6 +41,15 @@ type Observation struct {
 	AgentID    string          `json:"agent_id,omitempty"`
 	DurationMS *int64          `json:"duration_ms,omitempty"`
 	Error      string          `json:"error,omitempty"`
+
+	// Redactions counts the secrets replaced by "[REDACTED:<rule>]" before the
+	// observation was first written.
+	Redactions int `json:"redactions,omitempty"`
+	// Truncated gives the original size in bytes of each value cut to the capture
+	// limit, by where it was: "result", "arguments.content", "error".
+	Truncated map[string]int `json:"truncated,omitempty"`
+	// Withheld is the path glob that kept the file's contents out of the observation.
+	Withheld string `json:"withheld,omitempty"`
 }
 
 // ResultText is the result as a person reads it: a JSON string unquoted, any other JSON
@@ -74,6 +83,8 @@ type Event struct {
 	Text      string            `json:"text,omitempty"`  // the prompt, the last message, the end reason
 	Attrs     map[string]string `json:"attrs,omitempty"` // model, start source, agent id, cwd …
 	Source    string            `json:"source,omitempty"`
+	// Redactions counts the secrets replaced in Text and Attrs.
+	Redactions int `json:"redactions,omitempty"`
 }
 
 // Entry is one line of a session's history: an observation or an event, never both.

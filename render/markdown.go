@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +43,16 @@ func Markdown(o *memory.Observation) []byte {
 	}
 	if o.Error != "" {
 		b.WriteString("failed: true\n")
+	}
+	b.WriteString("redactions: " + strconv.Itoa(o.Redactions) + "\n")
+	if o.Withheld != "" {
+		writeField(&b, "withheld", o.Withheld)
+	}
+	if len(o.Truncated) > 0 {
+		b.WriteString("truncated:\n")
+		for _, where := range slices.Sorted(maps.Keys(o.Truncated)) {
+			b.WriteString("  " + yamlQuote(where) + ": " + strconv.Itoa(o.Truncated[where]) + "\n")
+		}
 	}
 	b.WriteString("---\n\n")
 

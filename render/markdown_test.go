@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -143,6 +144,7 @@ func TestFrontmatterRoundTrip(t *testing.T) {
 			ID: "01JPB2N3V4W5X6Y7Z8A9B0C1D2", SessionID: s, Timestamp: when, ToolName: s,
 			MemoryType: memory.Type(s), Source: s, ToolUseID: s, Cwd: s, AgentID: s, Summary: s,
 			Arguments: json.RawMessage(`{}`), Error: s, DurationMS: ms(-7),
+			Redactions: 3, Withheld: s, Truncated: map[string]int{s: 5, "result": 9},
 		}
 		r := readRendered(t, Markdown(&o))
 		want := map[string]any{
@@ -154,18 +156,20 @@ func TestFrontmatterRoundTrip(t *testing.T) {
 			"tool_name":      valid(s),
 			"auto_captured":  true,
 			"duration_ms":    -7,
+			"redactions":     3,
 		}
 		if s != "" {
-			for _, k := range []string{"source", "tool_use_id", "cwd", "agent_id"} {
+			for _, k := range []string{"source", "tool_use_id", "cwd", "agent_id", "withheld"} {
 				want[k] = valid(s)
 			}
 			want["failed"] = true
 		}
+		want["truncated"] = map[string]any{valid(s): 5, "result": 9}
 		if len(r.front) != len(want) {
 			t.Errorf("%q: frontmatter has %d keys, want %d: %v", s, len(r.front), len(want), r.front)
 		}
 		for k, v := range want {
-			if r.front[k] != v {
+			if !reflect.DeepEqual(r.front[k], v) {
 				t.Errorf("%q: %s = %#v, want %#v", s, k, r.front[k], v)
 			}
 		}
@@ -183,7 +187,7 @@ func valid(s string) string { return string([]rune(s)) }
 
 func TestFrontmatterKeyOrder(t *testing.T) {
 	o := goldenObservations[0].obs
-	o.Error, o.AgentID = "boom", "a1"
+	o.Error, o.AgentID, o.Withheld, o.Truncated = "boom", "a1", "**/.env*", map[string]int{"result": 2 << 20}
 	var keys []string
 	for _, line := range strings.Split(string(Markdown(&o)), "\n")[1:] {
 		if line == "---" {
@@ -192,7 +196,7 @@ func TestFrontmatterKeyOrder(t *testing.T) {
 		k, _, _ := strings.Cut(line, ":")
 		keys = append(keys, k)
 	}
-	want := "schema_version memory_type observation_id session_id timestamp tool_name auto_captured source tool_use_id cwd agent_id duration_ms failed"
+	want := "schema_version memory_type observation_id session_id timestamp tool_name auto_captured source tool_use_id cwd agent_id duration_ms failed redactions withheld truncated   \"result\""
 	if got := strings.Join(keys, " "); got != want {
 		t.Errorf("keys:\n got %s\nwant %s", got, want)
 	}

@@ -1,0 +1,152 @@
+package capture
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/agmem/agmem/classify"
+	"github.com/agmem/agmem/redact"
+)
+
+// Policy is what capture applies to every call before it reaches the journal: which
+// calls are kept, which secrets are redacted, which files' contents are withheld, and
+// how large a value may be.
+type Policy struct {
+	Rules    classify.Rules
+	Redactor *redact.Redactor // nil: nothing is redacted
+	// Withhold are path globs ("**/.env*") whose files' contents are never kept: a call
+	// on such a path is recorded with its contents replaced by a mark.
+	Withhold []string
+	// MaxValue bounds, in bytes, each argument's value, the result and the error; a
+	// longer one is cut and its size noted in the observation. 0: no bound.
+	MaxValue int
+}
+
+// DefaultWithhold are the paths whose contents are secrets more often than not.
+func DefaultWithhold() []string {
+	return []string{"**/.env*", "**/*.pem", "**/id_rsa*", "**/id_ed25519*", "**/.ssh/**",
+		"**/.aws/credentials", "**/.netrc"}
+}
+
+// DefaultMaxValue is the default bound on a value: 1 MiB.
+const DefaultMaxValue = 1 << 20
+
+// DefaultPolicy is the built-in policy.
+func DefaultPolicy() Policy {
+	return Policy{Rules: classify.Default(), Redactor: redact.Default(), Withhold: DefaultWithhold(), MaxValue: DefaultMaxValue}
+}
+
+// withheldBy returns the first glob that matches file, or "".
+func (p *Policy) withheldBy(file string) string {
+	for _, g := range p.Withhold {
+		if MatchPath(g, file) {
+			return g
+		}
+	}
+	return ""
+}
+
+// MatchPath matches a file path against a glob in the manner of .gitignore: "*" and "?"
+// stay within a path segment, "**" spans any number of segments, and a glob without a
+// "/" matches the file's base name. Backslashes count as "/", and case is ignored, so
+// that Windows paths match too.
+func MatchPath(glob, file string) bool {
+	file = strings.ToLower(strings.ReplaceAll(file, `\`, "/"))
+	glob = strings.ToLower(glob)
+	if !strings.Contains(glob, "/") {
+		return matchSegment(glob, path.Base(file))
+	}
+	return matchSegments(strings.Split(glob, "/"), strings.Split(strings.TrimPrefix(file, "/"), "/"))
+}
+
+func matchSegments(glob, file []string) bool {
+	for len(glob) > 0 {
+		if glob[0] == "**" {
+			for i := 0; i <= len(file); i++ {
+				if matchSegments(glob[1:], file[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(file) == 0 || !matchSegment(glob[0], file[0]) {
+			return false
+		}
+		glob, file = glob[1:], file[1:]
+	}
+	return len(file) == 0
+}
+
+func matchSegment(glob, name string) bool {
+	ok, err := path.Match(glob, name)
+	return ok && err == nil
+}
+
+// pathOf returns the file a call's arguments name, or "".
+func pathOf(args json.RawMessage) string {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(args, &members) != nil {
+		return ""
+	}
+	for _, k := range pathKeys {
+		var s string
+		if json.Unmarshal(members[k], &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func withheldMark(glob string) string { return "[WITHHELD: path matches " + glob + "]" }
+
+// withhold keeps, of a call's arguments, the path and the numbers and booleans (offset,
+// limit, replace_all); any other value may hold the file's contents and becomes a mark.
+func withhold(args json.RawMessage, glob string) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var w bytes.Buffer
+	w.WriteByte('{')
+	dec.Token() // '{': sanitize wrote this object
+	for i := 0; dec.More(); i++ {
+		tok, _ := dec.Token()
+		key := tok.(string)
+		var v json.RawMessage
+		dec.Decode(&v)
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		writeString(&w, key)
+		w.WriteByte(':')
+		switch {
+		case slices.Contains(pathKeys, key), len(v) > 0 && (v[0] == 't' || v[0] == 'f' || v[0] == 'n' || v[0] == '-' || (v[0] >= '0' && v[0] <= '9')):
+			w.Write(v)
+		default:
+			writeString(&w, withheldMark(glob))
+		}
+	}
+	w.WriteByte('}')
+	return w.Bytes()
+}
+
+// OptOutFile is the file whose presence in a project's directory, or any directory
+// above it, keeps every call made there out of agmem.
+const OptOutFile = ".agmem-off"
+
+// OptedOut returns the directory at or above dir that holds OptOutFile, or "".
+func OptedOut(dir string) string {
+	for {
+		if _, err := os.Lstat(filepath.Join(dir, OptOutFile)); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}

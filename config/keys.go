@@ -1,0 +1,102 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// boolKey is a setting held in a bool field.
+func boolKey(name string, field func(*Config) *bool) key {
+	bad := errors.New("must be true or false")
+	return key{
+		name: name,
+		fromAny: func(c *Config, v any) error {
+			b, ok := v.(bool)
+			if !ok {
+				return bad
+			}
+			*field(c) = b
+			return nil
+		},
+		fromEnv: func(c *Config, s string) error {
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				return bad
+			}
+			*field(c) = b
+			return nil
+		},
+		value: func(c *Config) any { return *field(c) },
+	}
+}
+
+// intKey is a setting held in an int field, at least least.
+func intKey(name string, least int, field func(*Config) *int) key {
+	bad := fmt.Errorf("must be a whole number, %d or more", least)
+	return key{
+		name: name,
+		fromAny: func(c *Config, v any) error {
+			n, ok := v.(int64)
+			if !ok || n < int64(least) || int64(int(n)) != n {
+				return bad
+			}
+			*field(c) = int(n)
+			return nil
+		},
+		fromEnv: func(c *Config, s string) error {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < least {
+				return bad
+			}
+			*field(c) = n
+			return nil
+		},
+		value: func(c *Config) any { return *field(c) },
+	}
+}
+
+// listKey is a setting held in a list of strings, each checked by check (nil: any);
+// what says what the items are. In the environment the items are separated by commas.
+func listKey(name, what string, field func(*Config) *[]string, check func(string) error) key {
+	set := func(c *Config, items []string) error {
+		for _, s := range items {
+			if check != nil {
+				if err := check(s); err != nil {
+					return fmt.Errorf("%q: %w", s, err)
+				}
+			}
+		}
+		*field(c) = items
+		return nil
+	}
+	return key{
+		name: name,
+		fromAny: func(c *Config, v any) error {
+			list, ok := v.([]any)
+			if !ok {
+				return errors.New("must be a list of " + what)
+			}
+			items := []string{}
+			for _, item := range list {
+				s, ok := item.(string)
+				if !ok {
+					return errors.New("must be a list of " + what)
+				}
+				items = append(items, s)
+			}
+			return set(c, items)
+		},
+		fromEnv: func(c *Config, s string) error {
+			items := []string{}
+			for _, item := range strings.Split(s, ",") {
+				if item = strings.TrimSpace(item); item != "" {
+					items = append(items, item)
+				}
+			}
+			return set(c, items)
+		},
+		value: func(c *Config) any { return *field(c) },
+	}
+}

@@ -1,0 +1,68 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lucasjones/reggen"
+	"github.com/zricethezav/gitleaks/v8/config"
+	"github.com/zricethezav/gitleaks/v8/detect"
+)
+
+// TestGitleaksParity generates text from every gitleaks rule's own regex and checks that
+// whatever gitleaks' real detector finds in it, agmem's redaction removes: the generated
+// table and the prefilter lose none of gitleaks' recall.
+func TestGitleaksParity(t *testing.T) {
+	d, err := detect.NewDetectorDefaultConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.MaxDecodeDepth = 0 // agmem scans text as it is; see the package doc
+	r := Default()
+	samples, found, missed := 0, 0, 0
+	for _, rule := range d.Config.Rules {
+		if rule.Regex == nil || rule.Path != nil {
+			continue
+		}
+		g, err := reggen.NewGenerator(rule.Regex.String())
+		if err != nil {
+			t.Fatalf("%s: %v", rule.RuleID, err)
+		}
+		g.SetSeed(1)
+		// The rule's keywords far from the sample: agmem scans windows around
+		// keywords, and must still find what gitleaks finds anywhere in the text.
+		far := strings.Join(rule.Keywords, " ") + strings.Repeat("\nfiller line", 200) + "\n"
+		for i := 0; i < 12; i++ {
+			sample := g.Generate(8)
+			for _, text := range []string{"output of the tool:\n" + sample + "\nend\n", far + sample} {
+				samples++
+				redacted, _ := r.Text(text)
+				for _, f := range d.DetectString(text) {
+					found++
+					if strings.Contains(redacted, f.Secret) {
+						missed++
+						t.Errorf("%s: gitleaks finds %q in %q; agmem leaves %q", f.RuleID, f.Secret, sample, redacted)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d samples from %d rules, gitleaks found %d secrets, agmem missed %d", samples, len(d.Config.Rules), found, missed)
+	if found < samples/4 {
+		t.Fatalf("gitleaks found only %d secrets in %d samples: the test generates the wrong text", found, samples)
+	}
+}
+
+// TestGeneratedRulesUpToDate checks gitleaks_rules.go against the gitleaks module in
+// go.mod: run "go generate ./redact" after upgrading it.
+func TestGeneratedRulesUpToDate(t *testing.T) {
+	cfg := config.DefaultConfig
+	for i := range gitleaksRules {
+		if !strings.Contains(cfg, "id = \""+gitleaksRules[i].id+"\"") {
+			t.Errorf("rule %s is not in gitleaks' default config", gitleaksRules[i].id)
+		}
+	}
+	if n := strings.Count(cfg, "[[rules]]"); n-len(gitleaksRules) != 5 {
+		t.Errorf("gitleaks has %d rules, gitleaks_rules.go %d (+5 that need a path): run go generate ./redact", n, len(gitleaksRules))
+	}
+}

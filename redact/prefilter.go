@@ -1,0 +1,105 @@
+package redact
+
+// prefilter finds, in one pass over a text, which rules' keywords it holds, ignoring
+// ASCII case: it indexes every keyword by its first two bytes, so that most positions
+// of the text cost one table lookup.
+type prefilter struct {
+	first [1 << 16 / 64]uint64 // bit set: some keyword starts with these two bytes
+	cands map[uint16][]candidate
+	// always are the rules without keywords: they run on every text.
+	always []int
+}
+
+type candidate struct {
+	keyword string // lower case, at least two bytes
+	rule    int
+}
+
+func newPrefilter(rules []*rule) *prefilter {
+	p := &prefilter{cands: map[uint16][]candidate{}}
+	for i, r := range rules {
+		if len(r.keywords) == 0 {
+			p.always = append(p.always, i)
+		}
+		for _, kw := range r.keywords {
+			if len(kw) < 2 {
+				p.always = append(p.always, i)
+				break
+			}
+			k := bigram(kw[0], kw[1])
+			p.first[k/64] |= 1 << (k % 64)
+			p.cands[k] = append(p.cands[k], candidate{kw, i})
+		}
+	}
+	return p
+}
+
+// maxHits is how many keyword positions are kept per rule; past it the rule scans the
+// whole text, which is then no slower than the windows would be.
+const maxHits = 32
+
+// hits are where a rule's keywords occur in a text.
+type hits struct {
+	on bool
+	// at holds the offsets of the keywords; nil (with on) means the whole text is to
+	// be scanned: the rule has no keywords, too many hits, or a keyword the match may
+	// not contain.
+	at []int
+}
+
+// rules returns, indexed like the rules, which may match text and where.
+func (p *prefilter) rules(text string, rules []*rule) []hits {
+	out := make([]hits, len(rules))
+	whole := make([]bool, len(rules))
+	for _, i := range p.always {
+		out[i].on, whole[i] = true, true
+	}
+	for i := 0; i+1 < len(text); i++ {
+		k := bigram(lower(text[i]), lower(text[i+1]))
+		if p.first[k/64]&(1<<(k%64)) == 0 {
+			continue
+		}
+		for _, c := range p.cands[k] {
+			h := &out[c.rule]
+			if whole[c.rule] || !hasPrefixFold(text[i:], c.keyword) {
+				continue
+			}
+			h.on = true
+			if len(h.at) == maxHits || !rules[c.rule].inMatch(c.keyword) {
+				whole[c.rule] = true
+				continue
+			}
+			if n := len(h.at); n == 0 || h.at[n-1] != i {
+				h.at = append(h.at, i)
+			}
+		}
+	}
+	for i, w := range whole {
+		if w {
+			out[i].at = nil
+		}
+	}
+	return out
+}
+
+func bigram(a, b byte) uint16 { return uint16(a)<<8 | uint16(b) }
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// hasPrefixFold says whether s starts with the lower-case keyword kw, ignoring ASCII case.
+func hasPrefixFold(s, kw string) bool {
+	if len(s) < len(kw) {
+		return false
+	}
+	for i := 0; i < len(kw); i++ {
+		if lower(s[i]) != kw[i] {
+			return false
+		}
+	}
+	return true
+}

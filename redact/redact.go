@@ -1,0 +1,304 @@
+package redact
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Pattern is a rule a user adds: a regex whose whole match, or first non-empty
+// submatch, is a secret.
+type Pattern struct {
+	ID    string `json:"id" toml:"id"`
+	Regex string `json:"regex" toml:"regex"`
+}
+
+// Options change the built-in rule set.
+type Options struct {
+	Disable []string  // rule ids switched off
+	Allow   []string  // regexes: a secret one of them matches is kept
+	Extra   []Pattern // rules added to the built-in ones
+}
+
+// Redactor finds and replaces secrets. It is safe for concurrent use.
+type Redactor struct {
+	rules []*rule
+	allow []*regexp.Regexp
+	// keyRule says whether the secret-assignment rule is on, which also covers values
+	// under a secret's key in JSON.
+	keyRule bool
+
+	once sync.Once
+	pf   *prefilter
+}
+
+// Finding is a secret in a text.
+type Finding struct {
+	Rule       string
+	Start, End int // byte offsets of the secret
+}
+
+// New builds a redactor: agmem's rules, then gitleaks', then opts.Extra, less the
+// disabled ones. Nothing is compiled until a text needs it, except the user's regexes,
+// which are checked here.
+func New(opts Options) (*Redactor, error) {
+	off := map[string]bool{}
+	for _, id := range opts.Disable {
+		if !known(id) {
+			return nil, fmt.Errorf("redact: no rule %q to disable", id)
+		}
+		off[id] = true
+	}
+	r := &Redactor{keyRule: !off[RuleAssignment]}
+	for _, ru := range builtin() {
+		if !off[ru.id] {
+			r.rules = append(r.rules, ru)
+		}
+	}
+	for _, p := range opts.Extra {
+		re, err := regexp.Compile(p.Regex)
+		if err != nil {
+			return nil, fmt.Errorf("redact: pattern %q: %w", p.ID, err)
+		}
+		if p.ID == "" {
+			return nil, fmt.Errorf("redact: pattern %q has no id", p.Regex)
+		}
+		ru := &rule{id: p.ID, regex: p.Regex, compiled: re}
+		ru.once.Do(func() {})
+		r.rules = append(r.rules, ru)
+	}
+	for _, a := range opts.Allow {
+		re, err := regexp.Compile(a)
+		if err != nil {
+			return nil, fmt.Errorf("redact: allow %q: %w", a, err)
+		}
+		r.allow = append(r.allow, re)
+	}
+	return r, nil
+}
+
+// Default is the redactor of the built-in rules.
+var Default = sync.OnceValue(func() *Redactor {
+	r, _ := New(Options{})
+	return r
+})
+
+// builtin is agmem's rules and gitleaks', each id once. The rules live for the
+// process, compiled on first use.
+var builtin = sync.OnceValue(func() []*rule {
+	rules := ownRules()
+	own := map[string]bool{}
+	for _, r := range rules {
+		own[r.id] = true
+	}
+	for i := range gitleaksRules {
+		if r := &gitleaksRules[i]; !own[r.id] {
+			rules = append(rules, r)
+		}
+	}
+	return rules
+})
+
+func known(id string) bool {
+	for _, r := range builtin() {
+		if r.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// RuleIDs lists the built-in rules' ids.
+func RuleIDs() []string {
+	var ids []string
+	for _, r := range builtin() {
+		ids = append(ids, r.id)
+	}
+	return ids
+}
+
+// Find returns the secrets in text, in order, none overlapping: overlapping findings
+// become one, named by the rule that found the first of them.
+func (r *Redactor) Find(text string) []Finding {
+	if len(text) < 8 {
+		return nil
+	}
+	r.once.Do(func() { r.pf = newPrefilter(r.rules) })
+	var found []Finding
+	for i, h := range r.pf.rules(text, r.rules) {
+		if !h.on {
+			continue
+		}
+		if h.at == nil {
+			found = r.findRule(found, r.rules[i], text, 0, len(text))
+			continue
+		}
+		for _, w := range windows(text, h.at) {
+			found = r.findRule(found, r.rules[i], text, w[0], w[1])
+		}
+	}
+	return merge(found)
+}
+
+// Reach of a window around a keyword: how far before it a match may start, and how far
+// after it one usually ends. Regexes are slow per byte, and most texts hold a keyword
+// or two; a window that cuts a match short is widened.
+const (
+	reachBefore = 160
+	reachAfter  = 512
+)
+
+// windows are the spans of text around keyword offsets at, merged where they overlap.
+func windows(text string, at []int) [][2]int {
+	var out [][2]int
+	for _, a := range at {
+		start, end := max(0, a-reachBefore), min(len(text), a+reachAfter)
+		if n := len(out); n > 0 && start <= out[n-1][1] {
+			out[n-1][1] = end
+			continue
+		}
+		out = append(out, [2]int{start, end})
+	}
+	return out
+}
+
+// findRule appends the findings of rule ru in text[start:end], widening the span while
+// a match reaches its end.
+func (r *Redactor) findRule(found []Finding, ru *rule, text string, start, end int) []Finding {
+	for {
+		matches := ru.re().FindAllStringSubmatchIndex(text[start:end], -1)
+		if n := len(matches); n > 0 && matches[n-1][1] == end-start && end < len(text) {
+			end = min(len(text), end+max(reachAfter, end-start))
+			continue
+		}
+		for _, m := range matches {
+			for i := range m {
+				if m[i] >= 0 {
+					m[i] += start
+				}
+			}
+			if s, e, ok := r.secretOf(ru, text, m); ok {
+				found = append(found, Finding{Rule: ru.id, Start: s, End: e})
+			}
+		}
+		return found
+	}
+}
+
+// secretOf applies a rule's checks to one match, as gitleaks does: pick the secret,
+// check its entropy, then the global and the rule's allowlists, then the user's.
+func (r *Redactor) secretOf(ru *rule, text string, m []int) (int, int, bool) {
+	start, end, ok := m[0], m[1], true
+	switch {
+	case ru.secret != nil:
+		start, end, ok = ru.secret(text, m)
+	case ru.secretGroup > 0 && 2*ru.secretGroup < len(m):
+		start, end, ok = m[2*ru.secretGroup], m[2*ru.secretGroup+1], m[2*ru.secretGroup] >= 0
+	default:
+		for g := 2; g < len(m); g += 2 {
+			if m[g] >= 0 && m[g+1] > m[g] {
+				start, end = m[g], m[g+1]
+				break
+			}
+		}
+	}
+	if !ok || end <= start {
+		return 0, 0, false
+	}
+	secret, match := text[start:end], text[m[0]:m[1]]
+	if ru.entropy > 0 && entropy(secret) <= ru.entropy {
+		return 0, 0, false
+	}
+	line := lineAround(text, m[0], m[1])
+	if gitleaksAllow.allows(secret, match, line) {
+		return 0, 0, false
+	}
+	for i := range ru.allow {
+		if ru.allow[i].allows(secret, match, line) {
+			return 0, 0, false
+		}
+	}
+	for _, re := range r.allow {
+		if re.MatchString(secret) {
+			return 0, 0, false
+		}
+	}
+	return start, end, true
+}
+
+func lineAround(text string, start, end int) string {
+	if i := strings.LastIndexByte(text[:start], '\n'); i >= 0 {
+		start = i + 1
+	} else {
+		start = 0
+	}
+	if i := strings.IndexByte(text[end:], '\n'); i >= 0 {
+		end += i
+	} else {
+		end = len(text)
+	}
+	return text[start:end]
+}
+
+func merge(found []Finding) []Finding {
+	if len(found) < 2 {
+		return found
+	}
+	sort.SliceStable(found, func(i, j int) bool { return found[i].Start < found[j].Start })
+	out := found[:1]
+	for _, f := range found[1:] {
+		last := &out[len(out)-1]
+		if f.Start < last.End {
+			last.End = max(last.End, f.End)
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func headerKey(key string) bool {
+	switch strings.ToLower(key) {
+	case "authorization", "proxy-authorization", "cookie", "set-cookie":
+		return true
+	}
+	return false
+}
+
+// Mark is what a secret found by rule becomes.
+func Mark(rule string) string { return "[REDACTED:" + rule + "]" }
+
+// Text returns text with every secret replaced by its mark, and how many there were.
+func (r *Redactor) Text(text string) (string, int) {
+	found := r.Find(text)
+	if len(found) == 0 {
+		return text, 0
+	}
+	var b strings.Builder
+	b.Grow(len(text))
+	at := 0
+	for _, f := range found {
+		b.WriteString(text[at:f.Start])
+		b.WriteString(Mark(f.Rule))
+		at = f.End
+	}
+	b.WriteString(text[at:])
+	return b.String(), len(found)
+}
+
+// Field redacts a value held under key (a JSON member, a header, an attribute): the
+// whole value when the key names a secret and the value is no placeholder, else the
+// secrets in it.
+func (r *Redactor) Field(key, value string) (string, int) {
+	if r.keyRule && SecretKey(key) && !Placeholder(value) {
+		return Mark(RuleAssignment), 1
+	}
+	if headerKey(key) {
+		// As a header line, so that the header rule sees its name.
+		out, n := r.Text(key + ": " + value)
+		return out[len(key)+2:], n
+	}
+	return r.Text(value)
+}

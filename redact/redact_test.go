@@ -1,0 +1,111 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestText(t *testing.T) {
+	for _, c := range []struct {
+		name, in, want string
+	}{
+		{"env file", "DB_HOST=db\nDB_PASSWORD=hunter2hunter2\n", "DB_HOST=db\nDB_PASSWORD=[REDACTED:secret-assignment]\n"},
+		{"export quoted", `export API_KEY="abc123def456"`, `export API_KEY="[REDACTED:secret-assignment]"`},
+		{"yaml", "db:\n  password: s3cr3t-value\n", "db:\n  password: [REDACTED:secret-assignment]\n"},
+		{"json in text", `{"client_secret": "a\"b-c1234"}`, `{"client_secret": "[REDACTED:secret-assignment]"}`},
+		{"go assignment", `token := "tok_9f8e7d6c"`, `token := "[REDACTED:secret-assignment]"`},
+		{"flag", `mysql --password hunter22 -h db`, `mysql --password [REDACTED:secret-flag] -h db`},
+		{"flag equals", `deploy --api-key=k-12345678`, `deploy --api-key=[REDACTED:secret-assignment]`},
+		{"query string", `GET /v1?access_token=abcdefgh12&x=1`, `GET /v1?access_token=[REDACTED:secret-assignment]&x=1`},
+		{"bearer header", `curl -H "Authorization: Bearer abc.def.ghi" https://x`, `curl -H "Authorization: Bearer [REDACTED:auth-header]" https://x`},
+		{"basic header", "Authorization: Basic dXNlcjpwYXNz\n", "Authorization: Basic [REDACTED:auth-header]\n"},
+		{"cookie", "Cookie: sid=abc123; theme=dark\n", "Cookie: [REDACTED:auth-header]\n"},
+		{"url", `git clone https://bob:pa55word@git.example.com/r.git`, `git clone https://bob:[REDACTED:url-credentials]@git.example.com/r.git`},
+		{"postgres url", `DATABASE_URL=postgres://app:Zx9!q@db:5432/app`, `DATABASE_URL=postgres://app:[REDACTED:url-credentials]@db:5432/app`},
+		{"private key", "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nAbC\n-----END RSA PRIVATE KEY-----\nafter", "key:\n[REDACTED:private-key]\nafter"},
+		{"private key cut short", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk", "[REDACTED:private-key]"},
+		{"github token", "pushed with ghp_1234567890abcdefghijABCDEFGHIJ123456 ok", "pushed with [REDACTED:github-pat] ok"},
+		{"aws key", "AKIAZ5GMHYJK7Q2XWN4P", "[REDACTED:aws-access-token]"},
+
+		{"placeholder var", "password=${DB_PASSWORD}", "password=${DB_PASSWORD}"},
+		{"placeholder mask", "password: ****", "password: ****"},
+		{"token count", "max_tokens: 4096, input_tokens=12", "max_tokens: 4096, input_tokens=12"},
+		{"prose", "the password is checked by the auth module", "the password is checked by the auth module"},
+		{"short number", "pin: 1234", "pin: 1234"},
+		{"empty", "", ""},
+		{"author", "author: Jane Doe", "author: Jane Doe"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, n := Default().Text(c.in)
+			if got != c.want {
+				t.Errorf("Text(%q)\n got %q\nwant %q", c.in, got, c.want)
+			}
+			if want := strings.Count(c.want, "[REDACTED:"); n != want {
+				t.Errorf("count %d, want %d", n, want)
+			}
+		})
+	}
+}
+
+func TestField(t *testing.T) {
+	for _, c := range []struct{ key, value, want string }{
+		{"password", "hunter2", Mark(RuleAssignment)},
+		{"X-Api-Key", "k1", "k1"}, // too short to be anything
+		{"apiKey", "abcdef", Mark(RuleAssignment)},
+		{"Authorization", "Bearer abcdefgh", "Bearer " + Mark(RuleAuthHeader)},
+		{"token", "${TOKEN}", "${TOKEN}"},
+		{"command", "echo $HOME", "echo $HOME"},
+		{"command", "export GITHUB_TOKEN=ghp_1234567890abcdefghijABCDEFGHIJ123456", "export GITHUB_TOKEN=" + Mark(RuleAssignment)},
+	} {
+		if got, _ := Default().Field(c.key, c.value); got != c.want {
+			t.Errorf("Field(%q, %q) = %q, want %q", c.key, c.value, got, c.want)
+		}
+	}
+}
+
+func TestOptions(t *testing.T) {
+	r, err := New(Options{
+		Disable: []string{RuleURLCreds},
+		Allow:   []string{`^hunter2$`},
+		Extra:   []Pattern{{ID: "acme-key", Regex: `acme_[a-z0-9]{8}`}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := "https://u:pw123456@h password=hunter2 password=other123 id acme_12345678"
+	want := "https://u:pw123456@h password=hunter2 password=[REDACTED:secret-assignment] id [REDACTED:acme-key]"
+	if got, _ := r.Text(in); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	for _, bad := range []Options{
+		{Disable: []string{"no-such-rule"}},
+		{Allow: []string{"("}},
+		{Extra: []Pattern{{ID: "x", Regex: "("}}},
+		{Extra: []Pattern{{Regex: "x"}}},
+	} {
+		if _, err := New(bad); err == nil {
+			t.Errorf("New(%+v) accepted", bad)
+		}
+	}
+}
+
+func TestFindMergesOverlaps(t *testing.T) {
+	// gitleaks' generic rule and agmem's assignment rule both find this one.
+	text := `api_key = "Zx81Qp0LmN3vB7cK"`
+	if f := Default().Find(text); len(f) != 1 {
+		t.Fatalf("Find(%q) = %+v, want one finding", text, f)
+	}
+}
+
+func BenchmarkText(b *testing.B) {
+	payload := strings.Repeat(`{"command":"go test ./...","description":"run the tests"} ok  	github.com/x/y	0.01s `, 20)
+	secrets := payload + ` export GITHUB_TOKEN=ghp_1234567890abcdefghijABCDEFGHIJ123456 password=hunter22`
+	for name, text := range map[string]string{"clean-2KiB": payload, "secrets-2KiB": secrets, "clean-1MiB": strings.Repeat(payload, 512)} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for i := 0; i < b.N; i++ {
+				Default().Text(text)
+			}
+		})
+	}
+}
