@@ -44,6 +44,7 @@ func (p *Policy) sanitize(o *memory.Observation) error {
 	} else if o.Result, err = s.json(o.Result, "result"); err != nil {
 		return fmt.Errorf("result: %w", err)
 	}
+	o.ToolName = s.text("", "", o.ToolName)
 	o.Error = s.text("error", "", o.Error)
 	o.Summary = s.text("", "", o.Summary)
 	o.Cwd = s.text("", "", o.Cwd)

@@ -93,6 +93,7 @@ func newApp(e *env) *ucli.App {
 			newSessionsCommand(e),
 			newReplayCommand(e),
 			newConfigCommand(e),
+			newRedactCommand(e),
 			newDemoCommand(e),
 			newVersionCommand(e),
 			newCompletionCommand(e),

@@ -3,6 +3,7 @@ package redact
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -36,8 +37,9 @@ type Redactor struct {
 
 // Finding is a secret in a text.
 type Finding struct {
-	Rule       string
-	Start, End int // byte offsets of the secret
+	Rule       string   // the rule that names it: the most specific that found it
+	Also       []string // the other rules that found it, or part of it
+	Start, End int      // byte offsets of the secret
 }
 
 // New builds a redactor: agmem's rules, then gitleaks', then opts.Extra, less the
@@ -120,26 +122,56 @@ func RuleIDs() []string {
 }
 
 // Find returns the secrets in text, in order, none overlapping: overlapping findings
-// become one, named by the rule that found the first of them.
+// become one, named by the most specific rule among them (github-pat rather than
+// secret-assignment).
 func (r *Redactor) Find(text string) []Finding {
 	if len(text) < 8 {
 		return nil
 	}
 	r.once.Do(func() { r.pf = newPrefilter(r.rules) })
 	var found []Finding
+	marks := markSpans(text)
 	for i, h := range r.pf.rules(text, r.rules) {
 		if !h.on {
 			continue
 		}
 		if h.at == nil {
-			found = r.findRule(found, r.rules[i], text, 0, len(text))
+			found = r.findRule(found, r.rules[i], text, 0, len(text), marks)
 			continue
 		}
 		for _, w := range windows(text, h.at) {
-			found = r.findRule(found, r.rules[i], text, w[0], w[1])
+			found = r.findRule(found, r.rules[i], text, w[0], w[1], marks)
 		}
 	}
 	return merge(found)
+}
+
+// markSpans are the marks of an earlier redaction in text: what they cover is no
+// secret, so that redacting twice changes nothing.
+func markSpans(text string) [][2]int {
+	var spans [][2]int
+	for at := 0; ; {
+		i := strings.Index(text[at:], "[REDACTED:")
+		if i < 0 {
+			return spans
+		}
+		start := at + i
+		end := len(text)
+		if j := strings.IndexByte(text[start:], ']'); j >= 0 {
+			end = start + j + 1
+		}
+		spans = append(spans, [2]int{start, end})
+		at = end
+	}
+}
+
+func overlaps(spans [][2]int, start, end int) bool {
+	for _, s := range spans {
+		if start < s[1] && s[0] < end {
+			return true
+		}
+	}
+	return false
 }
 
 // Reach of a window around a keyword: how far before it a match may start, and how far
@@ -166,7 +198,7 @@ func windows(text string, at []int) [][2]int {
 
 // findRule appends the findings of rule ru in text[start:end], widening the span while
 // a match reaches its end.
-func (r *Redactor) findRule(found []Finding, ru *rule, text string, start, end int) []Finding {
+func (r *Redactor) findRule(found []Finding, ru *rule, text string, start, end int, marks [][2]int) []Finding {
 	for {
 		matches := ru.re().FindAllStringSubmatchIndex(text[start:end], -1)
 		if n := len(matches); n > 0 && matches[n-1][1] == end-start && end < len(text) {
@@ -179,7 +211,7 @@ func (r *Redactor) findRule(found []Finding, ru *rule, text string, start, end i
 					m[i] += start
 				}
 			}
-			if s, e, ok := r.secretOf(ru, text, m); ok {
+			if s, e, ok := r.secretOf(ru, text, m); ok && !overlaps(marks, s, e) {
 				found = append(found, Finding{Rule: ru.id, Start: s, End: e})
 			}
 		}
@@ -252,6 +284,12 @@ func merge(found []Finding) []Finding {
 		last := &out[len(out)-1]
 		if f.Start < last.End {
 			last.End = max(last.End, f.End)
+			if generic(last.Rule) && !generic(f.Rule) {
+				last.Rule, f.Rule = f.Rule, last.Rule
+			}
+			if f.Rule != last.Rule && !slices.Contains(last.Also, f.Rule) {
+				last.Also = append(last.Also, f.Rule)
+			}
 			continue
 		}
 		out = append(out, f)
@@ -265,6 +303,12 @@ func headerKey(key string) bool {
 		return true
 	}
 	return false
+}
+
+// generic says whether a rule finds secrets by their surroundings rather than by
+// their shape, and so names them less well than a rule of a known format.
+func generic(rule string) bool {
+	return rule == RuleAssignment || rule == RuleFlag || rule == "generic-api-key"
 }
 
 // Mark is what a secret found by rule becomes.

@@ -55,7 +55,7 @@ func TestField(t *testing.T) {
 		{"Authorization", "Bearer abcdefgh", "Bearer " + Mark(RuleAuthHeader)},
 		{"token", "${TOKEN}", "${TOKEN}"},
 		{"command", "echo $HOME", "echo $HOME"},
-		{"command", "export GITHUB_TOKEN=ghp_1234567890abcdefghijABCDEFGHIJ123456", "export GITHUB_TOKEN=" + Mark(RuleAssignment)},
+		{"command", "export GITHUB_TOKEN=ghp_1234567890abcdefghijABCDEFGHIJ123456", "export GITHUB_TOKEN=" + Mark("github-pat")},
 	} {
 		if got, _ := Default().Field(c.key, c.value); got != c.want {
 			t.Errorf("Field(%q, %q) = %q, want %q", c.key, c.value, got, c.want)
