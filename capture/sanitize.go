@@ -26,6 +26,7 @@ var pathKeys = []string{"file_path", "path", "filePath", "notebook_path", "filen
 type sanitizer struct {
 	p          *Policy
 	raw        []byte // the JSON value being rewritten
+	whole      int    // the depth whose containers are bounded as a whole
 	redactions int
 	truncated  map[string]int
 }
@@ -34,14 +35,14 @@ type sanitizer struct {
 func (p *Policy) sanitize(o *memory.Observation) error {
 	s := sanitizer{p: p}
 	var err error
-	if o.Arguments, err = s.json(o.Arguments, "arguments"); err != nil {
+	if o.Arguments, err = s.json(o.Arguments, "arguments", 1); err != nil {
 		return fmt.Errorf("arguments: %w", err)
 	}
 	if glob := p.withheldBy(pathOf(o.Arguments)); glob != "" {
 		o.Withheld = glob
 		o.Arguments = withhold(o.Arguments, glob)
 		o.Result, _ = json.Marshal(withheldMark(glob))
-	} else if o.Result, err = s.json(o.Result, "result"); err != nil {
+	} else if o.Result, err = s.json(o.Result, "result", 0); err != nil {
 		return fmt.Errorf("result: %w", err)
 	}
 	o.ToolName = s.text("", "", o.ToolName)
@@ -106,14 +107,14 @@ func validPrefix(s string, n int) string {
 }
 
 // json rewrites a JSON value with its strings redacted and bounded, its order kept,
-// invalid UTF-8 repaired, and nesting past maxDepth kept as text. A member of the top
-// object (an argument) or the whole value (a result) larger than the bound once
+// invalid UTF-8 repaired, and nesting past maxDepth kept as text. An object or array at
+// depth whole (1 for an argument's value, 0 for a result) larger than the bound once
 // rewritten becomes its text, cut.
-func (s *sanitizer) json(raw json.RawMessage, where string) (json.RawMessage, error) {
+func (s *sanitizer) json(raw json.RawMessage, where string, whole int) (json.RawMessage, error) {
 	if len(raw) == 0 {
 		return raw, nil
 	}
-	s.raw = raw
+	s.raw, s.whole = raw, whole
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var w bytes.Buffer
@@ -145,6 +146,15 @@ func (s *sanitizer) value(dec *json.Decoder, w *bytes.Buffer, where, key string,
 		if err := s.container(dec, w, t, where, key, depth); err != nil {
 			return err
 		}
+		if limit := s.p.MaxValue; depth == s.whole && limit > 0 && w.Len()-start > limit {
+			// Too large as a whole even with each string within bounds: keep its
+			// text, cut.
+			size := w.Len() - start
+			text := validPrefix(string(w.Bytes()[start:]), limit) + fmt.Sprintf("\n[TRUNCATED: %d bytes]", size)
+			w.Truncate(start)
+			writeString(w, text)
+			s.cutAt(where, size)
+		}
 	case string:
 		writeString(w, s.text(where, key, t))
 	case json.Number:
@@ -157,15 +167,6 @@ func (s *sanitizer) value(dec *json.Decoder, w *bytes.Buffer, where, key string,
 		w.WriteString(strconv.FormatBool(t))
 	case nil:
 		w.WriteString("null")
-	}
-	// An argument, or a whole result, too large as a whole even with each string
-	// within bounds: keep its text, cut.
-	if limit := s.p.MaxValue; depth <= 1 && limit > 0 && w.Len()-start > limit {
-		size := w.Len() - start
-		text := validPrefix(string(w.Bytes()[start:]), limit) + fmt.Sprintf("\n[TRUNCATED: %d bytes]", size)
-		w.Truncate(start)
-		writeString(w, text)
-		s.cutAt(where, size)
 	}
 	return nil
 }

@@ -200,7 +200,7 @@ func windows(text string, at []int) [][2]int {
 // a match reaches its end.
 func (r *Redactor) findRule(found []Finding, ru *rule, text string, start, end int, marks [][2]int) []Finding {
 	for {
-		matches := ru.re().FindAllStringSubmatchIndex(text[start:end], -1)
+		matches := r.matches(ru, text[start:end])
 		if n := len(matches); n > 0 && matches[n-1][1] == end-start && end < len(text) {
 			end = min(len(text), end+max(reachAfter, end-start))
 			continue
@@ -217,6 +217,34 @@ func (r *Redactor) findRule(found []Finding, ru *rule, text string, start, end i
 		}
 		return found
 	}
+}
+
+// matches are the rule's matches in text. gitleaks' rules take them as FindAll does;
+// agmem's own rules go on from the end of a rejected match's key rather than of the
+// match, so that in {"a": "password=x"} the value of "a" does not hide the password.
+func (r *Redactor) matches(ru *rule, text string) [][]int {
+	if ru.secret == nil {
+		return ru.re().FindAllStringSubmatchIndex(text, -1)
+	}
+	var out [][]int
+	for at := 0; at < len(text); {
+		m := ru.re().FindStringSubmatchIndex(text[at:])
+		if m == nil {
+			break
+		}
+		for i := range m {
+			if m[i] >= 0 {
+				m[i] += at
+			}
+		}
+		next := m[1]
+		if _, _, ok := ru.secret(text, m); !ok && len(m) > 3 && m[3] > m[0] {
+			next = m[3]
+		}
+		out = append(out, m)
+		at = max(next, m[0]+1)
+	}
+	return out
 }
 
 // secretOf applies a rule's checks to one match, as gitleaks does: pick the secret,

@@ -1,0 +1,146 @@
+package capture
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agmem/agmem/memory"
+)
+
+func sanitized(t *testing.T, p Policy, payload string) *memory.Observation {
+	t.Helper()
+	d, err := Decode([]byte(payload), p, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Entries) != 1 || d.Entries[0].Observation == nil {
+		t.Fatalf("decoded %+v, want one observation", d)
+	}
+	return d.Entries[0].Observation
+}
+
+func TestSanitizeRedactsByKeyAndKeepsOrder(t *testing.T) {
+	o := sanitized(t, DefaultPolicy(), `{"tool_name":"mcp__db__connect","arguments":{"z":1,"password":"hunter22","a":{"api_key":"k-123456789","pin":48213377,"note":"see <docs> & more"},"token":"${TOKEN}"},"result":"connected with token=abcdef123456 ok ok ok ok ok ok ok ok ok ok"}`)
+	want := `{"z":1,"password":"[REDACTED:secret-assignment]","a":{"api_key":"[REDACTED:secret-assignment]","pin":48213377,"note":"see <docs> & more"},"token":"${TOKEN}"}`
+	if string(o.Arguments) != want {
+		t.Errorf("arguments\n got %s\nwant %s", o.Arguments, want)
+	}
+	if got := o.ResultText(); got != "connected with token=[REDACTED:secret-assignment] ok ok ok ok ok ok ok ok ok ok" {
+		t.Errorf("result %q", got)
+	}
+	if o.Redactions != 3 {
+		t.Errorf("redactions = %d, want 3", o.Redactions)
+	}
+}
+
+func TestSanitizeCutsLargeValues(t *testing.T) {
+	p := DefaultPolicy()
+	p.MaxValue = 1024
+	big := strings.Repeat("é", 1000) // 2000 bytes
+	many := `[` + strings.Repeat(`"abcdefghij",`, 200) + `"end"]`
+	o := sanitized(t, p, `{"tool_name":"Write","arguments":{"file_path":"a.txt","content":"`+big+`","lines":`+many+`},"result":"`+big+`","error":"`+big+`"}`)
+	want := map[string]int{"arguments.content": 2000, "arguments.lines": 2607, "result": 2000, "error": 2000}
+	for k, v := range want {
+		if o.Truncated[k] != v {
+			t.Errorf("truncated[%s] = %d, want %d (all: %v)", k, o.Truncated[k], v, o.Truncated)
+		}
+	}
+	var args map[string]string
+	if err := json.Unmarshal(o.Arguments, &args); err != nil {
+		t.Fatalf("arguments are not an object of strings: %v\n%s", err, o.Arguments)
+	}
+	for k, v := range args {
+		if len(v) > 1024+64 {
+			t.Errorf("argument %s is %d bytes, over the bound", k, len(v))
+		}
+	}
+	if !strings.HasSuffix(args["content"], "\n[TRUNCATED: 2000 bytes]") || !strings.HasPrefix(args["content"], "éé") {
+		t.Errorf("content is not cut with a mark: %.40q…%q", args["content"], args["content"][len(args["content"])-30:])
+	}
+	if len(o.Result) > 1024+64 || len(o.Error) > 1024+64 {
+		t.Errorf("result %d bytes, error %d bytes: over the bound", len(o.Result), len(o.Error))
+	}
+}
+
+func TestSanitizeBoundsNesting(t *testing.T) {
+	deep := strings.Repeat(`{"a":`, 100) + `"password=hunter2hunter2"` + strings.Repeat("}", 100)
+	o := sanitized(t, DefaultPolicy(), `{"tool_name":"x","arguments":`+deep+`}`)
+	if d := depthOf(t, o.Arguments); d > maxDepth+1 {
+		t.Errorf("arguments keep %d levels of nesting", d)
+	}
+	if strings.Contains(string(o.Arguments), "hunter2") || o.Redactions != 1 {
+		t.Errorf("the secret in the flattened part is not redacted (%d): %s", o.Redactions, o.Arguments)
+	}
+	if !json.Valid(o.Arguments) {
+		t.Errorf("arguments are not JSON: %s", o.Arguments)
+	}
+}
+
+func depthOf(t *testing.T, raw []byte) int {
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	depth, deepest := 0, 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return deepest
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+			deepest = max(deepest, depth)
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+	}
+}
+
+func TestSanitizeWithholdsSecretFiles(t *testing.T) {
+	for _, path := range []string{"/home/u/app/.env", ".env.local", `C:\Users\u\.ssh\config`, "/home/u/.aws/credentials", "keys/server.PEM", "/root/.ssh/id_ed25519"} {
+		in, _ := json.Marshal(map[string]any{"tool_name": "Edit", "arguments": map[string]any{"file_path": path, "old_string": "A=1", "new_string": "A=2", "replace_all": true},
+			"result": "The file has been updated with A=2 and more text here."})
+		o := sanitized(t, DefaultPolicy(), string(in))
+		if o.Withheld == "" || strings.Contains(string(o.Arguments), "A=") || strings.Contains(string(o.Result), "A=2") {
+			t.Errorf("%s: not withheld: %s %s", path, o.Arguments, o.Result)
+		}
+		if !strings.Contains(string(o.Arguments), `"replace_all":true`) || pathOf(o.Arguments) != path {
+			t.Errorf("%s: the path and flags are not kept: %s", path, o.Arguments)
+		}
+	}
+	o := sanitized(t, DefaultPolicy(), `{"tool_name":"Read","arguments":{"file_path":"src/environment.go"},"result":"package main // a result long enough to be worth keeping"}`)
+	if o.Withheld != "" {
+		t.Errorf("src/environment.go withheld by %s", o.Withheld)
+	}
+}
+
+func TestMatchPath(t *testing.T) {
+	for _, c := range []struct {
+		glob, path string
+		want       bool
+	}{
+		{"**/.env*", ".env", true},
+		{"**/.env*", "/a/b/.env.production", true},
+		{"**/.env*", "/a/.envoy/x", false},
+		{"**/.ssh/**", "/home/u/.ssh/known_hosts", true},
+		{"**/.ssh/**", "/home/u/ssh/x", false},
+		{"*.pem", "/etc/tls/ca.pem", true},
+		{"secrets/*", "secrets/a", true},
+		{"secrets/*", "x/secrets/a", false},
+	} {
+		if got := MatchPath(c.glob, c.path); got != c.want {
+			t.Errorf("MatchPath(%q, %q) = %v", c.glob, c.path, got)
+		}
+	}
+}
+
+func TestEventsAreRedacted(t *testing.T) {
+	d, err := Decode([]byte(`{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"use password=hunter22 for the db"}`), DefaultPolicy(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := d.Entries[0].Event
+	if e.Text != "use password=[REDACTED:secret-assignment] for the db" || e.Redactions != 1 {
+		t.Errorf("event text %q, %d redactions", e.Text, e.Redactions)
+	}
+}
