@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // boolKey is a setting held in a bool field.
@@ -98,5 +99,44 @@ func listKey(name, what string, field func(*Config) *[]string, check func(string
 			return set(c, items)
 		},
 		value: func(c *Config) any { return *field(c) },
+	}
+}
+
+// stringKey is a setting held in a string field, checked by check.
+func stringKey(name string, field func(*Config) *string, check func(string) error) key {
+	set := func(c *Config, s string) error {
+		if err := check(s); err != nil {
+			return err
+		}
+		*field(c) = s
+		return nil
+	}
+	return key{
+		name: name,
+		fromAny: func(c *Config, v any) error {
+			s, ok := v.(string)
+			if !ok {
+				return errors.New("must be a string")
+			}
+			return set(c, s)
+		},
+		fromEnv: set,
+		value:   func(c *Config) any { return *field(c) },
+	}
+}
+
+// durationKey is a setting held in a positive duration, written as "10s" or "30m".
+func durationKey(name string, field func(*Config) *time.Duration) key {
+	return key{
+		name: name,
+		fromAny: func(c *Config, v any) error {
+			s, ok := v.(string)
+			if !ok {
+				return errors.New(`must be a duration such as "10s"`)
+			}
+			return setDuration(field(c), s)
+		},
+		fromEnv: func(c *Config, s string) error { return setDuration(field(c), s) },
+		value:   func(c *Config) any { return field(c).String() },
 	}
 }
