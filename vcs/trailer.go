@@ -14,6 +14,8 @@ const (
 	TrailerBatch        = "Agmem-Batch"
 	TrailerSource       = "Agmem-Source"
 	TrailerAutoCommit   = "Agmem-Auto-Commit"
+	// TrailerMessageModel names the model that wrote the message, or "template".
+	TrailerMessageModel = "Agmem-Message-Model"
 )
 
 // Trailer is one "Key: value" line of a commit message's final paragraph.
