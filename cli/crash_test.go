@@ -50,7 +50,8 @@ func git(t *testing.T, dir string, args ...string) string {
 func gitEnv(dir string) []string {
 	return append(exec.Command("true").Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1",
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "AGMEM_REPO=", "AGMEM_SESSION=", "AGMEM_FAILPOINT=")
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "AGMEM_REPO=", "AGMEM_SESSION=", "AGMEM_FAILPOINT=",
+		"OPENAI_API_KEY=", "AGMEM_LLM_API_KEY=") // a key of the person running the tests must not reach a server
 }
 
 // observations makes n native observations spread over sessions, one JSON line each.

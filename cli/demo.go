@@ -61,7 +61,8 @@ func runDemo(e *env, dir string) error {
 		}
 	}
 	fmt.Fprintln(e.stdout, "\n$ agmem flush")
-	if err := runFlush(e, repo, false); err != nil {
+	// The demo asks no model: it runs offline and spends nobody's API credits unasked.
+	if err := runFlush(e, repo, flushOptions{noLLM: true}); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "\n$ git log --format='%s'\n", gitLogFormat)

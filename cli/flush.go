@@ -2,36 +2,57 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/agmem/agmem/config"
 	"github.com/agmem/agmem/flush"
+	"github.com/agmem/agmem/llm"
 	"github.com/agmem/agmem/memrepo"
 )
 
+type flushOptions struct {
+	json  bool // one JSON object per commit
+	noLLM bool // the template writes every message, whatever the configuration
+}
+
 func newFlushCommand(e *env) *ucli.Command {
-	var asJSON bool
+	var o flushOptions
 	return &ucli.Command{
 		Name:  "flush",
 		Usage: "commit every pending observation: one commit per session",
+		Description: "With an API key ($OPENAI_API_KEY or [llm] api_key), a language model writes each\n" +
+			"commit's message, within [llm] timeout for the whole flush; agmem's template\n" +
+			"writes any it cannot. The Agmem-Message-Model trailer says which wrote it.",
 		Flags: []ucli.Flag{
-			&ucli.BoolFlag{Name: "json", Usage: "one JSON object per commit", Destination: &asJSON},
+			&ucli.BoolFlag{Name: "json", Usage: "one JSON object per commit", Destination: &o.json},
+			&ucli.BoolFlag{Name: "no-llm", Usage: "write every message from agmem's template, asking no model", Destination: &o.noLLM},
 		},
 		Action: onRepo(e, func(_ *ucli.Context, repo memrepo.Repo) error {
-			return runFlush(e, repo, asJSON)
+			return runFlush(e, repo, o)
 		}),
 	}
 }
 
-func runFlush(e *env, repo memrepo.Repo, asJSON bool) error {
+func runFlush(e *env, repo memrepo.Repo, o flushOptions) error {
+	cfg, err := config.Load(repo.StateDir(), e.getenv)
+	if err != nil {
+		return withHint(err, `"agmem config" shows every key and where its value comes from`)
+	}
 	git, err := repo.Git()
 	if err != nil {
 		return err
 	}
-	commits, err := flush.Run(repo.StateDir(), repo.Journal(), git)
+	opts := flush.Options{Warn: func(err error) { warn(e, err) }}
+	if cfg.LLM.Enabled && !o.noLLM {
+		opts.LLM = llm.Settings{APIKey: cfg.LLM.APIKey, BaseURL: cfg.LLM.BaseURL, Model: cfg.LLM.Model,
+			Budget: cfg.LLM.Timeout, Helper: cfg.LLM.Helper}
+	}
+	commits, err := flush.Run(repo.StateDir(), repo.Journal(), git, opts)
 	for _, c := range commits {
-		if asJSON {
+		if o.json {
 			line, _ := json.Marshal(map[string]any{"commit": c.Hash, "session_id": c.Session,
 				"observations": c.Observations, "events": c.Events})
 			fmt.Fprintf(e.stdout, "%s\n", line)
@@ -43,4 +64,13 @@ func runFlush(e *env, repo memrepo.Repo, asJSON bool) error {
 		return withHint(err, "nothing recorded is lost: run \"agmem flush\" again once the cause is fixed")
 	}
 	return nil
+}
+
+// warn reports a problem that did not stop the command, as report does an error.
+func warn(e *env, err error) {
+	var fallback *llm.Fallback
+	if errors.As(err, &fallback) && fallback.Hint != "" {
+		err = withHint(err, fallback.Hint)
+	}
+	report(e.stderr, err)
 }

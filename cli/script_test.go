@@ -12,9 +12,10 @@ import (
 )
 
 // TestMain makes this test binary double as the agmem command: scripts and tests run it
-// as a real process, so exits, signals and kills are real.
+// as a real process, so exits, signals and kills are real. It builds the real agmem-llm
+// for them too.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(withHelper{m}, map[string]func(){
 		"agmem": func() { os.Exit(cli.Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
@@ -37,8 +38,10 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_COMMITTER_EMAIL", "ana@example.com")
 			env.Setenv("AGMEM_REPO", "")
 			env.Setenv("AGMEM_SESSION", "")
+			env.Setenv("AGMEM_LLM_HELPER", helper)
 			return copySamples(env.WorkDir)
 		},
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"llm-server": llmServerCmd},
 	})
 }
 

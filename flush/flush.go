@@ -14,9 +14,14 @@
 // for in the history (by its trailer and its session record file) and committed only if
 // it is not there; a committed batch is materialised again from git. The journal is open
 // only inside each step's own transaction, never across git work.
+//
+// Messages are written between intent and commit, before git's index lock is taken: a
+// model asked for them (within its time budget) never holds up the user's git commands,
+// and a model that fails only means agmem's template writes the message.
 package flush
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -27,6 +32,7 @@ import (
 	"github.com/agmem/agmem/failpoint"
 	"github.com/agmem/agmem/flock"
 	"github.com/agmem/agmem/journal"
+	"github.com/agmem/agmem/llm"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/render"
 	"github.com/agmem/agmem/vcs"
@@ -46,9 +52,19 @@ type Commit struct {
 	Events       int
 }
 
+// Options are how a flush writes its commit messages.
+type Options struct {
+	// LLM asks a model for each commit's message; its zero value (no API key) asks
+	// nothing, and agmem's template writes every message.
+	LLM llm.Settings
+	// Warn is told, once per flush, why some messages came from the template after all;
+	// the flush goes on regardless. Nil: nobody is told.
+	Warn func(error)
+}
+
 // Run flushes every pending entry of the journal kept in stateDir into repo, and returns
 // the commits it wrote.
-func Run(stateDir string, j *journal.Journal, repo *vcs.Repo) ([]Commit, error) {
+func Run(stateDir string, j *journal.Journal, repo *vcs.Repo, opts Options) ([]Commit, error) {
 	lock, err := Lock(stateDir)
 	if err != nil {
 		return nil, err
@@ -67,6 +83,9 @@ func Run(stateDir string, j *journal.Journal, repo *vcs.Repo) ([]Commit, error) 
 		return nil, nil
 	}
 	failpoint.Hit("flush-after-intent")
+
+	// Written before the index lock is taken: git commands must never wait on a model.
+	messages := writeMessages(batches, opts)
 
 	// Held from before the branch moves until the index shows the new files.
 	index, err := repo.LockIndex()
@@ -101,7 +120,7 @@ func Run(stateDir string, j *journal.Journal, repo *vcs.Repo) ([]Commit, error) 
 		changes = append(changes, files...)
 	}
 
-	commits, files, err := commitBatches(repo, branch, toCommit)
+	commits, files, err := commitBatches(repo, branch, toCommit, messages)
 	if err != nil {
 		return nil, err
 	}
@@ -148,18 +167,44 @@ func findResumed(repo *vcs.Repo, branch plumbing.ReferenceName, b *journal.Batch
 	return repo.FindBatch(tip, plumbing.NewHash(b.Base), b.ID, render.SessionRecordPath(b.Session, b.ID))
 }
 
-// commitBatches writes one commit per batch, chained on the branch tip, and moves the
-// branch once to the last of them; if someone else moved the branch meanwhile, it
-// builds them again on the new tip.
-func commitBatches(repo *vcs.Repo, branch plumbing.ReferenceName, batches []*journal.Batch) ([]Commit, []vcs.Change, error) {
-	if len(batches) == 0 {
-		return nil, nil, nil
+// writeMessages writes the commit message of each batch that has no commit yet, keyed
+// by batch id: the model's where it wrote a usable one, the template's elsewhere.
+func writeMessages(batches []*journal.Batch, opts Options) map[string]string {
+	var pending []*journal.Batch
+	var described [][]memory.Observation
+	for _, b := range batches {
+		if b.Commit == "" {
+			obs, _ := split(b.Entries)
+			pending = append(pending, b)
+			described = append(described, obs)
+		}
 	}
-	messages := make([]string, len(batches))
-	for i, b := range batches {
+	written, err := opts.LLM.Write(described)
+	if err != nil && opts.Warn != nil {
+		opts.Warn(err)
+	}
+	messages := make(map[string]string, len(pending))
+	for i, b := range pending {
 		obs, events := split(b.Entries)
 		subject, body := render.Message(obs, events)
-		messages[i] = vcs.FormatMessage(subject, body, trailers(b, obs, events))
+		model := templateModel
+		if m := written[i]; m.Model != "" {
+			subject, body, model = cmp.Or(m.Subject, subject), m.Body, m.Model
+		}
+		messages[b.ID] = vcs.FormatMessage(subject, body, trailers(b, obs, events, model))
+	}
+	return messages
+}
+
+// templateModel is the Agmem-Message-Model of a message agmem's template wrote.
+const templateModel = "template"
+
+// commitBatches writes one commit per batch, chained on the branch tip, with the
+// batch's message, and moves the branch once to the last of them; if someone else moved
+// the branch meanwhile, it builds them again on the new tip.
+func commitBatches(repo *vcs.Repo, branch plumbing.ReferenceName, batches []*journal.Batch, messages map[string]string) ([]Commit, []vcs.Change, error) {
+	if len(batches) == 0 {
+		return nil, nil, nil
 	}
 	for attempt := 0; ; attempt++ {
 		tip, err := repo.Tip(branch)
@@ -177,7 +222,7 @@ func commitBatches(repo *vcs.Repo, branch plumbing.ReferenceName, batches []*jou
 			if err := addFiles(draft, b, obs); err != nil {
 				return nil, nil, fmt.Errorf("flush session %s: %w", b.Session, err)
 			}
-			h, err := draft.Seal(messages[i], now)
+			h, err := draft.Seal(messages[b.ID], now)
 			if err != nil {
 				return nil, nil, fmt.Errorf("flush session %s: %w", b.Session, err)
 			}
@@ -232,7 +277,7 @@ func addFiles(draft *vcs.Draft, b *journal.Batch, obs []memory.Observation) erro
 	return draft.Put(render.SessionRecordPath(b.Session, b.ID), render.SessionRecord(b.Entries))
 }
 
-func trailers(b *journal.Batch, obs []memory.Observation, events []memory.Event) []vcs.Trailer {
+func trailers(b *journal.Batch, obs []memory.Observation, events []memory.Event, model string) []vcs.Trailer {
 	t := []vcs.Trailer{
 		{Key: vcs.TrailerSession, Value: b.Session},
 		{Key: vcs.TrailerObservations, Value: fmt.Sprint(len(obs))},
@@ -244,7 +289,8 @@ func trailers(b *journal.Batch, obs []memory.Observation, events []memory.Event)
 	if src := source(b.Entries); src != "" {
 		t = append(t, vcs.Trailer{Key: vcs.TrailerSource, Value: src})
 	}
-	return append(t, vcs.Trailer{Key: vcs.TrailerAutoCommit, Value: "true"})
+	return append(t, vcs.Trailer{Key: vcs.TrailerMessageModel, Value: model},
+		vcs.Trailer{Key: vcs.TrailerAutoCommit, Value: "true"})
 }
 
 func source(entries []memory.Entry) string {

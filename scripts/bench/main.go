@@ -208,13 +208,14 @@ func flushes(args []string) error {
 	return nil
 }
 
-// timeFlush records n native observations (untimed, one --jsonl call) and times the flush.
+// timeFlush records n native observations (untimed, one --jsonl call) and times the flush,
+// without a model: a key in the environment must not put the network in the figures.
 func timeFlush(bin, repo string, n int) (time.Duration, error) {
 	if _, err := timeRecordJSONL(bin, repo, n); err != nil {
 		return 0, err
 	}
 	settle()
-	return run(repo, nil, nil, bin, "--repo", repo, "flush")
+	return run(repo, nil, nil, bin, "--repo", repo, "flush", "--no-llm")
 }
 
 // timeGitCommit writes into gitCopy the files that agmem's last flush added to repo,
@@ -332,7 +333,7 @@ func concurrent(args []string) error {
 	var flushTime time.Duration
 	var flushErr error
 	go func() {
-		flushTime, flushErr = run(dir, nil, nil, *bin, "--repo", dir, "flush")
+		flushTime, flushErr = run(dir, nil, nil, *bin, "--repo", dir, "flush", "--no-llm")
 		close(stop)
 	}()
 	during, failedDuring := hammer(stop, 1)
