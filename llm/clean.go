@@ -21,7 +21,9 @@ const (
 //   - code fences, quotes around the answer or the subject, a "Subject:" label and
 //     markdown heading marks go; so do control and invisible formatting characters;
 //   - a line with any "Agmem-" text goes, wherever it is;
-//   - a body line shaped like a trailer ("Token: value", as git reads one) goes;
+//   - a body line shaped like a trailer ("Token: value", as git reads one) goes (the
+//     subject is a paragraph of its own, which git never reads as trailers, and keeps
+//     its "fix: …" form);
 //   - the subject is cut to 50 runes at a word boundary, each body line to 100, and the
 //     body to 15 lines and 1000 bytes.
 //
