@@ -18,12 +18,13 @@ var redactKeys = []key{
 	{
 		name: "redact.patterns",
 		fromAny: func(c *Config, v any) error {
-			list, ok := v.([]map[string]any)
+			list, ok := v.([]any)
 			if !ok {
 				return errors.New(`must be a list of {id = "...", regex = "..."}`)
 			}
 			var ps []redact.Pattern
-			for _, m := range list {
+			for _, item := range list {
+				m, _ := item.(map[string]any)
 				id, _ := m["id"].(string)
 				re, _ := m["regex"].(string)
 				if len(m) != 2 || id == "" || re == "" {

@@ -289,8 +289,20 @@ func trailers(b *journal.Batch, obs []memory.Observation, events []memory.Event,
 	if src := source(b.Entries); src != "" {
 		t = append(t, vcs.Trailer{Key: vcs.TrailerSource, Value: src})
 	}
-	return append(t, vcs.Trailer{Key: vcs.TrailerMessageModel, Value: model},
+	return append(t, vcs.Trailer{Key: vcs.TrailerRedactions, Value: fmt.Sprint(redactions(obs, events))},
+		vcs.Trailer{Key: vcs.TrailerMessageModel, Value: model},
 		vcs.Trailer{Key: vcs.TrailerAutoCommit, Value: "true"})
+}
+
+func redactions(obs []memory.Observation, events []memory.Event) int {
+	n := 0
+	for i := range obs {
+		n += obs[i].Redactions
+	}
+	for i := range events {
+		n += events[i].Redactions
+	}
+	return n
 }
 
 func source(entries []memory.Entry) string {

@@ -20,3 +20,13 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 go test -count=1 "$@" ./...
+
+# Each fuzz target runs briefly past its seed corpus (go test above ran the seeds):
+# FUZZTIME=0 skips this, FUZZTIME=5m digs deeper.
+if [ "${FUZZTIME:=2s}" != 0 ]; then
+  for target in $(grep -rl --include='*_test.go' '^func Fuzz' . | xargs grep -ho '^func Fuzz[A-Za-z0-9]*' | sort -u | cut -d' ' -f2); do
+    pkg=$(grep -rl --include='*_test.go' "^func $target(" . | head -1 | xargs dirname)
+    go test -run '^$' -fuzz "^$target\$" -fuzztime "$FUZZTIME" "$pkg" >/dev/null ||
+      { echo "scripts/test.sh: $target in $pkg failed; rerun: go test -run '^\$' -fuzz '^$target\$' $pkg" >&2; exit 1; }
+  done
+fi

@@ -14,6 +14,8 @@ const (
 	TrailerBatch        = "Agmem-Batch"
 	TrailerSource       = "Agmem-Source"
 	TrailerAutoCommit   = "Agmem-Auto-Commit"
+	// TrailerRedactions counts the secrets redacted from the commit's entries.
+	TrailerRedactions = "Agmem-Redactions"
 	// TrailerMessageModel names the model that wrote the message, or "template".
 	TrailerMessageModel = "Agmem-Message-Model"
 )

@@ -89,6 +89,14 @@ func hookPayload(i int) []byte {
 		strings.Repeat("export const line = 'a line of TypeScript source code';\n", 32), i))
 }
 
+// secretsPayload is a Claude Code PostToolUse payload of about 2 KiB of a Bash call
+// whose command and output hold six secrets of five kinds.
+func secretsPayload(i int) []byte {
+	return []byte(fmt.Sprintf(`{"session_id":"bench-session","transcript_path":"/home/ana/.claude/projects/-home-ana-blog/bench-session.jsonl","cwd":"/home/ana/blog","permission_mode":"acceptEdits","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"curl -H 'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.c2VjcmV0LXBheWxvYWQ.Zx81Qp0LmN3vB7cK' https://api.example.com/deploy","description":"deploy"},"tool_response":{"stdout":%q,"stderr":"","interrupted":false,"isImage":false},"tool_use_id":"toolu_bench_%08d","duration_ms":2}`,
+		strings.Repeat("deploy step ok: uploaded artifact to the staging bucket\n", 24)+
+			"export GITHUB_TOKEN=ghp_Zx81Qp0LmN3vB7cKa9Rt2Yw4Ue6Io8Pa1Sd3\nAWS_ACCESS_KEY_ID=AKIAZ5GMHYJK7Q2XWN4P\nAWS_SECRET_ACCESS_KEY=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\ndb: postgres://app:Qp0LmN3vB7@db:5432/app\npassword=hunter2hunter2\n", i))
+}
+
 func hook(args []string) error {
 	fs := flag.NewFlagSet("hook", flag.ExitOnError)
 	bin := fs.String("agmem", "agmem", "the agmem binary")
@@ -101,8 +109,9 @@ func hook(args []string) error {
 	}
 	defer os.RemoveAll(dir)
 	env := []string{"AGMEM_REPO=" + dir}
-	fmt.Printf("payload: %d bytes; %d runs each, interleaved\n", len(hookPayload(0)), *runs)
-	var truth, rec []time.Duration
+	fmt.Printf("payloads: %d bytes (no secret), %d bytes (6 secrets); %d runs each, interleaved\n",
+		len(hookPayload(0)), len(secretsPayload(0)), *runs)
+	var truth, rec, secret []time.Duration
 	for i := 0; i < *runs; i++ {
 		d, err := run(dir, nil, nil, "/bin/true")
 		if err != nil {
@@ -113,10 +122,16 @@ func hook(args []string) error {
 			return err
 		}
 		rec = append(rec, d)
+		if d, err = run(dir, secretsPayload(i), env, *bin, "record"); err != nil {
+			return err
+		}
+		secret = append(secret, d)
 	}
 	fmt.Printf("%-34s median %-10s p99 %s\n", "/bin/true", ms(percentile(truth, .5)), ms(percentile(truth, .99)))
 	fmt.Printf("%-34s median %-10s p99 %s\n", "agmem record (PostToolUse)", ms(percentile(rec, .5)), ms(percentile(rec, .99)))
 	fmt.Printf("%-34s median %s\n", "agmem record − /bin/true", ms(percentile(rec, .5)-percentile(truth, .5)))
+	fmt.Printf("%-34s median %-10s p99 %s\n", "agmem record (6 secrets)", ms(percentile(secret, .5)), ms(percentile(secret, .99)))
+	fmt.Printf("%-34s median %s\n", "agmem record (6 secrets) − /bin/true", ms(percentile(secret, .5)-percentile(truth, .5)))
 	if *scale {
 		for _, c := range [][]string{{"node", "-e", "0"}, {"python3", "-c", "pass"}} {
 			if _, err := exec.LookPath(c[0]); err != nil {

@@ -1,0 +1,175 @@
+package cli_test
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// randomFrom returns n characters drawn from alphabet: each run makes new secrets, so
+// that none of them can be found in the repo by accident or by memory.
+func randomFrom(alphabet string, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		k, _ := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
+		b[i] = alphabet[k.Int64()]
+	}
+	return string(b)
+}
+
+const (
+	alnum  = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	upper  = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+	digits = "0123456789"
+)
+
+// secretCorpus is a session of an agent that handles secrets of many kinds, in every
+// place a hook payload can hold one, and the secrets it holds.
+func secretCorpus() (payloads []string, secrets map[string]string) {
+	secrets = map[string]string{
+		"github-pat":      "ghp_" + randomFrom(alnum, 36),
+		"github-fine":     "github_pat_" + randomFrom(alnum, 82),
+		"aws-key-id":      "AKIA" + randomFrom(upper, 16),
+		"aws-secret":      randomFrom(alnum+"/+", 40),
+		"slack-bot":       "xoxb-" + randomFrom(digits, 12) + "-" + randomFrom(digits, 12) + "-" + randomFrom(alnum, 24),
+		"stripe":          "sk_live_" + randomFrom(alnum, 32),
+		"google-api":      "AIza" + randomFrom(alnum+"-_", 35),
+		"npm":             "npm_" + randomFrom(alnum, 36),
+		"anthropic":       "sk-ant-api03-" + randomFrom(alnum+"-_", 93) + "AA",
+		"env-password":    "pw-" + randomFrom(alnum, 14),
+		"json-api-key":    randomFrom(alnum, 28),
+		"url-password":    randomFrom(alnum, 16),
+		"bearer":          randomFrom(alnum, 30) + "." + randomFrom(alnum, 20),
+		"basic":           randomFrom(alnum, 24),
+		"cookie":          randomFrom(alnum, 26),
+		"flag-password":   randomFrom(alnum, 12),
+		"prompt-token":    "tok_" + randomFrom(alnum, 24),
+		"private-key":     randomFrom(alnum+"+/", 64),
+		"yaml-secret":     randomFrom(alnum, 20),
+		"nested-password": randomFrom(alnum, 18),
+		"error-token":     randomFrom(alnum, 22),
+		"summary-token":   randomFrom(alnum, 22),
+		"tool-name-pat":   "ghp_" + randomFrom(alnum, 36),
+	}
+	s := secrets
+	hook := func(fields map[string]any) string {
+		fields["session_id"] = "secret-session"
+		fields["cwd"] = "/work/app"
+		out, _ := json.Marshal(fields)
+		return string(out)
+	}
+	call := func(n int, tool string, input, response any) string {
+		return hook(map[string]any{"hook_event_name": "PostToolUse", "tool_name": tool, "tool_input": input,
+			"tool_response": response, "tool_use_id": fmt.Sprintf("toolu_%02d", n)})
+	}
+	key := "-----BEGIN RSA PRIVATE KEY-----\n" + s["private-key"] + "\n" + s["private-key"] + "\n-----END RSA PRIVATE KEY-----\n"
+	payloads = []string{
+		hook(map[string]any{"hook_event_name": "SessionStart", "source": "startup", "model": "claude"}),
+		hook(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "deploy with token=" + s["prompt-token"] + " please"}),
+		call(1, "Bash", map[string]any{"command": "git push https://" + s["github-pat"] + "@github.com/acme/app.git", "description": "push"},
+			map[string]any{"stdout": "export AWS_ACCESS_KEY_ID=" + s["aws-key-id"] + "\nexport AWS_SECRET_ACCESS_KEY=" + s["aws-secret"] + "\n", "stderr": "", "interrupted": false}),
+		call(2, "Read", map[string]any{"file_path": "/work/app/config/settings.json"},
+			map[string]any{"type": "text", "file": map[string]any{"filePath": "/work/app/config/settings.json",
+				"content": `{"slack": "` + s["slack-bot"] + `", "stripe_key": "` + s["stripe"] + `", "maps": "` + s["google-api"] + `", "api_key": "` + s["json-api-key"] + `"}`}}),
+		call(3, "Write", map[string]any{"file_path": "/work/app/.npmrc", "content": "//registry.npmjs.org/:_authToken=" + s["npm"] + "\n"}, map[string]any{"type": "create"}),
+		call(4, "Bash", map[string]any{"command": `curl -H "Authorization: Bearer ` + s["bearer"] + `" -H "Cookie: session=` + s["cookie"] + `" https://api.acme.dev`},
+			"HTTP/1.1 200 OK\nAuthorization: Basic "+s["basic"]+"\n"+strings.Repeat("body ", 20)),
+		call(5, "Bash", map[string]any{"command": "psql postgres://app:" + s["url-password"] + "@db:5432/app && mysql --password " + s["flag-password"] + " -e 'select 1'"},
+			strings.Repeat("row ", 20)),
+		call(6, "Read", map[string]any{"file_path": "/work/app/deploy/id_deploy"}, map[string]any{"type": "text", "file": map[string]any{"content": key}}),
+		call(7, "mcp__vault__put", map[string]any{"path": "kv/app", "data": map[string]any{"db": map[string]any{"password": s["nested-password"]}},
+			"anthropic": s["anthropic"]}, "stored "+strings.Repeat("ok ", 20)),
+		call(8, "Read", map[string]any{"file_path": "/work/app/k8s/values.yaml"}, "app:\n  client_secret: "+s["yaml-secret"]+"\n  github: "+s["github-fine"]+"\n"+strings.Repeat("# pad\n", 10)),
+		call(9, "Bash", map[string]any{"command": "./configure"}, nil),
+		hook(map[string]any{"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": map[string]any{"command": "deploy"},
+			"tool_use_id": "toolu_10", "error": "auth failed for secret=" + s["error-token"]}),
+		hook(map[string]any{"hook_event_name": "Stop", "last_assistant_message": "Pushed with " + s["github-pat"] + "."}),
+	}
+	native, _ := json.Marshal(map[string]any{"tool_name": "mcp__x__call_" + s["tool-name-pat"], "session_id": "secret-session",
+		"arguments": map[string]any{"q": "x"}, "result": strings.Repeat("r", 60), "summary": "used api_key=" + s["summary-token"]})
+	payloads = append(payloads, string(native))
+	return payloads, secrets
+}
+
+// TestSecretsNeverReachDisk records a session full of secrets, flushes it, and looks for
+// every secret in the journal file, in every git object and in every file of the repo:
+// none may be there. The repo must still record, flush and pass git fsck --strict.
+func TestSecretsNeverReachDisk(t *testing.T) {
+	dir := t.TempDir()
+	mustAgmem(t, dir, "", "init")
+	payloads, secrets := secretCorpus()
+	for _, p := range payloads {
+		mustAgmem(t, dir, p, "record")
+	}
+	// The same payloads once more as one --jsonl batch, under other tool_use_ids.
+	batch := strings.ReplaceAll(strings.Join(payloads, "\n"), "toolu_", "toolu_b")
+	mustAgmem(t, dir, batch, "record", "--jsonl")
+	mustAgmem(t, dir, "", "record", "--tool", "deploy", "--arg", "password="+secrets["env-password"], "--result", "DB_PASSWORD="+secrets["env-password"]+strings.Repeat(" ok", 20))
+	mustAgmem(t, dir, "", "flush")
+
+	var places []struct {
+		name string
+		data []byte
+	}
+	add := func(name string, data []byte) {
+		places = append(places, struct {
+			name string
+			data []byte
+		}{name, data})
+	}
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			data, _ := os.ReadFile(path)
+			add(path, data)
+		}
+		return nil
+	})
+	objects := exec.Command("git", "cat-file", "--batch-all-objects", "--batch")
+	objects.Dir = dir
+	all, err := objects.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	add("git objects", all)
+	add("replay", []byte(mustAgmem(t, dir, "", "replay", "--session", "secret-session", "--json", "--events")))
+	add("git log", []byte(git(t, dir, "log", "--format=%B")))
+	for name, secret := range secrets {
+		for _, p := range places {
+			if bytes.Contains(p.data, []byte(secret)) {
+				t.Errorf("secret %s (%s) is in %s", name, secret, p.name)
+			}
+		}
+	}
+	if !bytes.Contains(all, []byte("[REDACTED:")) {
+		t.Error("no redaction mark in any git object")
+	}
+	if n := redactionTrailers(t, dir); n < len(secrets) {
+		t.Errorf("Agmem-Redactions trailers add up to %d, fewer than the %d secrets", n, len(secrets))
+	}
+
+	ids := lines(mustAgmem(t, dir, observations(5, 1, "after"), "record", "--jsonl"))
+	mustAgmem(t, dir, "", "flush")
+	if len(ids) != 5 {
+		t.Fatalf("recorded %d observations after the secrets, want 5", len(ids))
+	}
+	checkRepoSettled(t, dir)
+}
+
+// redactionTrailers adds up the Agmem-Redactions trailers of the branch.
+func redactionTrailers(t *testing.T, dir string) int {
+	total := 0
+	for _, v := range strings.Fields(git(t, dir, "log", "--format=%(trailers:key=Agmem-Redactions,valueonly)")) {
+		var n int
+		fmt.Sscan(v, &n)
+		total += n
+	}
+	return total
+}
