@@ -1,5 +1,7 @@
 package redact
 
+import "slices"
+
 // prefilter finds, in one pass over a text, which rules' keywords it holds, ignoring
 // ASCII case: it indexes every keyword by its first two bytes, so that most positions
 // of the text cost one table lookup.
@@ -40,19 +42,29 @@ const maxHits = 32
 
 // hits are where a rule's keywords occur in a text.
 type hits struct {
-	on bool
-	// at holds the offsets of the keywords; nil (with on) means the whole text is to
-	// be scanned: the rule has no keywords, too many hits, or a keyword the match may
-	// not contain.
-	at []int
+	rule int
+	// at holds the offsets of the keywords; nil means the whole text is to be
+	// scanned: the rule has no keywords, too many hits, or a keyword the match may not
+	// contain.
+	at    []int
+	whole bool
 }
 
-// rules returns, indexed like the rules, which may match text and where.
+// rules returns the rules that may match text, and where, in the order of the rules.
+// Most texts wake few rules, so the result is a short list rather than a set.
 func (p *prefilter) rules(text string, rules []*rule) []hits {
-	out := make([]hits, len(rules))
-	whole := make([]bool, len(rules))
+	var out []hits
 	for _, i := range p.always {
-		out[i].on, whole[i] = true, true
+		out = append(out, hits{rule: i, whole: true})
+	}
+	find := func(rule int) *hits {
+		for k := range out {
+			if out[k].rule == rule {
+				return &out[k]
+			}
+		}
+		out = append(out, hits{rule: rule})
+		return &out[len(out)-1]
 	}
 	for i := 0; i+1 < len(text); i++ {
 		k := bigram(lower(text[i]), lower(text[i+1]))
@@ -60,13 +72,15 @@ func (p *prefilter) rules(text string, rules []*rule) []hits {
 			continue
 		}
 		for _, c := range p.cands[k] {
-			h := &out[c.rule]
-			if whole[c.rule] || !hasPrefixFold(text[i:], c.keyword) {
+			if !hasPrefixFold(text[i:], c.keyword) {
 				continue
 			}
-			h.on = true
+			h := find(c.rule)
+			if h.whole {
+				continue
+			}
 			if len(h.at) == maxHits || !rules[c.rule].inMatch(c.keyword) {
-				whole[c.rule] = true
+				h.whole, h.at = true, nil
 				continue
 			}
 			if n := len(h.at); n == 0 || h.at[n-1] != i {
@@ -74,11 +88,7 @@ func (p *prefilter) rules(text string, rules []*rule) []hits {
 			}
 		}
 	}
-	for i, w := range whole {
-		if w {
-			out[i].at = nil
-		}
-	}
+	slices.SortFunc(out, func(a, b hits) int { return a.rule - b.rule })
 	return out
 }
 

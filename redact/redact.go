@@ -131,16 +131,13 @@ func (r *Redactor) Find(text string) []Finding {
 	r.once.Do(func() { r.pf = newPrefilter(r.rules) })
 	var found []Finding
 	marks := markSpans(text)
-	for i, h := range r.pf.rules(text, r.rules) {
-		if !h.on {
-			continue
-		}
-		if h.at == nil {
-			found = r.findRule(found, r.rules[i], text, 0, len(text), marks)
+	for _, h := range r.pf.rules(text, r.rules) {
+		if h.whole {
+			found = r.findRule(found, r.rules[h.rule], text, 0, len(text), marks)
 			continue
 		}
 		for _, w := range windows(text, h.at) {
-			found = r.findRule(found, r.rules[i], text, w[0], w[1], marks)
+			found = r.findRule(found, r.rules[h.rule], text, w[0], w[1], marks)
 		}
 	}
 	return merge(found)
