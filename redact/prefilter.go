@@ -1,13 +1,16 @@
 package redact
 
-import "slices"
+import (
+	"slices"
+	"sync/atomic"
+)
 
 // prefilter finds, in one pass over a text, which rules' keywords it holds, ignoring
 // ASCII case: it indexes every keyword by its first two bytes, so that most positions
 // of the text cost one table lookup.
 type prefilter struct {
 	first [1 << 16 / 64]uint64 // bit set: some keyword starts with these two bytes
-	cands map[uint16][]candidate
+	cands map[uint16][]*candidate
 	// always are the rules without keywords: they run on every text.
 	always []int
 }
@@ -15,10 +18,13 @@ type prefilter struct {
 type candidate struct {
 	keyword string // lower case, at least two bytes
 	rule    int
+	// kind is how a hit of this keyword is scanned (a hitKind), found on the first hit;
+	// atomic, as a Redactor is shared.
+	kind atomic.Uint32
 }
 
 func newPrefilter(rules []*rule) *prefilter {
-	p := &prefilter{cands: map[uint16][]candidate{}}
+	p := &prefilter{cands: map[uint16][]*candidate{}}
 	for i, r := range rules {
 		if len(r.keywords) == 0 {
 			p.always = append(p.always, i)
@@ -30,7 +36,7 @@ func newPrefilter(rules []*rule) *prefilter {
 			}
 			k := bigram(kw[0], kw[1])
 			p.first[k/64] |= 1 << (k % 64)
-			p.cands[k] = append(p.cands[k], candidate{kw, i})
+			p.cands[k] = append(p.cands[k], &candidate{keyword: kw, rule: i})
 		}
 	}
 	return p
@@ -38,16 +44,18 @@ func newPrefilter(rules []*rule) *prefilter {
 
 // maxHits is how many keyword positions are kept per rule; past it the rule scans the
 // whole text, which is then no slower than the windows would be.
-const maxHits = 32
+const maxHits = 256
 
 // hits are where a rule's keywords occur in a text.
 type hits struct {
 	rule int
-	// at holds the offsets of the keywords; nil means the whole text is to be
-	// scanned: the rule has no keywords, too many hits, or a keyword the match may not
-	// contain.
-	at    []int
+	// whole says the whole text is to be scanned: the rule has no keywords, too many
+	// hits, or a keyword its match may not contain.
 	whole bool
+	at    []int // offsets of keywords to scan a window around
+	// anchors are offsets of keywords that name the secret's key in a rule of
+	// gitleaks' key = value template: the match starts at the identifier holding it.
+	anchors []int
 }
 
 // rules returns the rules that may match text, and where, in the order of the rules.
@@ -79,17 +87,30 @@ func (p *prefilter) rules(text string, rules []*rule) []hits {
 			if h.whole {
 				continue
 			}
-			if len(h.at) == maxHits || !rules[c.rule].inMatch(c.keyword) {
-				h.whole, h.at = true, nil
-				continue
+			kind := hitKind(c.kind.Load())
+			if kind == unknownHit {
+				kind = rules[c.rule].hitKind(c.keyword)
+				c.kind.Store(uint32(kind))
 			}
-			if n := len(h.at); n == 0 || h.at[n-1] != i {
-				h.at = append(h.at, i)
+			switch {
+			case kind == wholeHit || len(h.at)+len(h.anchors) == maxHits:
+				h.whole, h.at, h.anchors = true, nil, nil
+			case kind == anchorHit:
+				h.anchors = appendOnce(h.anchors, i)
+			default:
+				h.at = appendOnce(h.at, i)
 			}
 		}
 	}
 	slices.SortFunc(out, func(a, b hits) int { return a.rule - b.rule })
 	return out
+}
+
+func appendOnce(offsets []int, i int) []int {
+	if n := len(offsets); n > 0 && offsets[n-1] == i {
+		return offsets
+	}
+	return append(offsets, i)
 }
 
 func bigram(a, b byte) uint16 { return uint16(a)<<8 | uint16(b) }

@@ -139,6 +139,7 @@ func (r *Redactor) Find(text string) []Finding {
 		for _, w := range windows(text, h.at) {
 			found = r.findRule(found, r.rules[h.rule], text, w[0], w[1], marks)
 		}
+		found = r.findAnchored(found, r.rules[h.rule], text, h.anchors, marks)
 	}
 	return merge(found)
 }
@@ -171,26 +172,43 @@ func overlaps(spans [][2]int, start, end int) bool {
 	return false
 }
 
-// Reach of a window around a keyword: how far before it a match may start, and how far
-// after it one usually ends. Regexes are slow per byte, and most texts hold a keyword
-// or two; a window that cuts a match short is widened.
+// Reach of a window around a keyword: how far before it a match may start (at least
+// reachBefore, and the whole identifier that holds the keyword), and how far after it
+// one usually ends (reachAfter, then on to the end of the word there); a window that
+// still cuts a match short is widened. Go's regexes cost up to a microsecond a byte on
+// gitleaks' patterns in a fresh process, so every byte not scanned counts.
 const (
-	reachBefore = 160
-	reachAfter  = 512
+	reachBefore   = 128
+	reachAfter    = 256
+	maxIdentifier = 256
 )
 
 // windows are the spans of text around keyword offsets at, merged where they overlap.
 func windows(text string, at []int) [][2]int {
 	var out [][2]int
 	for _, a := range at {
-		start, end := max(0, a-reachBefore), min(len(text), a+reachAfter)
+		start := a
+		for start > 0 && a-start < maxIdentifier && identifierByte(text[start-1]) {
+			start--
+		}
+		start = max(0, min(start, a-reachBefore))
+		end := min(len(text), a+reachAfter)
+		for end < len(text) && end-a < 4*reachAfter && !isSpace(text[end]) {
+			end++
+		}
 		if n := len(out); n > 0 && start <= out[n-1][1] {
-			out[n-1][1] = end
+			out[n-1][1] = max(out[n-1][1], end)
 			continue
 		}
 		out = append(out, [2]int{start, end})
 	}
 	return out
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
+
+func identifierByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-'
 }
 
 // findRule appends the findings of rule ru in text[start:end], widening the span while
@@ -214,6 +232,53 @@ func (r *Redactor) findRule(found []Finding, ru *rule, text string, start, end i
 		}
 		return found
 	}
+}
+
+// findAnchored appends the findings of a key = value rule that start at the
+// identifiers holding the keywords at offsets at: the rule's regex begins with the
+// identifier ([\w.-]{0,50}? and a key word, in gitleaks' rules), so no match of it can
+// start anywhere else, and a regex anchored at the start stops within the match
+// instead of trying every byte.
+func (r *Redactor) findAnchored(found []Finding, ru *rule, text string, at []int, marks [][2]int) []Finding {
+	reach := 50
+	if ru.anchoredKey {
+		reach = maxIdentifier
+	}
+	last := -1
+	for _, a := range at {
+		start := a
+		for start > 0 && a-start < reach && identifierByte(text[start-1]) {
+			start--
+		}
+		if start == last {
+			continue
+		}
+		last = start
+		end := min(len(text), a+reachAfter)
+		if !ru.anchoredKey && !ru.loose().MatchString(text[start:]) {
+			continue
+		}
+		for {
+			m := ru.anchored().FindStringSubmatchIndex(text[start:end])
+			if m != nil && m[1] == end-start && end < len(text) {
+				end = min(len(text), end+max(reachAfter, end-start))
+				continue
+			}
+			if m == nil {
+				break
+			}
+			for i := range m {
+				if m[i] >= 0 {
+					m[i] += start
+				}
+			}
+			if s, e, ok := r.secretOf(ru, text, m); ok && !overlaps(marks, s, e) {
+				found = append(found, Finding{Rule: ru.id, Start: s, End: e})
+			}
+			break
+		}
+	}
+	return found
 }
 
 // matches are the rule's matches in text. gitleaks' rules take them as FindAll does;

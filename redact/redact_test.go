@@ -109,3 +109,13 @@ func BenchmarkText(b *testing.B) {
 		})
 	}
 }
+
+// TestRulesCompile compiles every rule's regex in each form it may be used in: rules
+// are compiled lazily, so a bad one would otherwise fail only on the text that wakes it.
+func TestRulesCompile(t *testing.T) {
+	for _, r := range builtin() {
+		r.re()
+		r.anchored()
+		r.loose()
+	}
+}
