@@ -231,9 +231,53 @@ func skip(dec *json.Decoder) error {
 	return nil
 }
 
+// writeString writes s as a JSON string, as encoding/json does without HTML escaping:
+// quotes, backslashes and control characters escaped, U+2028 and U+2029 too (some
+// JavaScript readers take them for line ends). s is valid UTF-8: the decoder made it so.
 func writeString(w *bytes.Buffer, s string) {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s)           // a string always encodes
-	w.Truncate(w.Len() - 1) // Encode's newline
+	const hex = "0123456789abcdef"
+	w.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < 0x80 {
+			i++
+			continue
+		}
+		if c < 0x80 {
+			w.WriteString(s[start:i])
+			switch c {
+			case '"', '\\':
+				w.WriteByte('\\')
+				w.WriteByte(c)
+			case '\n':
+				w.WriteString(`\n`)
+			case '\r':
+				w.WriteString(`\r`)
+			case '\t':
+				w.WriteString(`\t`)
+			default:
+				w.WriteString(`\u00`)
+				w.WriteByte(hex[c>>4])
+				w.WriteByte(hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == '\u2028' || r == '\u2029' || r == utf8.RuneError && size == 1 {
+			w.WriteString(s[start:i])
+			if r == utf8.RuneError {
+				w.WriteString(`\ufffd`)
+			} else {
+				w.WriteString(`\u202`)
+				w.WriteByte(hex[r&0xF])
+			}
+			start = i + size
+		}
+		i += size
+	}
+	w.WriteString(s[start:])
+	w.WriteByte('"')
 }

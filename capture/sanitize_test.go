@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -142,5 +143,19 @@ func TestEventsAreRedacted(t *testing.T) {
 	e := d.Entries[0].Event
 	if e.Text != "use password=[REDACTED:secret-assignment] for the db" || e.Redactions != 1 {
 		t.Errorf("event text %q, %d redactions", e.Text, e.Redactions)
+	}
+}
+
+func TestWriteStringAsEncodingJSON(t *testing.T) {
+	for _, s := range []string{"", "plain", `q"b\s`, "nl\ncr\rtab\tnul\x00esc\x1b", "<&>", "ls\u2028ps\u2029", "émoji 🦫", "bad\xffutf8", "\x7f"} {
+		var w bytes.Buffer
+		writeString(&w, s)
+		var enc bytes.Buffer
+		e := json.NewEncoder(&enc)
+		e.SetEscapeHTML(false)
+		e.Encode(s)
+		if want := strings.TrimSuffix(enc.String(), "\n"); w.String() != want {
+			t.Errorf("writeString(%q) = %s, encoding/json writes %s", s, w.String(), want)
+		}
 	}
 }

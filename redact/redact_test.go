@@ -119,3 +119,15 @@ func TestRulesCompile(t *testing.T) {
 		r.loose()
 	}
 }
+
+func TestFirstByte(t *testing.T) {
+	for re, want := range map[string]string{
+		`^\$(?:\d+|{\d+})$`: "$", `^%(?:[A-Z_]+)%$`: "%", `^/Users/x`: "/", `^@x@$`: "@", `^\{\d{0,2}}$`: "{",
+		`(?i)^true|false|null$`: "", `^(?i:a+|b+)$`: "", `^abc`: "", `^\d`: "", `x`: "",
+	} {
+		c, ok := firstByte(re)
+		if got := map[bool]string{true: string(c), false: ""}[ok]; got != want {
+			t.Errorf("firstByte(%q) = %q, want %q", re, got, want)
+		}
+	}
+}
