@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -83,6 +84,38 @@ func TestHostileInputs(t *testing.T) {
 	}
 	checkFrontmatters(t, dir)
 	checkTrailerKeys(t, dir)
+
+	// A byte-order mark is accepted, invalid UTF-8 repaired.
+	out := mustAgmem(t, dir, "\ufeff"+`{"tool_name":"bom","session_id":"utf8","result":"`+result+"\xff\xfe"+`"}`, "record")
+	if len(lines(out)) != 1 {
+		t.Fatalf("a payload after a byte-order mark was not recorded: %q", out)
+	}
+	replay := mustAgmem(t, dir, "", "replay", "--session", "utf8", "--json")
+	if !utf8.ValidString(replay) || !strings.Contains(replay, result+"\ufffd\ufffd") {
+		t.Errorf("invalid UTF-8 is not repaired: %q", replay)
+	}
+}
+
+// TestInputOverHardCapIsRefused sends record more than capture.max_input_bytes (64 MiB
+// by default): exit 1 with one line and a hint, and nothing recorded.
+func TestInputOverHardCapIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	mustAgmem(t, dir, "", "init")
+	huge := `{"tool_name":"x","result":"` + strings.Repeat("a", 64<<20) + `"}`
+	out, err := agmem(t, dir, nil, huge, "record")
+	if err == nil || out != "" {
+		t.Fatalf("record of %d bytes: %q, %v; want a refusal", len(huge), out, err)
+	}
+	if !strings.Contains(err.Error(), "agmem: input is larger than 64 MiB; nothing was recorded") {
+		t.Errorf("refusal says %v", err)
+	}
+	var status struct {
+		Pending int `json:"pending_observations"`
+	}
+	json.Unmarshal([]byte(mustAgmem(t, dir, "", "status", "--json")), &status)
+	if status.Pending != 0 {
+		t.Errorf("%d observations recorded from refused input", status.Pending)
+	}
 }
 
 func checkOneLineError(t *testing.T, input, stderr string) {
