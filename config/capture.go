@@ -1,8 +1,8 @@
 package config
 
 import (
-	"errors"
 	"path"
+	"time"
 
 	"github.com/agmem/agmem/capture"
 	"github.com/agmem/agmem/redact"
@@ -19,18 +19,7 @@ var captureKeys = []key{
 		func(c *Config) *[]string { return &c.Withhold }, checkGlob),
 	intKey("capture.max_value_bytes", 1024, func(c *Config) *int { return &c.MaxValue }),
 	intKey("capture.max_input_bytes", 1024, func(c *Config) *int { return &c.MaxInput }),
-	{
-		name: "capture.session_idle",
-		fromAny: func(c *Config, v any) error {
-			s, ok := v.(string)
-			if !ok {
-				return errors.New(`must be a duration such as "30m"`)
-			}
-			return setDuration(&c.SessionIdle, s)
-		},
-		fromEnv: func(c *Config, s string) error { return setDuration(&c.SessionIdle, s) },
-		value:   func(c *Config) any { return c.SessionIdle.String() },
-	},
+	durationKey("capture.session_idle", func(c *Config) *time.Duration { return &c.SessionIdle }),
 }
 
 func checkGlob(g string) error {
