@@ -18,6 +18,9 @@ import (
 const (
 	SourceNative     = "native"
 	SourceClaudeCode = "claude-code"
+	SourceCodex      = "codex"
+	SourceGemini     = "gemini-cli"
+	SourceCursor     = "cursor"
 	SourceFlags      = "cli"
 )
 
@@ -58,9 +61,13 @@ type Native struct {
 // Decode reads one JSON object of any supported shape.
 func Decode(data []byte, p Policy, now time.Time) (Decoded, error) {
 	var probe struct {
-		HookEvent *string         `json:"hook_event_name"`
-		ToolName  json.RawMessage `json:"tool_name"`
-		Event     json.RawMessage `json:"event"`
+		HookEvent      *string         `json:"hook_event_name"`
+		ToolName       json.RawMessage `json:"tool_name"`
+		Event          json.RawMessage `json:"event"`
+		TurnID         json.RawMessage `json:"turn_id"`
+		Timestamp      json.RawMessage `json:"timestamp"`
+		ConversationID json.RawMessage `json:"conversation_id"`
+		WorkspaceRoots json.RawMessage `json:"workspace_roots"`
 	}
 	data = bytes.TrimSpace(bytes.TrimPrefix(data, utf8BOM))
 	if len(data) == 0 || data[0] != '{' {
@@ -70,8 +77,14 @@ func Decode(data []byte, p Policy, now time.Time) (Decoded, error) {
 		return Decoded{}, fmt.Errorf("input is not valid JSON: %w", err)
 	}
 	switch {
+	case probe.HookEvent != nil && (probe.ConversationID != nil || probe.WorkspaceRoots != nil):
+		return decodeCursorHook(data, p, now)
+	case probe.HookEvent != nil && probe.TurnID != nil:
+		return decodeClaudeHook(data, p, now, SourceCodex)
+	case probe.HookEvent != nil && isGeminiHook(*probe.HookEvent, probe.Timestamp != nil):
+		return decodeGeminiHook(data, p, now)
 	case probe.HookEvent != nil:
-		return decodeClaudeHook(data, p, now)
+		return decodeClaudeHook(data, p, now, SourceClaudeCode)
 	case probe.ToolName != nil:
 		var n Native
 		if err := json.Unmarshal(data, &n); err != nil {
@@ -250,6 +263,22 @@ func decodeEvent(data []byte, p Policy, now time.Time) (Decoded, error) {
 	}
 	p.sanitizeEvent(&e)
 	return Decoded{Entries: []memory.Entry{{Event: &e}}}, nil
+}
+
+// newEvent makes a session event of a hook payload, keeping the attributes that are set.
+func newEvent(name, session, source, text string, at time.Time, attrs map[string]string) *memory.Event {
+	e := &memory.Event{ID: memory.NewID(at), SessionID: session, Timestamp: at.UTC(), Name: name,
+		Text: text, Source: source}
+	for k, v := range attrs {
+		if v == "" {
+			continue
+		}
+		if e.Attrs == nil {
+			e.Attrs = map[string]string{}
+		}
+		e.Attrs[k] = v
+	}
+	return e
 }
 
 // checkSession refuses a session id given in input that the journal would refuse, so that

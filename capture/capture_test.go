@@ -136,8 +136,6 @@ func TestDecodeNativeDuration(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 func TestDecodeNativeMemoryType(t *testing.T) {
 	tests := []struct {
 		tool, given string

@@ -26,6 +26,9 @@ type claudeHook struct {
 	LastMessage    string `json:"last_assistant_message"`
 	TranscriptPath string `json:"transcript_path"`
 	PermissionMode string `json:"permission_mode"`
+	TurnID         string `json:"turn_id"` // Codex
+
+	source string // the agent: Claude Code, or Codex, which sends the same shapes
 }
 
 type claudeCall struct {
@@ -37,10 +40,12 @@ type claudeCall struct {
 	DurationMS   *float64        `json:"duration_ms"`
 }
 
-func decodeClaudeHook(data []byte, p Policy, now time.Time) (Decoded, error) {
-	var h claudeHook
+// decodeClaudeHook reads a Claude Code hook payload, or a Codex one (source says
+// which): Codex sends Claude Code's events with Claude Code's fields, plus turn_id.
+func decodeClaudeHook(data []byte, p Policy, now time.Time, source string) (Decoded, error) {
+	h := claudeHook{source: source}
 	if err := json.Unmarshal(data, &h); err != nil {
-		return Decoded{}, fmt.Errorf("claude code hook payload: %w", err)
+		return Decoded{}, fmt.Errorf("%s hook payload: %w", source, err)
 	}
 	switch h.HookEvent {
 	case "PostToolUse", "PostToolUseFailure":
@@ -55,7 +60,7 @@ func decodeClaudeHook(data []byte, p Policy, now time.Time) (Decoded, error) {
 		p.sanitizeEvent(e)
 		return Decoded{Entries: []memory.Entry{{Event: e}}}, nil
 	}
-	return Decoded{Skipped: []string{fmt.Sprintf("hook event %q is not recorded", h.HookEvent)}}, nil
+	return Decoded{Skipped: []string{fmt.Sprintf("%s hook event %q is not recorded", source, h.HookEvent)}}, nil
 }
 
 func (h *claudeHook) observations(calls []claudeCall, p Policy, now time.Time) (Decoded, error) {
@@ -66,7 +71,7 @@ func (h *claudeHook) observations(calls []claudeCall, p Policy, now time.Time) (
 			ToolName:   &c.ToolName,
 			Arguments:  c.ToolInput,
 			Result:     c.ToolResponse,
-			Source:     SourceClaudeCode,
+			Source:     h.source,
 			ToolUseID:  c.ToolUseID,
 			Cwd:        h.Cwd,
 			AgentID:    h.AgentID,
@@ -90,33 +95,18 @@ func (h *claudeHook) observations(calls []claudeCall, p Policy, now time.Time) (
 }
 
 func (h *claudeHook) event(now time.Time) *memory.Event {
-	e := &memory.Event{
-		ID:        memory.NewID(now),
-		SessionID: h.SessionID,
-		Timestamp: now.UTC(),
-		Name:      h.HookEvent,
-		Source:    SourceClaudeCode,
-		Attrs:     map[string]string{},
-	}
+	var text string
 	switch h.HookEvent {
 	case "UserPromptSubmit":
-		e.Text = h.Prompt
+		text = h.Prompt
 	case "SessionEnd":
-		e.Text = h.Reason
+		text = h.Reason
 	case "Stop", "SubagentStop":
-		e.Text = h.LastMessage
+		text = h.LastMessage
 	}
-	for k, v := range map[string]string{
+	return newEvent(h.HookEvent, h.SessionID, h.source, text, now, map[string]string{
 		"start_source": h.Source, "model": h.Model, "cwd": h.Cwd, "agent_id": h.AgentID,
 		"agent_type": h.AgentType, "transcript_path": h.TranscriptPath,
-		"permission_mode": h.PermissionMode,
-	} {
-		if v != "" {
-			e.Attrs[k] = v
-		}
-	}
-	if len(e.Attrs) == 0 {
-		e.Attrs = nil
-	}
-	return e
+		"permission_mode": h.PermissionMode, "turn_id": h.TurnID,
+	})
 }

@@ -7,8 +7,9 @@ import (
 	"github.com/agmem/agmem/memory"
 )
 
-// exactNames are the tool names real agents use (Claude Code's), which no pattern fits:
-// "Read" or "Glob" name no verb the Python patterns know.
+// exactNames are the tool names real agents use (Claude Code's, and Gemini CLI's,
+// Codex's and Cursor's where no pattern fits them): "Read" or "Glob" name no verb the
+// Python patterns know, and "write_todos" writes a plan, not a file.
 var exactNames = []struct {
 	name string
 	typ  memory.Type
@@ -26,6 +27,10 @@ var exactNames = []struct {
 	{"NotebookEdit", memory.Episodic},
 	{"TodoWrite", memory.Procedural},
 	{"Task", memory.Procedural},
+	{"write_todos", memory.Procedural}, // Gemini CLI
+	{"save_memory", memory.Semantic},   // Gemini CLI
+	{"update_plan", memory.Procedural}, // Codex
+	{"todo_write", memory.Procedural},  // Cursor
 }
 
 // pythonPatterns is the Python agmem's MEMORY_TYPE_MAP, in its order: the first match wins,

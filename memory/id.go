@@ -2,6 +2,7 @@ package memory
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"fmt"
 	"strings"
 	"sync"
@@ -22,6 +23,17 @@ func NewID(t time.Time) string {
 	entropyMu.Lock()
 	defer entropyMu.Unlock()
 	return ulid.MustNew(ulid.Timestamp(t), entropy).String()
+}
+
+// IDOf returns the ULID of something that happened at t and is known by content: the
+// same content at the same time always gets the same id, so that importing a record
+// twice keeps it once.
+func IDOf(t time.Time, content []byte) string {
+	sum := sha256.Sum256(content)
+	var id ulid.ULID
+	id.SetTime(ulid.Timestamp(t))
+	id.SetEntropy(sum[:10])
+	return id.String()
 }
 
 // NormalizeID accepts an id given in input (a ULID, or a UUID such as the Python agmem

@@ -180,3 +180,14 @@ func TestCheckSessionID(t *testing.T) {
 		})
 	}
 }
+
+func TestIDOf(t *testing.T) {
+	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	a, b := IDOf(at, []byte("line")), IDOf(at, []byte("line"))
+	if a != b || IDOf(at, []byte("other")) == a || IDOf(at.Add(time.Second), []byte("line")) == a {
+		t.Errorf("IDOf is not a function of time and content: %s %s", a, b)
+	}
+	if n, err := NormalizeID(a); err != nil || n != a {
+		t.Errorf("IDOf gives %s, not a canonical ULID (%v)", a, err)
+	}
+}

@@ -141,6 +141,15 @@ func (e Entry) SetSession(id string) {
 	}
 }
 
+// SetID gives the entry id.
+func (e Entry) SetID(id string) {
+	if e.Observation != nil {
+		e.Observation.ID = id
+	} else {
+		e.Event.ID = id
+	}
+}
+
 // Source is the adapter that captured the entry, if known.
 func (e Entry) Source() string {
 	if e.Observation != nil {
