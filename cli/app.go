@@ -88,6 +88,7 @@ func newApp(e *env) *ucli.App {
 		Commands: []*ucli.Command{
 			newInitCommand(e),
 			newRecordCommand(e),
+			newImportCommand(e),
 			newFlushCommand(e),
 			newStatusCommand(e),
 			newSessionsCommand(e),

@@ -1,0 +1,52 @@
+package cli_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestImportTwice imports the Python agmem's state, native JSONL and a Claude Code
+// transcript, then the same files again: the second import adds nothing, and a flush
+// commits each session once.
+func TestImportTwice(t *testing.T) {
+	dir := t.TempDir()
+	mustAgmem(t, dir, "", "init")
+	var files []string
+	for _, f := range []string{"daemon_buffer.jsonl", "daemon_session.json", "native.jsonl", "transcript.jsonl"} {
+		abs, _ := filepath.Abs(filepath.Join("..", "importer", "testdata", f))
+		files = append(files, abs)
+	}
+	first := mustAgmem(t, dir, "", append([]string{"import"}, files...)...)
+	for _, want := range []string{
+		"daemon_buffer.jsonl (jsonl): 2 imported, 0 duplicates, 0 not understood, 0 not captured",
+		"daemon_session.json (python agmem session): 1 imported, 1 duplicates",
+		"native.jsonl (jsonl): 3 imported, 0 duplicates, 1 not understood, 1 not captured",
+		"transcript.jsonl (claude code transcript): 2 imported, 0 duplicates, 3 not understood",
+		"total: 8 imported, 1 duplicates, 4 not understood, 1 not captured",
+	} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first import does not say %q:\n%s", want, first)
+		}
+	}
+	second := mustAgmem(t, dir, "", append([]string{"import"}, files...)...)
+	if !strings.Contains(second, "total: 0 imported, 9 duplicates") {
+		t.Errorf("second import added something:\n%s", second)
+	}
+	mustAgmem(t, dir, "", "flush")
+	checkRepoSettled(t, dir)
+	sessions := mustAgmem(t, dir, "", "sessions")
+	for _, s := range []string{"py-session-7", "native-demo", "cc-session-1"} {
+		if !strings.Contains(sessions, s) {
+			t.Errorf("sessions does not list %s:\n%s", s, sessions)
+		}
+	}
+	replay := mustAgmem(t, dir, "", "replay", "--session", "cc-session-1")
+	if !strings.Contains(replay, "Bash") || !strings.Contains(replay, "Read") {
+		t.Errorf("replay of the transcript's session:\n%s", replay)
+	}
+	inMarkdown, _, total := committed(t, dir)
+	if len(inMarkdown) != 7 || total != 7 {
+		t.Errorf("committed %d observations in files, trailers say %d; want 7", len(inMarkdown), total)
+	}
+}
