@@ -39,40 +39,14 @@ type openSession struct {
 
 // Append records entries in one transaction: all of them are durable when it returns,
 // or none is. Entries must carry ids. An entry without a session joins the open session,
-// which is replaced by a new one after idleGap without activity; the session chosen is
-// written back into the entry.
+// which is replaced by a new one after idleGap without activity, and after a SessionStart
+// or SessionEnd event; the session chosen is written back into the entry.
 func (j *Journal) Append(entries []memory.Entry, idleGap time.Duration, now time.Time) ([]Appended, error) {
-	out := make([]Appended, len(entries))
+	var out []Appended
 	err := j.update(func(tx *bolt.Tx) error {
-		var open *openSession
-		for i, e := range entries {
-			// An entry that holds neither kind has no session to read; Validate refuses it.
-			if (e.Observation != nil || e.Event != nil) && e.Session() == "" {
-				if open == nil {
-					open = currentSession(tx, idleGap, now)
-				}
-				e.SetSession(open.ID)
-			}
-			if err := e.Validate(); err != nil {
-				return fmt.Errorf("entry %d: %w", i+1, err)
-			}
-			kept, err := appendEntry(tx, e)
-			if err != nil {
-				return fmt.Errorf("entry %d: %w", i+1, err)
-			}
-			out[i] = Appended{ID: e.ID()}
-			if kept != "" {
-				out[i] = Appended{ID: kept, Duplicate: true}
-			}
-			if i == len(entries)/2 {
-				failpoint.Hit("append-midway") // inside the transaction: bbolt must drop it whole
-			}
-		}
-		if open != nil {
-			open.Last = now
-			return putJSON(tx.Bucket(bucketMeta), keyOpenSession, open)
-		}
-		return nil
+		var err error
+		out, err = appendAll(tx, entries, idleGap, now)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -80,9 +54,60 @@ func (j *Journal) Append(entries []memory.Entry, idleGap time.Duration, now time
 	return out, nil
 }
 
-func currentSession(tx *bolt.Tx, idleGap time.Duration, now time.Time) *openSession {
+// appendAll is the body of Append's transaction.
+func appendAll(tx *bolt.Tx, entries []memory.Entry, idleGap time.Duration, now time.Time) ([]Appended, error) {
+	out := make([]Appended, len(entries))
+	var open *openSession // as this transaction leaves it; nil while untouched
+	closed := false       // a session boundary passed: the next entry without one starts anew
+	for i, e := range entries {
+		var event string
+		if e.Event != nil {
+			event = e.Event.Name
+		}
+		if event == "SessionStart" {
+			open, closed = nil, true
+		}
+		// An entry that holds neither kind has no session to read; Validate refuses it.
+		if (e.Observation != nil || e.Event != nil) && e.Session() == "" {
+			if open == nil {
+				open = currentSession(tx, idleGap, now, closed)
+			}
+			e.SetSession(open.ID)
+		}
+		if event == "SessionEnd" {
+			open, closed = nil, true
+		}
+		if err := e.Validate(); err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i+1, err)
+		}
+		kept, err := appendEntry(tx, e)
+		if err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i+1, err)
+		}
+		out[i] = Appended{ID: e.ID()}
+		if kept != "" {
+			out[i] = Appended{ID: kept, Duplicate: true}
+		}
+		if i == len(entries)/2 {
+			failpoint.Hit("append-midway") // inside the transaction: bbolt must drop it whole
+		}
+	}
+	meta := tx.Bucket(bucketMeta)
+	switch {
+	case open != nil:
+		open.Last = now
+		return out, putJSON(meta, keyOpenSession, open)
+	case closed:
+		return out, meta.Delete(keyOpenSession)
+	}
+	return out, nil
+}
+
+// currentSession is the open session, or a new one if it was idle for idleGap or fresh
+// is set.
+func currentSession(tx *bolt.Tx, idleGap time.Duration, now time.Time, fresh bool) *openSession {
 	var s openSession
-	if getJSON(tx.Bucket(bucketMeta), keyOpenSession, &s) && s.ID != "" && now.Sub(s.Last) < idleGap {
+	if !fresh && getJSON(tx.Bucket(bucketMeta), keyOpenSession, &s) && s.ID != "" && now.Sub(s.Last) < idleGap {
 		return &s
 	}
 	return &openSession{ID: memory.NewID(now)}

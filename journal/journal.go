@@ -33,9 +33,10 @@ var (
 	bucketTimeline = []byte("timeline") // session \x00 unix-nanos \x00 seq → nothing
 	bucketPending  = []byte("pending")  // session \x00 seq → nothing
 	bucketBatches  = []byte("batches")  // batch id → Batch as JSON
+	bucketWatches  = []byte("watches")  // watched file's path → WatchMark as JSON
 
 	allBuckets = [][]byte{bucketMeta, bucketEntries, bucketIDs, bucketCalls, bucketSessions,
-		bucketTimeline, bucketPending, bucketBatches}
+		bucketTimeline, bucketPending, bucketBatches, bucketWatches}
 
 	keySchema      = []byte("schema")
 	keyOpenSession = []byte("open_session")
