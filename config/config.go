@@ -42,6 +42,7 @@ type Config struct {
 	// no session starts a new one.
 	SessionIdle time.Duration
 	LLM         LLM
+	Daemon      Daemon
 
 	origins map[string]string
 }
@@ -65,7 +66,7 @@ type key struct {
 }
 
 // keys are every setting agmem reads, section by section.
-var keys = slices.Concat(captureKeys, redactKeys, llmKeys)
+var keys = slices.Concat(captureKeys, redactKeys, llmKeys, daemonKeys)
 
 func setDuration(d *time.Duration, s string) error {
 	v, err := time.ParseDuration(s)
@@ -80,7 +81,7 @@ func setDuration(d *time.Duration, s string) error {
 func Default() *Config {
 	c := &Config{Capture: classify.Default(), Enabled: true, Withhold: capture.DefaultWithhold(),
 		MaxValue: capture.DefaultMaxValue, MaxInput: DefaultMaxInput,
-		SessionIdle: 30 * time.Minute, LLM: defaultLLM(), origins: map[string]string{}}
+		SessionIdle: 30 * time.Minute, LLM: defaultLLM(), Daemon: defaultDaemon(), origins: map[string]string{}}
 	for _, k := range keys {
 		c.origins[k.name] = "default"
 	}
