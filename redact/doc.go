@@ -7,7 +7,14 @@
 // private key blocks, and any patterns a user adds. Building gitleaks' detector costs
 // ten times agmem record's whole budget, so nothing is built up front: a keyword
 // prefilter (gitleaks' own keywords) picks the few rules whose keywords occur in the
-// text, and only those regexes are compiled, once per process.
+// text, and only those regexes are compiled, once per process; they scan windows
+// around the keywords, or match from the identifier that holds one.
+//
+// Where agmem differs from gitleaks, it redacts more: it does not decode base64, hex
+// or percent-encoded text (gitleaks' --max-decode-depth), it ignores "gitleaks:allow"
+// comments (input must not be able to switch redaction off), and gitleaks' global
+// allowlist, whose "true|false|null" is mended to mean those words alone, applies to
+// gitleaks' rules only.
 package redact
 
 //go:generate go run ./internal/gengitleaks

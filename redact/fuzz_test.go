@@ -19,6 +19,7 @@ func FuzzRedact(f *testing.F) {
 		"ghp_1234567890abcdefghijABCDEFGHIJ123456",
 		"--token abcdefgh12 --password=x",
 		"token=[REDACTED:secret-assignment]",
+		"[REDACTED:x password=hunter2hunter2",
 		"AKIAZ5GMHYJK7Q2XWN4P",
 	} {
 		f.Add(s)

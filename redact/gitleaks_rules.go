@@ -6,7 +6,7 @@ package redact
 
 const gitleaksVersion = "github.com/zricethezav/gitleaks/v8@v8.30.1"
 
-var gitleaksAllow = allowlist{and: false, target: "", regexes: []string{`(?i)^true|false|null$`, `^(?i:a+|b+|c+|d+|e+|f+|g+|h+|i+|j+|k+|l+|m+|n+|o+|p+|q+|r+|s+|t+|u+|v+|w+|x+|y+|z+|\*+|\.+)$`, `^\$(?:\d+|{\d+})$`, `^\$(?:[A-Z_]+|[a-z_]+)$`, `^\${(?:[A-Z_]+|[a-z_]+)}$`, `^\{\{[ \t]*[\w ().|]+[ \t]*}}$`, `^\$\{\{[ \t]*(?:(?:env|github|secrets|vars)(?:\.[A-Za-z]\w+)+[\w "'&./=|]*)[ \t]*}}$`, `^%(?:[A-Z_]+|[a-z_]+)%$`, `^%[+\-# 0]?[bcdeEfFgGoOpqstTUvxX]$`, `^\{\d{0,2}}$`, `^@(?:[A-Z_]+|[a-z_]+)@$`, `^/Users/(?i)[a-z0-9]+/[\w .-/]+$`, `^/(?:bin|etc|home|opt|tmp|usr|var)/[\w ./-]+$`}, stopwords: []string{`014df517-39d1-4453-b7b3-9930c563627c`, `abcdefghijklmnopqrstuvwxyz`}}
+var gitleaksAllow = allowlist{and: false, target: "", regexes: []string{`(?i)^(?:true|false|null)$`, `^(?i:a+|b+|c+|d+|e+|f+|g+|h+|i+|j+|k+|l+|m+|n+|o+|p+|q+|r+|s+|t+|u+|v+|w+|x+|y+|z+|\*+|\.+)$`, `^\$(?:\d+|{\d+})$`, `^\$(?:[A-Z_]+|[a-z_]+)$`, `^\${(?:[A-Z_]+|[a-z_]+)}$`, `^\{\{[ \t]*[\w ().|]+[ \t]*}}$`, `^\$\{\{[ \t]*(?:(?:env|github|secrets|vars)(?:\.[A-Za-z]\w+)+[\w "'&./=|]*)[ \t]*}}$`, `^%(?:[A-Z_]+|[a-z_]+)%$`, `^%[+\-# 0]?[bcdeEfFgGoOpqstTUvxX]$`, `^\{\d{0,2}}$`, `^@(?:[A-Z_]+|[a-z_]+)@$`, `^/Users/(?i)[a-z0-9]+/[\w .-/]+$`, `^/(?:bin|etc|home|opt|tmp|usr|var)/[\w ./-]+$`}, stopwords: []string{`014df517-39d1-4453-b7b3-9930c563627c`, `abcdefghijklmnopqrstuvwxyz`}}
 
 var gitleaksRules = []rule{
 	{id: "1password-secret-key", regex: `\bA3-[A-Z0-9]{6}-(?:(?:[A-Z0-9]{11})|(?:[A-Z0-9]{6}-[A-Z0-9]{5}))-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b`, keywords: []string{`a3-`}, entropy: 3.8},

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Pattern is a rule a user adds: a regex whose whole match, or first non-empty
@@ -60,16 +61,14 @@ func New(opts Options) (*Redactor, error) {
 		}
 	}
 	for _, p := range opts.Extra {
+		if err := CheckRuleID(p.ID); err != nil {
+			return nil, fmt.Errorf("redact: pattern %q: %w", p.Regex, err)
+		}
 		re, err := regexp.Compile(p.Regex)
 		if err != nil {
 			return nil, fmt.Errorf("redact: pattern %q: %w", p.ID, err)
 		}
-		if p.ID == "" {
-			return nil, fmt.Errorf("redact: pattern %q has no id", p.Regex)
-		}
-		ru := &rule{id: p.ID, regex: p.Regex, compiled: re}
-		ru.once.Do(func() {})
-		r.rules = append(r.rules, ru)
+		r.rules = append(r.rules, compiledRule(p.ID, re))
 	}
 	for _, a := range opts.Allow {
 		re, err := regexp.Compile(a)
@@ -79,6 +78,15 @@ func New(opts Options) (*Redactor, error) {
 		r.allow = append(r.allow, re)
 	}
 	return r, nil
+}
+
+// CheckRuleID refuses an id that a mark could not carry whole: 1 to 64 of a-z, 0-9,
+// ".", "_" and "-", starting with a letter or a digit.
+func CheckRuleID(id string) error {
+	if id == "" || ruleIDLen(id) != len(id) {
+		return fmt.Errorf("rule id %q is not 1 to 64 of a-z, 0-9, \".\", \"_\" and \"-\"", id)
+	}
+	return nil
 }
 
 // Default is the redactor of the built-in rules.
@@ -97,6 +105,7 @@ var builtin = sync.OnceValue(func() []*rule {
 	}
 	for i := range gitleaksRules {
 		if r := &gitleaksRules[i]; !own[r.id] {
+			r.gitleaks = true
 			rules = append(rules, r)
 		}
 	}
@@ -145,22 +154,38 @@ func (r *Redactor) Find(text string) []Finding {
 }
 
 // markSpans are the marks of an earlier redaction in text: what they cover is no
-// secret, so that redacting twice changes nothing.
+// secret, so that redacting twice changes nothing. Only a whole mark counts: a
+// "[REDACTED:" that input wrote without a rule id and a "]" hides nothing.
 func markSpans(text string) [][2]int {
 	var spans [][2]int
 	for at := 0; ; {
-		i := strings.Index(text[at:], "[REDACTED:")
+		i := strings.Index(text[at:], markPrefix)
 		if i < 0 {
 			return spans
 		}
 		start := at + i
-		end := len(text)
-		if j := strings.IndexByte(text[start:], ']'); j >= 0 {
-			end = start + j + 1
+		at = start + len(markPrefix)
+		if n := ruleIDLen(text[at:]); n > 0 && at+n < len(text) && text[at+n] == ']' {
+			at += n + 1
+			spans = append(spans, [2]int{start, at})
 		}
-		spans = append(spans, [2]int{start, end})
-		at = end
 	}
+}
+
+const markPrefix = "[REDACTED:"
+
+// ruleIDLen is the length of the rule id s starts with: 1 to 64 of a-z, 0-9, ".", "_"
+// and "-", starting with a letter or digit; 0 if none.
+func ruleIDLen(s string) int {
+	n := 0
+	for n < len(s) && n < 64 {
+		c := s[n]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || n > 0 && (c == '.' || c == '_' || c == '-')) {
+			break
+		}
+		n++
+	}
+	return n
 }
 
 func overlaps(spans [][2]int, start, end int) bool {
@@ -192,10 +217,7 @@ func windows(text string, at []int) [][2]int {
 			start--
 		}
 		start = max(0, min(start, a-reachBefore))
-		end := min(len(text), a+reachAfter)
-		for end < len(text) && end-a < 4*reachAfter && !isSpace(text[end]) {
-			end++
-		}
+		end := windowEnd(text, a)
 		if n := len(out); n > 0 && start <= out[n-1][1] {
 			out[n-1][1] = max(out[n-1][1], end)
 			continue
@@ -203,6 +225,21 @@ func windows(text string, at []int) [][2]int {
 		out = append(out, [2]int{start, end})
 	}
 	return out
+}
+
+// windowEnd is where a window around the keyword at a ends: past reachAfter, at the
+// end of the keyword's line (no quoted value crosses a line) and of the word there.
+func windowEnd(text string, a int) int {
+	end := min(len(text), a+reachAfter)
+	if nl := strings.IndexByte(text[a:], '\n'); nl > end-a {
+		end = a + nl
+	} else if nl < 0 {
+		end = len(text)
+	}
+	for end < len(text) && !isSpace(text[end]) {
+		end++
+	}
+	return end
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
@@ -254,7 +291,7 @@ func (r *Redactor) findAnchored(found []Finding, ru *rule, text string, at []int
 			continue
 		}
 		last = start
-		end := min(len(text), a+reachAfter)
+		end := windowEnd(text, a)
 		if !ru.anchoredKey && !ru.loose().MatchString(text[start:]) {
 			continue
 		}
@@ -334,7 +371,7 @@ func (r *Redactor) secretOf(ru *rule, text string, m []int) (int, int, bool) {
 		return 0, 0, false
 	}
 	line := lineAround(text, m[0], m[1])
-	if gitleaksAllow.allows(secret, match, line) {
+	if ru.gitleaks && gitleaksAllow.allows(secret, match, line) {
 		return 0, 0, false
 	}
 	for i := range ru.allow {
@@ -402,37 +439,97 @@ func generic(rule string) bool {
 }
 
 // Mark is what a secret found by rule becomes.
-func Mark(rule string) string { return "[REDACTED:" + rule + "]" }
+func Mark(rule string) string { return markPrefix + rule + "]" }
 
 // Text returns text with every secret replaced by its mark, and how many there were.
 func (r *Redactor) Text(text string) (string, int) {
-	found := r.Find(text)
-	if len(found) == 0 {
-		return text, 0
-	}
-	var b strings.Builder
-	b.Grow(len(text))
-	at := 0
-	for _, f := range found {
-		b.WriteString(text[at:f.Start])
-		b.WriteString(Mark(f.Rule))
-		at = f.End
-	}
-	b.WriteString(text[at:])
-	return b.String(), len(found)
+	return replace(text, r.Find(text), len(text))
 }
 
 // Field redacts a value held under key (a JSON member, a header, an attribute): the
 // whole value when the key names a secret and the value is no placeholder, else the
 // secrets in it.
 func (r *Redactor) Field(key, value string) (string, int) {
-	if r.keyRule && SecretKey(key) && !Placeholder(value) {
+	if r.wholeValue(key, value) {
 		return Mark(RuleAssignment), 1
 	}
-	if headerKey(key) {
-		// As a header line, so that the header rule sees its name.
-		out, n := r.Text(key + ": " + value)
-		return out[len(key)+2:], n
+	return replace(value, r.findField(key, value), len(value))
+}
+
+// Cut is Field for a value longer than limit: it keeps at most limit bytes of value,
+// cut at a character boundary, and a secret that starts before the cut is replaced
+// whole, wherever it ends, so that none is left half in the text. Secrets are looked
+// for a little past the cut, for the ones that straddle it.
+func (r *Redactor) Cut(key, value string, limit int) (string, int) {
+	if r.wholeValue(key, value) {
+		return Mark(RuleAssignment), 1
 	}
-	return r.Text(value)
+	limit = boundary(value, limit)
+	return replace(value, r.findField(key, value[:boundary(value, limit+cutReach)]), limit)
+}
+
+// cutReach is how far past a cut Cut looks for a secret that straddles it.
+const cutReach = 4096
+
+// boundary is n, or less, at a character boundary of s, and at most len(s).
+func boundary(s string, n int) int {
+	if n >= len(s) {
+		return len(s)
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
+}
+
+// wholeValue says whether a value is a secret by its key alone.
+func (r *Redactor) wholeValue(key, value string) bool {
+	if !r.keyRule || !SecretKey(key) || Placeholder(value) {
+		return false
+	}
+	for _, re := range r.allow {
+		if re.MatchString(value) {
+			return false
+		}
+	}
+	return true
+}
+
+// findField finds the secrets of a value held under key; the value of a header is
+// searched as a header line, so that the header rule sees its name.
+func (r *Redactor) findField(key, value string) []Finding {
+	if !headerKey(key) {
+		return r.Find(value)
+	}
+	prefix := len(key) + 2
+	var out []Finding
+	for _, f := range r.Find(key + ": " + value) {
+		if f.End > prefix {
+			f.Start, f.End = max(0, f.Start-prefix), f.End-prefix
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// replace writes text up to limit with each finding replaced by its mark, and counts
+// them; a finding that starts before limit is replaced whole.
+func replace(text string, found []Finding, limit int) (string, int) {
+	if len(found) == 0 && limit >= len(text) {
+		return text, 0
+	}
+	var b strings.Builder
+	at, n := 0, 0
+	for _, f := range found {
+		if f.Start >= limit {
+			break
+		}
+		b.WriteString(text[at:f.Start])
+		b.WriteString(Mark(f.Rule))
+		at, n = f.End, n+1
+	}
+	if at < limit {
+		b.WriteString(text[at:limit])
+	}
+	return b.String(), n
 }

@@ -131,3 +131,65 @@ func TestFirstByte(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewedLeaks holds inputs that once slipped through: each secret must go.
+func TestReviewedLeaks(t *testing.T) {
+	long := strings.Repeat("a-b_c", 60)
+	body := strings.Repeat("x", 320)
+	for _, c := range []struct{ in, secret string }{
+		{"DB_PASSWORD=Trueblue2024x", "Trueblue2024x"},
+		{"git clone https://bob:TrueNorth77@h/r.git", "TrueNorth77"},
+		{"api_token=abcFALSEdef12345", "abcFALSEdef12345"},
+		{"Authorization: Bearer trueZx81Qp0LmN3vB7cK", "trueZx81Qp0LmN3vB7cK"},
+		{"see [REDACTED:foo and then password=hunter2hunter2", "hunter2hunter2"},
+		{"[REDACTED: note password=hunter2hunter2 ]", "hunter2hunter2"},
+		{`export PASSWORD="` + long + `"`, long},
+		{`export PASSWORD='` + long + `'`, long},
+		{"curl -sS -X POST -d '" + body + "' https://api.example.com -u admin:S3cr3tP4ssw0rd", "S3cr3tP4ssw0rd"},
+		{"https://bob:" + strings.Repeat("Zq9", 400) + "@host/x", strings.Repeat("Zq9", 400)},
+		{"DB_PASS=Zx81Qp0LmN", "Zx81Qp0LmN"},
+		{"MYSQL_PWD=Zx81Qp0LmN", "Zx81Qp0LmN"},
+		{`{"password":"$Summer2024"}`, "$Summer2024"},
+	} {
+		if out, _ := Default().Text(c.in); strings.Contains(out, c.secret) {
+			t.Errorf("Text(%.60q) keeps the secret: %.100q", c.in, out)
+		}
+	}
+	for _, keep := range []string{"bypass: allowed", "PWD=/home/ana/app", "password=$DB_PASSWORD", "token: ${API_TOKEN}"} {
+		if out, _ := Default().Text(keep); out != keep {
+			t.Errorf("Text(%q) = %q, want it kept", keep, out)
+		}
+	}
+}
+
+func TestFieldHeaderWithUserPattern(t *testing.T) {
+	r, err := New(Options{Extra: []Pattern{{ID: "authz", Regex: `(?i)authorization:.*`}}, Allow: []string{`^hunter2hunter2$`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := r.Field("Proxy-Authorization", "Bearer abcdefgh"); strings.Contains(out, "abcdefgh") {
+		t.Errorf("header value kept: %q", out)
+	}
+	if out, n := r.Field("password", "hunter2hunter2"); out != "hunter2hunter2" || n != 0 {
+		t.Errorf("an allowed value under a secret key is redacted: %q", out)
+	}
+	if _, err := New(Options{Extra: []Pattern{{ID: "Bad Id", Regex: "x"}}}); err == nil {
+		t.Error("a pattern id a mark cannot carry is accepted")
+	}
+}
+
+func TestCut(t *testing.T) {
+	token := "ghp_1234567890abcdefghijABCDEFGHIJ123456"
+	value := strings.Repeat("password=hunter2hunter2 ", 200) + strings.Repeat(".", 90) + token + " tail"
+	limit := strings.Index(value, token) + 10 // the cut falls inside the token
+	out, n := Default().Cut("", value, limit)
+	if strings.Contains(out, "ghp_1234567890") || strings.Contains(out, "hunter2") || !strings.HasSuffix(out, Mark("github-pat")) {
+		t.Errorf("Cut leaves part of a secret: ...%q", out[max(0, len(out)-80):])
+	}
+	if n != 201 {
+		t.Errorf("Cut counts %d secrets, want 201", n)
+	}
+	if out, _ := Default().Cut("", "short", 3); out != "sho" {
+		t.Errorf("Cut(short, 3) = %q", out)
+	}
+}

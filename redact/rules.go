@@ -27,6 +27,8 @@ type rule struct {
 	// anchoredKey says that every match starts at the identifier holding a keyword,
 	// however long (agmem's key = value rules).
 	anchoredKey bool
+	// gitleaks marks gitleaks' rules, to which gitleaks' global allowlist applies.
+	gitleaks bool
 
 	once       sync.Once
 	compiled   *regexp.Regexp
@@ -66,6 +68,9 @@ func (r *rule) hitKind(kw string) hitKind {
 	if r.anchoredKey {
 		return anchorHit
 	}
+	if strings.Contains(r.regex, ".*") || strings.Contains(r.regex, ".+") {
+		return wholeHit // the match may run far from the keyword (curl … -u user:pass)
+	}
 	if r.keyed || keyedGitleaks(r.id) ||
 		strings.Contains(re, regexp.QuoteMeta(kw)) && (kw == regexp.QuoteMeta(kw) || !strings.Contains(re, kw)) {
 		return windowHit
@@ -94,6 +99,14 @@ func closingParen(s string) int {
 // keyedGitleaks names gitleaks' rules whose matches hold a keyword that the regex does
 // not spell out: generic-api-key writes "passw(?:or)?d". TestGitleaksParity checks it.
 func keyedGitleaks(id string) bool { return id == "generic-api-key" }
+
+// compiledRule is a rule of a regex already compiled (a user's pattern, checked when
+// the redactor was made).
+func compiledRule(id string, re *regexp.Regexp) *rule {
+	r := &rule{id: id, regex: re.String()}
+	r.once.Do(func() { r.compiled = re })
+	return r
+}
 
 func (r *rule) re() *regexp.Regexp {
 	r.once.Do(func() { r.compiled = regexp.MustCompile(r.regex) })
@@ -326,13 +339,14 @@ var secretKeyWords = []string{
 }
 
 // assignmentKeywords are in every key SecretKey accepts, as the key is written.
-var assignmentKeywords = []string{"pass", "secret", "token", "key", "credential", "connection"}
+var assignmentKeywords = []string{"pass", "pwd", "secret", "token", "key", "credential", "connection"}
 
 // notSecretKeys are keys that hold a secret word and count or describe something else.
 var notSecretKeys = []string{"tokens", "tokencount", "tokentype", "tokenizer", "tokenlimit", "secretname", "secretref"}
 
 // SecretKey says whether a key (a JSON member name, a variable, a header, a flag) names
-// a secret: "password", "api_key", "X-Api-Key", "--token", "clientSecret".
+// a secret: "password", "api_key", "X-Api-Key", "--token", "clientSecret", "DB_PASS",
+// "MYSQL_PWD".
 func SecretKey(key string) bool {
 	k := strings.Map(func(r rune) rune {
 		switch r {
@@ -351,16 +365,47 @@ func SecretKey(key string) bool {
 			return true
 		}
 	}
+	// "pass" and "pwd" name a secret as a word of the key, not inside one ("bypass");
+	// "PWD" alone is the shell's working directory.
+	words := keyWords(key)
+	for _, w := range words {
+		if w == "pass" || w == "pwd" && len(words) > 1 {
+			return true
+		}
+	}
 	return false
 }
 
+// keyWords splits a key at "-", "_", ".", spaces and lower-to-upper case changes, in
+// lower case: "dbPass" and "DB_PASS" are [db pass].
+func keyWords(key string) []string {
+	var words []string
+	start := 0
+	for i := 0; i <= len(key); i++ {
+		split := i == len(key) || strings.IndexByte("-_. ", key[i]) >= 0
+		camel := i > 0 && i < len(key) && 'A' <= key[i] && key[i] <= 'Z' && 'a' <= key[i-1] && key[i-1] <= 'z'
+		if !split && !camel {
+			continue
+		}
+		if i > start {
+			words = append(words, strings.ToLower(key[start:i]))
+		}
+		start = i
+		if split {
+			start = i + 1
+		}
+	}
+	return words
+}
+
 var placeholderRe = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)^(?:\$\{?[\w.:-]*\}?|\$\(.*\)|\{\{.*\}\}|%[\w]+%|<[^>]*>|\*+|x{3,}|\.{3,}|true|false|null|none|nil|undefined|\[REDACTED[^\]]*\]|\d{1,6}|)$`)
+	return regexp.MustCompile(`^(?:\$(?:[A-Z_]+|[a-z_]+)|\$\{[A-Za-z_][\w.:-]*\}?|\$\(.*\)|\{\{[ \t]*[\w .()|]+[ \t]*\}\}|%[A-Za-z_]+%|<[A-Za-z][A-Za-z _-]*>|\*+|(?i:x{3,})|\.{3,}|(?i:true|false|null|none|nil|undefined)|\d{1,3}|\[REDACTED:[a-z0-9][a-z0-9._-]*\])$`)
 })
 
-// Placeholder says whether a value under a secret's key is no secret: empty, a variable
-// reference ($X, ${X}, %X%, {{x}}), a mask (***, xxx, <password>), a boolean or null,
-// a short number, or a redaction already made.
+// Placeholder says whether a value under a secret's key is no secret: one or two
+// characters, a variable reference ($X, ${X}, $(cmd), %X%, {{ x }}), a mask (***, xxx,
+// ..., <password>), a boolean or null, a number of three digits at most, or a
+// redaction already made.
 func Placeholder(v string) bool {
 	v = strings.TrimSpace(v)
 	return len(v) < 3 || placeholderRe().MatchString(v)

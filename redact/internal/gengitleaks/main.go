@@ -54,7 +54,7 @@ func main() {
 	b.WriteString("package redact\n\n")
 	fmt.Fprintf(&b, "const gitleaksVersion = %q\n\n", gitleaksVersion())
 	b.WriteString("var gitleaksAllow = ")
-	writeAllow(&b, set.Allowlist)
+	writeAllow(&b, fixGlobalAllow(set.Allowlist))
 	b.WriteString("\n\nvar gitleaksRules = []rule{\n")
 	for _, r := range set.Rules {
 		if r.Path != "" || r.Regex == "" {
@@ -91,6 +91,18 @@ func main() {
 	if err := os.WriteFile("gitleaks_rules.go", src, 0o644); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// fixGlobalAllow mends the precedence of gitleaks' "(?i)^true|false|null$", which
+// allows any secret that starts with "true", holds "false" or ends with "null"; it is
+// meant to allow those three words alone.
+func fixGlobalAllow(a allowlist) allowlist {
+	for i, re := range a.Regexes {
+		if re == `(?i)^true|false|null$` {
+			a.Regexes[i] = `(?i)^(?:true|false|null)$`
+		}
+	}
+	return a
 }
 
 // usable says whether an allowlist can apply to text without a path or a commit: an
