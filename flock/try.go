@@ -1,0 +1,21 @@
+package flock
+
+import (
+	"fmt"
+	"os"
+)
+
+// TryAcquire takes the lock on path (created if missing) only if it is free now, and
+// returns ErrTimeout at once if not. Unlike Acquire with a zero timeout, it leaves no
+// waiter behind that would take the lock later.
+func TryAcquire(path string) (*Lock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open lock %s: %w", path, err)
+	}
+	if err := tryLock(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, ErrTimeout)
+	}
+	return &Lock{f}, nil
+}
