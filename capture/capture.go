@@ -302,14 +302,14 @@ func parseTime(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		if t, err = time.Parse("2006-01-02T15:04:05.999999999", s); err != nil {
-			return time.Time{}, fmt.Errorf("timestamp %q is not RFC 3339", s)
+			return time.Time{}, fmt.Errorf("timestamp %q is not RFC 3339", validPrefix(s, 40))
 		}
 	}
 	if t.Before(time.Unix(0, 0)) {
-		return time.Time{}, fmt.Errorf("timestamp %q is before 1970", s)
+		return time.Time{}, fmt.Errorf("timestamp %q is before 1970", validPrefix(s, 40))
 	}
 	if t.After(lastTime) {
-		return time.Time{}, fmt.Errorf("timestamp %q is after %d", s, lastTime.Year())
+		return time.Time{}, fmt.Errorf("timestamp %q is after %d", validPrefix(s, 40), lastTime.Year())
 	}
 	return t.UTC(), nil
 }

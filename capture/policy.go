@@ -104,29 +104,47 @@ func pathOf(args json.RawMessage) string {
 
 func withheldMark(glob string) string { return "[WITHHELD: path matches " + glob + "]" }
 
-// withhold keeps, of a call's arguments, the path and the numbers and booleans (offset,
-// limit, replace_all); any other value may hold the file's contents and becomes a mark.
+// withhold keeps, of a call's arguments, the path (when it is a string) and the
+// numbers, booleans and nulls (offset, limit, replace_all); any other value may hold
+// the file's contents and becomes a mark.
 func withhold(args json.RawMessage, glob string) json.RawMessage {
+	var members []struct {
+		key   string
+		value json.RawMessage
+	}
 	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return json.RawMessage(`{}`)
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			break
+		}
+		members = append(members, struct {
+			key   string
+			value json.RawMessage
+		}{tok.(string), v})
+	}
+	mark, _ := json.Marshal(withheldMark(glob))
 	var w bytes.Buffer
 	w.WriteByte('{')
-	dec.Token() // '{': sanitize wrote this object
-	for i := 0; dec.More(); i++ {
-		tok, _ := dec.Token()
-		key := tok.(string)
-		var v json.RawMessage
-		dec.Decode(&v)
+	for i, m := range members {
 		if i > 0 {
 			w.WriteByte(',')
 		}
-		writeString(&w, key)
+		writeString(&w, m.key)
 		w.WriteByte(':')
-		switch {
-		case slices.Contains(pathKeys, key), len(v) > 0 && (v[0] == 't' || v[0] == 'f' || v[0] == 'n' || v[0] == '-' || (v[0] >= '0' && v[0] <= '9')):
-			w.Write(v)
+		switch c := m.value[0]; {
+		case slices.Contains(pathKeys, m.key) && c == '"',
+			c == 't' || c == 'f' || c == 'n' || c == '-' || '0' <= c && c <= '9':
+			w.Write(m.value)
 		default:
-			writeString(&w, withheldMark(glob))
+			w.Write(mark)
 		}
 	}
 	w.WriteByte('}')
@@ -137,8 +155,12 @@ func withhold(args json.RawMessage, glob string) json.RawMessage {
 // above it, keeps every call made there out of agmem.
 const OptOutFile = ".agmem-off"
 
-// OptedOut returns the directory at or above dir that holds OptOutFile, or "".
+// OptedOut returns the directory at or above dir that holds OptOutFile, or "" (as for
+// dir "").
 func OptedOut(dir string) string {
+	if dir == "" {
+		return ""
+	}
 	for {
 		if _, err := os.Lstat(filepath.Join(dir, OptOutFile)); err == nil {
 			return dir

@@ -21,66 +21,78 @@ const maxDepth = 64
 // pathKeys are the argument names under which agents pass the file a call reads or writes.
 var pathKeys = []string{"file_path", "path", "filePath", "notebook_path", "filename", "file"}
 
-// sanitizer applies a policy's redaction and size bound to one entry's values, and
+// Bounds on the short fields of an entry, which travel into frontmatter and tables.
+const (
+	maxKey   = 1 << 10 // a JSON member name
+	maxShort = 256     // an agent id, an event's name
+)
+
+// sanitizer applies a policy's redaction and size bounds to one entry's values, and
 // counts what it changed.
 type sanitizer struct {
 	p          *Policy
-	raw        []byte // the JSON value being rewritten
-	whole      int    // the depth whose containers are bounded as a whole
 	redactions int
 	truncated  map[string]int
 }
 
-// sanitize redacts, bounds and withholds an observation's values in place.
+// sanitize withholds, redacts and bounds an observation's values in place. Whether a
+// file is withheld is decided on the arguments as given, before anything is redacted.
 func (p *Policy) sanitize(o *memory.Observation) error {
 	s := sanitizer{p: p}
-	var err error
-	if o.Arguments, err = s.json(o.Arguments, "arguments", 1); err != nil {
-		return fmt.Errorf("arguments: %w", err)
-	}
 	if glob := p.withheldBy(pathOf(o.Arguments)); glob != "" {
 		o.Withheld = glob
 		o.Arguments = withhold(o.Arguments, glob)
 		o.Result, _ = json.Marshal(withheldMark(glob))
-	} else if o.Result, err = s.json(o.Result, "result", 0); err != nil {
+	}
+	var err error
+	if o.Arguments, err = s.json(o.Arguments, "arguments", 1); err != nil {
+		return fmt.Errorf("arguments: %w", err)
+	}
+	if o.Result, err = s.json(o.Result, "result", 0); err != nil {
 		return fmt.Errorf("result: %w", err)
 	}
-	o.ToolName = s.text("", "", o.ToolName)
-	o.Error = s.text("error", "", o.Error)
-	o.Summary = s.text("", "", o.Summary)
-	o.Cwd = s.text("", "", o.Cwd)
+	o.ToolName = s.text(o.ToolName, "", s.p.MaxValue, "")
+	o.ToolUseID = s.text(o.ToolUseID, "", maxToolUseID, "")
+	o.AgentID = s.text(o.AgentID, "", maxShort, "")
+	o.Error = s.text(o.Error, "", s.p.MaxValue, "error")
+	o.Summary = s.text(o.Summary, "", s.p.MaxValue, "")
+	o.Cwd = s.text(o.Cwd, "", s.p.MaxValue, "")
 	o.Redactions, o.Truncated = s.redactions, s.truncated
 	return nil
 }
 
-// sanitizeEvent redacts and bounds a session event's text and attributes in place.
+// sanitizeEvent redacts and bounds a session event's name, text and attributes in place.
 func (p *Policy) sanitizeEvent(e *memory.Event) {
 	s := sanitizer{p: p}
-	e.Text = s.text("text", "", e.Text)
-	for k, v := range e.Attrs {
-		e.Attrs[k] = s.text("", k, v)
+	e.Name = s.text(e.Name, "", maxShort, "")
+	e.Text = s.text(e.Text, "", s.p.MaxValue, "")
+	if len(e.Attrs) > 0 {
+		attrs := make(map[string]string, len(e.Attrs))
+		for k, v := range e.Attrs {
+			attrs[s.text(k, "", maxKey, "")] = s.text(v, k, s.p.MaxValue, "")
+		}
+		e.Attrs = attrs
 	}
 	e.Redactions = s.redactions
 }
 
-// text redacts one string held under key, and cuts it to the bound, noting the cut
-// under where when where is not empty.
-func (s *sanitizer) text(where, key, v string) string {
-	limit := s.p.MaxValue
-	cut := limit > 0 && len(v) > limit
-	size := len(v)
-	if cut {
-		// Redact a little past the cut, so that a secret that straddles it is found
-		// whole rather than left half in the text.
-		v = validPrefix(v, limit+4096)
-	}
-	if s.p.Redactor != nil {
-		var n int
+// text redacts one string held under key (for a value named by its key) and cuts it
+// to limit bytes (0: no bound), a secret that straddles the cut replaced whole. A cut
+// value ends with a mark that gives its size, noted under where unless where is "".
+func (s *sanitizer) text(v, key string, limit int, where string) string {
+	size, cut := len(v), limit > 0 && len(v) > limit
+	var n int
+	switch {
+	case s.p.Redactor != nil && cut:
+		v, n = s.p.Redactor.Cut(key, v, limit)
+	case s.p.Redactor != nil:
 		v, n = s.p.Redactor.Field(key, v)
-		s.redactions += n
+	case cut:
+		v = validPrefix(v, limit)
 	}
+	s.redactions += n
 	if cut {
-		v = validPrefix(v, limit) + fmt.Sprintf("\n[TRUNCATED: %d bytes]", size)
+		v += fmt.Sprintf("\n[TRUNCATED: %d bytes]", size)
 		if where != "" {
 			s.cutAt(where, size)
 		}
@@ -106,60 +118,77 @@ func validPrefix(s string, n int) string {
 	return s[:n]
 }
 
-// json rewrites a JSON value with its strings redacted and bounded, its order kept,
-// invalid UTF-8 repaired, and nesting past maxDepth kept as text. An object or array at
-// depth whole (1 for an argument's value, 0 for a result) larger than the bound once
-// rewritten becomes its text, cut.
+// json rewrites a JSON value with its member names and strings redacted and bounded,
+// its order kept, invalid UTF-8 repaired, and nesting past maxDepth kept as text. An
+// object or array at depth whole (1 for an argument's value, 0 for a result) larger
+// than the bound once rewritten becomes its text, cut.
 func (s *sanitizer) json(raw json.RawMessage, where string, whole int) (json.RawMessage, error) {
 	if len(raw) == 0 {
 		return raw, nil
 	}
-	s.raw, s.whole = raw, whole
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	var w bytes.Buffer
-	if err := s.value(dec, &w, where, "", 0); err != nil {
+	wk := walk{s: s, dec: dec, raw: raw, where: where, whole: whole}
+	if _, err := wk.value("", "", 0); err != nil {
 		return nil, err
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("more than one JSON value")
 	}
-	return w.Bytes(), nil
+	return wk.w.Bytes(), nil
 }
 
-func (s *sanitizer) value(dec *json.Decoder, w *bytes.Buffer, where, key string, depth int) error {
-	start, from := w.Len(), dec.InputOffset()
-	tok, err := dec.Token()
+// walk is the rewrite of one JSON value.
+type walk struct {
+	s     *sanitizer
+	dec   *json.Decoder
+	raw   []byte
+	w     bytes.Buffer
+	where string // "arguments" or "result", for the notes of cuts
+	whole int
+}
+
+// value rewrites the next value, held under key: the member name that says what it
+// is, which for a value below a secret's key is that key. It returns the value's text
+// when it is a string.
+func (wk *walk) value(where, key string, depth int) (string, error) {
+	if where == "" {
+		where = wk.where
+	}
+	w := &wk.w
+	start, from := w.Len(), wk.dec.InputOffset()
+	tok, err := wk.dec.Token()
 	if err != nil {
-		return err
+		return "", err
 	}
 	switch t := tok.(type) {
 	case json.Delim:
 		if depth >= maxDepth {
-			if err := skip(dec); err != nil {
-				return err
+			if err := skip(wk.dec); err != nil {
+				return "", err
 			}
-			text := strings.TrimLeft(string(s.raw[from:dec.InputOffset()]), " \t\r\n,:")
-			writeString(w, s.text(where, key, text))
-			return nil
+			text := strings.TrimLeft(string(wk.raw[from:wk.dec.InputOffset()]), " \t\r\n,:")
+			writeString(w, wk.s.text(text, key, wk.s.p.MaxValue, where))
+			return "", nil
 		}
-		if err := s.container(dec, w, t, where, key, depth); err != nil {
-			return err
+		if err := wk.container(t, where, key, depth); err != nil {
+			return "", err
 		}
-		if limit := s.p.MaxValue; depth == s.whole && limit > 0 && w.Len()-start > limit {
+		if limit := wk.s.p.MaxValue; depth == wk.whole && limit > 0 && w.Len()-start > limit {
 			// Too large as a whole even with each string within bounds: keep its
 			// text, cut.
 			size := w.Len() - start
 			text := validPrefix(string(w.Bytes()[start:]), limit) + fmt.Sprintf("\n[TRUNCATED: %d bytes]", size)
 			w.Truncate(start)
 			writeString(w, text)
-			s.cutAt(where, size)
+			wk.s.cutAt(where, size)
 		}
 	case string:
-		writeString(w, s.text(where, key, t))
+		writeString(w, wk.s.text(t, key, wk.s.p.MaxValue, where))
+		return t, nil
 	case json.Number:
-		if v, n := s.redactNumber(key, t.String()); n > 0 {
-			writeString(w, v)
+		if out, n := wk.s.number(key, t.String()); n > 0 {
+			writeString(w, out)
 		} else {
 			w.WriteString(t.String())
 		}
@@ -168,33 +197,52 @@ func (s *sanitizer) value(dec *json.Decoder, w *bytes.Buffer, where, key string,
 	case nil:
 		w.WriteString("null")
 	}
-	return nil
+	return "", nil
 }
 
-func (s *sanitizer) container(dec *json.Decoder, w *bytes.Buffer, open json.Delim, where, key string, depth int) error {
+// container rewrites an object or an array whose opening delimiter was just read. A
+// value below a secret's key is held under that key; so is the "value" of an object
+// whose "name" or "key" names a secret ({"name": "DB_PASSWORD", "value": "…"}, as HAR
+// headers and Kubernetes env lists write them).
+func (wk *walk) container(open json.Delim, where, key string, depth int) error {
+	w := &wk.w
 	w.WriteByte(byte(open))
-	for i := 0; dec.More(); i++ {
+	secretParent := redact.SecretKey(key)
+	var named string
+	for i := 0; wk.dec.More(); i++ {
 		if i > 0 {
 			w.WriteByte(',')
 		}
-		childKey, childWhere := key, where
+		childKey, childWhere, name := key, where, ""
 		if open == '{' {
-			tok, err := dec.Token()
+			tok, err := wk.dec.Token()
 			if err != nil {
 				return err
 			}
-			childKey = tok.(string)
-			if depth == 0 {
-				childWhere = where + "." + childKey
-			}
-			writeString(w, childKey)
+			name = tok.(string)
+			shown := wk.s.text(name, "", maxKey, "")
+			writeString(w, shown)
 			w.WriteByte(':')
+			switch {
+			case secretParent:
+			case (name == "value" || name == "val") && named != "":
+				childKey = named
+			default:
+				childKey = name
+			}
+			if depth == 0 {
+				childWhere = where + "." + shown
+			}
 		}
-		if err := s.value(dec, w, childWhere, childKey, depth+1); err != nil {
+		str, err := wk.value(childWhere, childKey, depth+1)
+		if err != nil {
 			return err
 		}
+		if name == "name" || name == "key" {
+			named = str
+		}
 	}
-	if _, err := dec.Token(); err != nil { // the closing delimiter
+	if _, err := wk.dec.Token(); err != nil { // the closing delimiter
 		return err
 	}
 	if open == '{' {
@@ -205,13 +253,14 @@ func (s *sanitizer) container(dec *json.Decoder, w *bytes.Buffer, open json.Deli
 	return nil
 }
 
-// redactNumber redacts a number held under a secret's key ("pin": 48213377).
-func (s *sanitizer) redactNumber(key, num string) (string, int) {
-	if s.p.Redactor == nil || !redact.SecretKey(key) || redact.Placeholder(num) {
+// number redacts a number held under a secret's key ("pin_code": 48213377).
+func (s *sanitizer) number(key, num string) (string, int) {
+	if s.p.Redactor == nil {
 		return num, 0
 	}
-	s.redactions++
-	return redact.Mark(redact.RuleAssignment), 1
+	out, n := s.p.Redactor.Field(key, num)
+	s.redactions += n
+	return out, n
 }
 
 // skip reads past the rest of a container whose opening delimiter was just read.

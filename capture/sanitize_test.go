@@ -159,3 +159,56 @@ func TestWriteStringAsEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestSanitizeReviewedLeaks holds the shapes that once kept a secret: each must go.
+func TestSanitizeReviewedLeaks(t *testing.T) {
+	pat := "ghp_1234567890abcdefghijABCDEFGHIJ123456"
+	long := strings.Repeat("output ", 20)
+	for _, c := range []struct{ name, payload, secret string }{
+		{"secret in a member name", `{"tool_name":"x","arguments":{"headers":{"` + pat + `":"v"}},"result":"` + long + `"}`, pat},
+		{"object under a secret key", `{"tool_name":"x","arguments":{"password":{"value":"hunter2hunter2"}},"result":"` + long + `"}`, "hunter2hunter2"},
+		{"name and value pair", `{"tool_name":"x","arguments":{"env":[{"name":"DB_PASSWORD","value":"Zx81Qp0LmN"}]},"result":"` + long + `"}`, "Zx81Qp0LmN"},
+		{"header pair", `{"tool_name":"x","arguments":{"headers":[{"name":"Authorization","value":"Bearer Zx81Qp0LmN3vB7cK"}]},"result":"` + long + `"}`, "Zx81Qp0LmN3vB7cK"},
+		{"agent id", `{"tool_name":"x","agent_id":"` + pat + `","result":"` + long + `"}`, pat},
+		{"tool use id", `{"tool_name":"x","tool_use_id":"` + pat + `","result":"` + long + `"}`, pat},
+		{"number under a secret key", `{"tool_name":"x","arguments":{"pin_password":48213377123},"result":"` + long + `"}`, "48213377123"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := sanitized(t, DefaultPolicy(), c.payload)
+			all, _ := json.Marshal(o)
+			if strings.Contains(string(all), c.secret) {
+				t.Errorf("the secret is kept: %s", all)
+			}
+		})
+	}
+	d, err := Decode([]byte(`{"event":"password=hunter2hunter2 `+pat+`","session_id":"s","attrs":{"`+pat+`":"v"}}`), DefaultPolicy(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all, _ := json.Marshal(d.Entries[0]); strings.Contains(string(all), pat) || strings.Contains(string(all), "hunter2") {
+		t.Errorf("an event's name or attribute keeps a secret: %s", all)
+	}
+}
+
+func TestSanitizeCutKeepsNoHalfSecret(t *testing.T) {
+	p := DefaultPolicy()
+	p.MaxValue = 1024
+	pat := "ghp_1234567890abcdefghijABCDEFGHIJ123456"
+	// Earlier redactions shrink the text by more than the reach past the cut.
+	value := "password=" + strings.Repeat("Qz7", 1667) + " " + strings.Repeat(".", 10) + pat + " tail"
+	o := sanitized(t, p, `{"tool_name":"x","result":"`+value+`"}`)
+	if strings.Contains(string(o.Result), "ghp_1234") || strings.Contains(string(o.Result), "Qz7") {
+		t.Errorf("a cut keeps part of a secret: %s", o.Result)
+	}
+}
+
+func TestWithheldBeforeRedaction(t *testing.T) {
+	o := sanitized(t, DefaultPolicy(), `{"tool_name":"Write","arguments":{"file_path":".env","content":"DB_PASSWORD=Zx81Qp0LmN\nghp_1234567890abcdefghijABCDEFGHIJ123456"}}`)
+	if o.Withheld == "" || o.Redactions != 0 {
+		t.Errorf("withheld %q with %d redactions: the withheld content was redacted first", o.Withheld, o.Redactions)
+	}
+	o = sanitized(t, DefaultPolicy(), `{"tool_name":"Read","arguments":{"file_path":".env","path":{"nested":"DB_PASSWORD=Zx81Qp0LmN"}}}`)
+	if strings.Contains(string(o.Arguments), "Zx81Qp0LmN") {
+		t.Errorf("a path key holding an object keeps its contents: %s", o.Arguments)
+	}
+}

@@ -111,10 +111,8 @@ func runRecord(e *env, repo memrepo.Repo, o recordOptions) error {
 	}
 
 	for _, en := range decoded.Entries {
-		if ob := en.Observation; ob != nil && ob.Cwd != "" {
-			if dir := capture.OptedOut(ob.Cwd); dir != "" {
-				return notCaptured(e, o, "opted out by "+filepath.Join(dir, capture.OptOutFile))
-			}
+		if dir := capture.OptedOut(entryCwd(en)); dir != "" {
+			return notCaptured(e, o, "opted out by "+filepath.Join(dir, capture.OptOutFile))
 		}
 	}
 
@@ -165,6 +163,14 @@ func notCaptured(e *env, o recordOptions, why string) error {
 		fmt.Fprintln(e.stderr, "agmem: not captured: "+why)
 	}
 	return nil
+}
+
+// entryCwd is the directory the agent worked in when the entry happened, or "".
+func entryCwd(en memory.Entry) string {
+	if en.Observation != nil {
+		return en.Observation.Cwd
+	}
+	return en.Event.Attrs["cwd"]
 }
 
 // optedOut returns the directory of the working directory's opt-out file, or "".

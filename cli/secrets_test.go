@@ -58,6 +58,12 @@ func secretCorpus() (payloads []string, secrets map[string]string) {
 		"error-token":     randomFrom(alnum, 22),
 		"summary-token":   randomFrom(alnum, 22),
 		"tool-name-pat":   "ghp_" + randomFrom(alnum, 36),
+		"env-file":        randomFrom(alnum, 20),
+		"key-name-pat":    "ghp_" + randomFrom(alnum, 36),
+		"nested-secret":   randomFrom(alnum, 20),
+		"pair-password":   randomFrom(alnum, 20),
+		"agent-id-pat":    "ghp_" + randomFrom(alnum, 36),
+		"straddling-pat":  "ghp_" + randomFrom(alnum, 36),
 	}
 	s := secrets
 	hook := func(fields map[string]any) string {
@@ -92,6 +98,15 @@ func secretCorpus() (payloads []string, secrets map[string]string) {
 		hook(map[string]any{"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": map[string]any{"command": "deploy"},
 			"tool_use_id": "toolu_10", "error": "auth failed for secret=" + s["error-token"]}),
 		hook(map[string]any{"hook_event_name": "Stop", "last_assistant_message": "Pushed with " + s["github-pat"] + "."}),
+		call(11, "Read", map[string]any{"file_path": "/work/app/.env"}, map[string]any{"type": "text",
+			"file": map[string]any{"content": "APP_NAME=shop\nSESSION_SALT=" + s["env-file"] + "\n"}}),
+		call(12, "mcp__http__request", map[string]any{"headers": map[string]any{s["key-name-pat"]: "v"},
+			"auth": map[string]any{"secret": map[string]any{"data": s["nested-secret"]}},
+			"env":  []any{map[string]any{"name": "DB_PASSWORD", "value": s["pair-password"]}}}, strings.Repeat("ok ", 20)),
+		hook(map[string]any{"hook_event_name": "PostToolUse", "tool_name": "Bash", "agent_id": s["agent-id-pat"], "tool_use_id": "toolu_13",
+			"tool_input": map[string]any{"command": "cat big.log"},
+			// over the bound set by the test (4 KiB), the token straddling the cut
+			"tool_response": strings.Repeat("password=hunter2hunter2 ", 170) + strings.Repeat(".", 20) + s["straddling-pat"] + strings.Repeat(" tail", 100)}),
 	}
 	native, _ := json.Marshal(map[string]any{"tool_name": "mcp__x__call_" + s["tool-name-pat"], "session_id": "secret-session",
 		"arguments": map[string]any{"q": "x"}, "result": strings.Repeat("r", 60), "summary": "used api_key=" + s["summary-token"]})
@@ -105,6 +120,7 @@ func secretCorpus() (payloads []string, secrets map[string]string) {
 func TestSecretsNeverReachDisk(t *testing.T) {
 	dir := t.TempDir()
 	mustAgmem(t, dir, "", "init")
+	os.WriteFile(filepath.Join(dir, ".agmem", "config.toml"), []byte("[capture]\nmax_value_bytes = 4096\n"), 0o644)
 	payloads, secrets := secretCorpus()
 	for _, p := range payloads {
 		mustAgmem(t, dir, p, "record")
@@ -143,9 +159,18 @@ func TestSecretsNeverReachDisk(t *testing.T) {
 	add("git log", []byte(git(t, dir, "log", "--format=%B")))
 	for name, secret := range secrets {
 		for _, p := range places {
-			if bytes.Contains(p.data, []byte(secret)) {
-				t.Errorf("secret %s (%s) is in %s", name, secret, p.name)
+			// Any 12 characters of it: a secret cut in half is still a leak.
+			for i := 0; i+12 <= len(secret); i += 4 {
+				if part := secret[i : i+12]; bytes.Contains(p.data, []byte(part)) {
+					t.Errorf("secret %s (%s) is in %s: %q", name, secret, p.name, part)
+					break
+				}
 			}
+		}
+	}
+	for _, shape := range []string{"^withheld: ", "^truncated:", "^redactions: [1-9]"} {
+		if git(t, dir, "grep", "-c", "-e", shape, "--", "current") == "" {
+			t.Errorf("no committed file matches %q: the corpus misses a shape it means to test", shape)
 		}
 	}
 	if !bytes.Contains(all, []byte("[REDACTED:")) {

@@ -26,7 +26,10 @@ go test -count=1 "$@" ./...
 if [ "${FUZZTIME:=2s}" != 0 ]; then
   for target in $(grep -rl --include='*_test.go' '^func Fuzz' . | xargs grep -ho '^func Fuzz[A-Za-z0-9]*' | sort -u | cut -d' ' -f2); do
     pkg=$(grep -rl --include='*_test.go' "^func $target(" . | head -1 | xargs dirname)
-    go test -run '^$' -fuzz "^$target\$" -fuzztime "$FUZZTIME" "$pkg" >/dev/null ||
-      { echo "scripts/test.sh: $target in $pkg failed; rerun: go test -run '^\$' -fuzz '^$target\$' $pkg" >&2; exit 1; }
+    if ! out=$(go test -run '^$' -fuzz "^$target\$" -fuzztime "$FUZZTIME" "$pkg" 2>&1); then
+      echo "$out" | tail -30 >&2
+      echo "scripts/test.sh: $target in $pkg failed; the failing input is in $pkg/testdata/fuzz/$target" >&2
+      exit 1
+    fi
   done
 fi
