@@ -94,6 +94,7 @@ func newApp(e *env) *ucli.App {
 			newSessionsCommand(e),
 			newReplayCommand(e),
 			newConfigCommand(e),
+			newDaemonCommand(e),
 			newRedactCommand(e),
 			newDemoCommand(e),
 			newVersionCommand(e),
