@@ -21,9 +21,9 @@ import (
 const pollEvery = 500 * time.Millisecond
 
 // lockWait is how long a starting daemon waits for its lock: long enough to wait out a
-// status probe that holds it for an instant, short enough to say at once that another
+// status probe, which holds it for an instant, short enough to say at once that another
 // daemon runs.
-const lockWait = 2 * time.Second
+const lockWait = 250 * time.Millisecond
 
 // Settings are what a daemon does. Load gives them at start and again on SIGHUP.
 type Settings struct {
@@ -57,7 +57,7 @@ type Daemon struct {
 }
 
 // Run is the daemon's life. It takes the repo's daemon lock, writes its state and calls
-// ready; it flushes what an earlier run left, then flushes on schedule and follows the
+// ready; it finishes a flush that an earlier run left, then flushes on schedule and follows the
 // watched files until ctx is done; then it reads the followed files one last time,
 // flushes, and returns. Each value on reload makes it Load its settings again.
 func (d *Daemon) Run(ctx context.Context, reload <-chan os.Signal, ready func(pid int)) error {
@@ -94,7 +94,9 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan os.Signal, ready func(pi
 		"max_pending", settings.MaxPending, "watch", settings.Watch)
 	ready(d.state.PID)
 
-	d.flushIfPending("start")
+	// What pending entries wait for is the schedule; what a killed flush left is finished
+	// now.
+	d.flushIf("recover", unfinished)
 	loops, stop := context.WithCancel(ctx)
 	defer stop()
 	toFollow, toSchedule := make(chan struct{}, 1), make(chan struct{}, 1)
@@ -122,7 +124,7 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan os.Signal, ready func(pi
 	check.Stop()
 	d.Log.Info("stopping: reading the followed files a last time, then flushing")
 	wg.Wait()
-	final := d.flushIfPending("stop")
+	final := d.flushIf("stop", pending)
 	d.update(func(st *State) {
 		now := time.Now().UTC()
 		st.StoppedAt, st.NextFlush = &now, nil

@@ -59,7 +59,7 @@ func (d *Daemon) schedule(ctx context.Context, reloaded <-chan struct{}) {
 		if trigger == "" {
 			continue
 		}
-		report := d.flushIfPending(trigger)
+		report := d.flushIf(trigger, pending)
 		last = time.Now()
 		switch {
 		case report != nil && report.Error != "":
@@ -76,11 +76,17 @@ func sameStamp(a, b os.FileInfo) bool {
 	return b != nil && a.ModTime().Equal(b.ModTime()) && a.Size() == b.Size()
 }
 
-// flushIfPending flushes if anything waits for a flush, and reports the flush, or nil if
-// there was none.
-func (d *Daemon) flushIfPending(trigger string) *FlushReport {
+// pending is true if a flush would have anything to do.
+func pending(b journal.Backlog) bool { return !b.Empty() }
+
+// unfinished is true if a flush that died left batches behind.
+func unfinished(b journal.Backlog) bool { return b.Batches > 0 }
+
+// flushIf flushes if the backlog is needed, and reports the flush, or nil if there was
+// none.
+func (d *Daemon) flushIf(trigger string, needed func(journal.Backlog) bool) *FlushReport {
 	backlog, err := d.Repo.Journal().Backlog()
-	if err == nil && backlog.Empty() {
+	if err == nil && !needed(backlog) {
 		return nil
 	}
 	report := &FlushReport{At: time.Now().UTC(), Trigger: trigger}

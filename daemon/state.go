@@ -48,7 +48,7 @@ type WatchState struct {
 // FlushReport is one flush the daemon ran.
 type FlushReport struct {
 	At           time.Time `json:"at"`
-	Trigger      string    `json:"trigger"` // "start", "interval", "max_pending" or "stop"
+	Trigger      string    `json:"trigger"` // "recover", "interval", "max_pending" or "stop"
 	Commits      int       `json:"commits"`
 	Observations int       `json:"observations"`
 	Error        string    `json:"error,omitempty"`
