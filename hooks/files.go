@@ -1,0 +1,242 @@
+package hooks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Scope says whose settings: the user's, under $HOME, which every project shares; or one
+// project's, under its directory.
+type Scope string
+
+// Scopes.
+const (
+	User    Scope = "user"
+	Project Scope = "project"
+)
+
+// Place is where settings are looked for.
+type Place struct {
+	Home    string // $HOME
+	Project string // the project's directory: where the agent runs
+	Getenv  func(string) string
+}
+
+// Path is the agent's hook settings file for a scope.
+func (a Agent) Path(p Place, s Scope) string { return filepath.Join(a.dir(p, s), a.File) }
+
+func (a Agent) dir(p Place, s Scope) string {
+	if s == Project {
+		return filepath.Join(p.Project, a.Dir)
+	}
+	if a.DirEnv != "" && p.Getenv(a.DirEnv) != "" {
+		return p.Getenv(a.DirEnv)
+	}
+	return filepath.Join(p.Home, a.Dir)
+}
+
+// Edit is one file's planned change.
+type Edit struct {
+	Path     string
+	Old, New []byte // Old is nil when there is no file
+	What     string // what changes, for people; "" when nothing does
+}
+
+// Plan is what installing or uninstalling would do.
+type Plan struct {
+	Edits    []Edit
+	Warnings []string
+}
+
+// BackupSuffix names the copy of a file as it was before agmem first changed it.
+const BackupSuffix = ".agmem-backup"
+
+// PlanInstall reads the agent's files and says how installing hooks running r changes them.
+func (a Agent) PlanInstall(p Place, s Scope, r Recorder, self string) (Plan, error) {
+	path := a.Path(p, s)
+	old, err := readFile(path)
+	if err != nil {
+		return Plan{}, err
+	}
+	text, ch, err := a.Install(old, r, self)
+	if err != nil {
+		return Plan{}, fmt.Errorf("%s: %w", path, err)
+	}
+	plan := Plan{Edits: []Edit{{Path: path, Old: old, New: text, What: ch.String()}}}
+	if a.Switch == nil {
+		return plan, nil
+	}
+	sw := a.Switch
+	path = filepath.Join(a.dir(p, s), sw.File)
+	old, err = readFile(path)
+	if err != nil {
+		return Plan{}, err
+	}
+	state, err := sw.State(old)
+	if err != nil {
+		return Plan{}, fmt.Errorf("%s: %w", path, err)
+	}
+	edit := Edit{Path: path, Old: old, New: old}
+	switch state {
+	case SwitchUnset:
+		if edit.New, err = sw.Enable(old); err != nil {
+			return Plan{}, fmt.Errorf("%s: %w", path, err)
+		}
+		edit.What = sw.String() + " = true added"
+	case SwitchOff:
+		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s runs no hooks while %s is switched off in %s: agmem left it so; set it to true to let them run",
+			a.Title, sw, path))
+	}
+	plan.Edits = append(plan.Edits, edit)
+	return plan, nil
+}
+
+// PlanUninstall reads the agent's hooks file and says how removing agmem's hooks changes
+// it. The switch that turns hooks on is left as it is: other hooks may need it.
+func (a Agent) PlanUninstall(p Place, s Scope, self string) (Plan, error) {
+	path := a.Path(p, s)
+	old, err := readFile(path)
+	if err != nil || old == nil {
+		return Plan{Edits: []Edit{{Path: path}}}, err
+	}
+	text, ch, err := a.Uninstall(old, self)
+	if err != nil {
+		return Plan{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return Plan{Edits: []Edit{{Path: path, Old: old, New: text, What: ch.String()}}}, nil
+}
+
+func (c Change) String() string {
+	var parts []string
+	for _, p := range []struct {
+		verb   string
+		events []string
+	}{{"added for", c.Added}, {"updated for", c.Updated}, {"removed from", c.Removed}} {
+		if len(p.events) > 0 {
+			parts = append(parts, p.verb+" "+strings.Join(p.events, ", "))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "agmem's hooks " + strings.Join(parts, "; ")
+}
+
+// Status is what one settings file holds of agmem's.
+type Status struct {
+	Agent  string `json:"agent"`
+	Scope  Scope  `json:"scope"`
+	Path   string `json:"file"`
+	Exists bool   `json:"exists"`
+	Found
+	Error  string        `json:"error,omitempty"`
+	Switch *SwitchStatus `json:"switch,omitempty"`
+}
+
+// SwitchStatus is the state of the switch that lets the agent run hooks.
+type SwitchStatus struct {
+	Path    string `json:"file"`
+	Setting string `json:"setting"`
+	State   string `json:"state"` // on, off, unset, or why it cannot be read
+}
+
+// Status reads the agent's files for a scope.
+func (a Agent) Status(p Place, s Scope, self string) Status {
+	st := Status{Agent: a.Name, Scope: s, Path: a.Path(p, s)}
+	src, err := readFile(st.Path)
+	st.Exists = src != nil
+	if err == nil {
+		st.Found, err = a.Inspect(src, self)
+	}
+	if err != nil {
+		st.Error = err.Error()
+	}
+	if sw := a.Switch; sw != nil {
+		st.Switch = &SwitchStatus{Path: filepath.Join(a.dir(p, s), sw.File), Setting: sw.String()}
+		src, err := readFile(st.Switch.Path)
+		if err == nil {
+			st.Switch.State, err = sw.State(src)
+		}
+		if err != nil {
+			st.Switch.State = err.Error()
+		}
+	}
+	return st
+}
+
+// readFile returns the file's bytes, or nil (and no error) when there is no file.
+func readFile(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// Changes says whether writing the edit would change anything.
+func (e Edit) Changes() bool { return e.New != nil && (e.Old == nil || !bytes.Equal(e.Old, e.New)) }
+
+// Write makes the change: first, if the file is there and has no backup yet, a copy of
+// it as it was (which it returns); then the new text, in place of the old at once, with
+// the old one's permissions. A symbolic link is followed, so the file it points at is
+// changed and the link stays. If the file changed since it was read, nothing is written.
+func (e Edit) Write() (backup string, err error) {
+	target := e.Path
+	if resolved, err := filepath.EvalSymlinks(e.Path); err == nil {
+		target = resolved
+	}
+	now, err := readFile(target)
+	if err != nil {
+		return "", err
+	}
+	if !bytes.Equal(now, e.Old) || (now == nil) != (e.Old == nil) {
+		return "", fmt.Errorf("%s changed while agmem was reading it; nothing was written", e.Path)
+	}
+	mode := fs.FileMode(0o644)
+	if e.Old == nil {
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return "", err
+		}
+	} else {
+		fi, err := os.Stat(target)
+		if err != nil {
+			return "", err
+		}
+		mode = fi.Mode().Perm()
+		backup = e.Path + BackupSuffix
+		if _, err := os.Lstat(backup); err == nil {
+			backup = "" // the first version agmem changed is kept already
+		} else if err := writeAtomic(backup, e.Old, mode); err != nil {
+			return "", fmt.Errorf("back up %s: %w", e.Path, err)
+		}
+	}
+	return backup, writeAtomic(target, e.New, mode)
+}
+
+// writeAtomic replaces path with data: a reader sees the old file or the new, never part.
+func writeAtomic(path string, data []byte, mode fs.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".agmem-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // gone after the rename; cleans up after a failure
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

@@ -1,0 +1,498 @@
+// Package hooks owns agmem's entries in AI agents' own hook settings: it installs them,
+// removes them and reports them, for Claude Code, Codex CLI, Gemini CLI and Cursor, each
+// described once in Agents.
+//
+// It promises that a settings file keeps every byte agmem does not own: the file is
+// edited as text (jsontext.go), never decoded and re-encoded, so other keys, other hooks,
+// their order, spacing and comments stay as they were. Installing twice changes nothing;
+// a file that does not parse is refused, never rewritten. agmem's hooks are known by their
+// command (an agmem binary running "record"), so a reinstall after the binary or the
+// memory repo moved updates them instead of adding a second set.
+package hooks
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Agent describes one agent's hook settings.
+type Agent struct {
+	Name     string // as typed on the command line
+	Title    string // as people call it
+	Dir      string // its settings directory, under $HOME (user scope) or the project
+	DirEnv   string // an environment variable that moves the user directory, if any
+	File     string // the file in Dir that holds the hooks
+	Comments bool   // the agent reads the file as JSON with comments
+	Version  int    // a top-level "version" the file must have, if not 0
+	Flat     bool   // an event lists hooks, not matcher groups of hooks
+	HookName string // the "name" of agmem's hook, where the agent has names
+	HookType string // the "type" of agmem's hook, where the agent has types
+	Timeout  int    // in the agent's unit (seconds; Gemini CLI: milliseconds); 0: its default
+	Events   []Event
+	Switch   *Switch // a setting that must be on for hooks to run at all
+}
+
+// Event is one hook event agmem records, as the agent names it.
+type Event struct {
+	Name    string
+	Matcher string // "" leaves the matcher out, which every agent reads as "all"
+	Async   bool   // the agent runs the hook without waiting for it
+}
+
+// Agents are the agents agmem installs hooks for, in the order they are listed.
+//
+// Claude Code: ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR), matcher groups, timeouts
+// in seconds; tool events run async so the agent never waits for agmem; lifecycle events
+// run in line so a session's start and end are recorded before the agent goes on or
+// exits. Codex CLI: hooks.json in Claude's shape without async (Codex has none) and with
+// no matcher (Codex reads matchers as regular expressions: none means all tools); hooks
+// run only when config.toml switches them on. Gemini CLI: settings.json with comments,
+// timeouts in milliseconds, hooks named so that "/hooks disable agmem" works; the tool
+// matcher is "*" and lifecycle matchers are left out (Gemini matches those exactly).
+// Cursor: hooks.json version 1, each event a list of commands.
+var Agents = []Agent{
+	{
+		Name: "claude", Title: "Claude Code", Dir: ".claude", DirEnv: "CLAUDE_CONFIG_DIR", File: "settings.json",
+		HookType: "command", Timeout: 10,
+		Events: []Event{
+			{Name: "PostToolUse", Matcher: "*", Async: true},
+			{Name: "PostToolUseFailure", Matcher: "*", Async: true},
+			{Name: "SessionStart", Matcher: "*"},
+			{Name: "SessionEnd", Matcher: "*"},
+			{Name: "UserPromptSubmit"},
+			{Name: "Stop"},
+		},
+	},
+	{
+		Name: "codex", Title: "Codex CLI", Dir: ".codex", DirEnv: "CODEX_HOME", File: "hooks.json",
+		HookType: "command", Timeout: 10,
+		Events: []Event{{Name: "PostToolUse"}, {Name: "SessionStart"}, {Name: "UserPromptSubmit"}, {Name: "Stop"}},
+		Switch: &Switch{File: "config.toml", Table: "features", Key: "codex_hooks", Aliases: []string{"hooks"}},
+	},
+	{
+		Name: "gemini", Title: "Gemini CLI", Dir: ".gemini", File: "settings.json", Comments: true,
+		HookName: "agmem", HookType: "command", Timeout: 10000,
+		Events: []Event{
+			{Name: "AfterTool", Matcher: "*"},
+			{Name: "BeforeAgent"},
+			{Name: "AfterAgent"},
+			{Name: "SessionStart"},
+			{Name: "SessionEnd"},
+		},
+	},
+	{
+		Name: "cursor", Title: "Cursor", Dir: ".cursor", File: "hooks.json", Version: 1, Flat: true,
+		Events: []Event{
+			{Name: "afterShellExecution"}, {Name: "afterMCPExecution"}, {Name: "afterFileEdit"},
+			{Name: "postToolUse"}, {Name: "beforeSubmitPrompt"}, {Name: "stop"},
+		},
+	},
+}
+
+// ByName returns the agent called name.
+func ByName(name string) (Agent, bool) {
+	for _, a := range Agents {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Agent{}, false
+}
+
+// Names lists the agents' names.
+func Names() []string {
+	var names []string
+	for _, a := range Agents {
+		names = append(names, a.Name)
+	}
+	return names
+}
+
+// Recorder is what agmem's hooks run: an agmem binary recording into a memory repo.
+type Recorder struct {
+	Binary string `json:"binary"`
+	Repo   string `json:"repo,omitempty"`
+}
+
+// Command is the hook's shell command: absolute paths, quoted for sh, so that it works
+// from whatever directory the agent runs it in and whatever the paths hold. Its standard
+// output goes nowhere: record prints the ids it recorded there, and agents read a hook's
+// output as a message to show (Gemini CLI), as context for the model (Claude Code and
+// Codex, at a prompt or a session's start) or as a decision. Errors still reach stderr,
+// and the exit status is agmem's own: 0 or 1, never the 2 that agents read as "block".
+func (r Recorder) Command() string {
+	return shellQuote(r.Binary) + " record --repo " + shellQuote(r.Repo) + " >/dev/null"
+}
+
+// toNowhere is a redirection of standard output to /dev/null at the end of a command.
+var toNowhere = regexp.MustCompile(`[ \t]+1?>[ \t]*/dev/null[ \t]*$`)
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// recorderOf recognises agmem's hook command: an agmem binary (one named agmem, or self)
+// whose only other words are "record" and a --repo, its output sent to /dev/null or not.
+// It returns what the command runs.
+func recorderOf(command, self string) (Recorder, bool) {
+	words, ok := shellWords(toNowhere.ReplaceAllString(command, ""))
+	if !ok || len(words) < 2 {
+		return Recorder{}, false
+	}
+	r := Recorder{Binary: words[0]}
+	if base := strings.TrimSuffix(filepath.Base(r.Binary), ".exe"); base != "agmem" && r.Binary != self {
+		return Recorder{}, false
+	}
+	record := false
+	for i := 1; i < len(words); i++ {
+		switch w := words[i]; {
+		case w == "record" && !record:
+			record = true
+		case w == "--repo" && i+1 < len(words):
+			r.Repo = words[i+1]
+			i++
+		case strings.HasPrefix(w, "--repo="):
+			r.Repo = strings.TrimPrefix(w, "--repo=")
+		default:
+			return Recorder{}, false
+		}
+	}
+	return r, record
+}
+
+// shellWords splits a command as sh would, for the quoting Command writes and the plain
+// words people type; it refuses anything else a shell would read as more than words
+// (pipes, substitutions, variables, redirections).
+func shellWords(s string) ([]string, bool) {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t':
+			if inWord {
+				words, inWord = append(words, w.String()), false
+				w.Reset()
+			}
+			continue
+		case c == '\'':
+			end := strings.IndexByte(s[i+1:], '\'')
+			if end < 0 {
+				return nil, false
+			}
+			w.WriteString(s[i+1 : i+1+end])
+			i += end + 1
+		case c == '"':
+			for i++; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+					i++
+				} else if strings.IndexByte("$`", s[i]) >= 0 {
+					return nil, false
+				}
+				w.WriteByte(s[i])
+			}
+			if i == len(s) {
+				return nil, false
+			}
+		case c == '\\' && i+1 < len(s):
+			i++
+			w.WriteByte(s[i])
+		case strings.IndexByte("|&;<>()$`*?[#\n", c) >= 0:
+			return nil, false
+		default:
+			w.WriteByte(c)
+		}
+		inWord = true
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words, true
+}
+
+// hook is agmem's hook as the agent's settings hold it; fields the agent does not have
+// are left out.
+type hook struct {
+	Name    string `json:"name,omitempty"`
+	Type    string `json:"type,omitempty"`
+	Command string `json:"command"`
+	Timeout int    `json:"timeout,omitempty"`
+	Async   bool   `json:"async,omitempty"`
+}
+
+type group struct {
+	Matcher string `json:"matcher,omitempty"`
+	Hooks   []hook `json:"hooks"`
+}
+
+// entry is what agmem puts in an event's list.
+func (a Agent) entry(ev Event, r Recorder) any {
+	h := hook{Name: a.HookName, Type: a.HookType, Command: r.Command(), Timeout: a.Timeout, Async: ev.Async}
+	if a.Flat {
+		return h
+	}
+	return group{Matcher: ev.Matcher, Hooks: []hook{h}}
+}
+
+// ErrUnreadable wraps every reason a settings file is left alone.
+var ErrUnreadable = errors.New("cannot edit")
+
+// settings is an agent's file being edited: its text, parsed again after every edit.
+type settings struct {
+	agent Agent
+	self  string // this agmem binary, recognised whatever its name
+	doc   *document
+}
+
+func (a Agent) open(src []byte, self string) (*settings, error) {
+	d, err := parseDocument(src, a.Comments)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnreadable, err)
+	}
+	s := &settings{agent: a, self: self, doc: d}
+	if a.Version != 0 {
+		if v, _ := d.root.get("version"); v != nil && strings.TrimSpace(string(d.plain[v.start:v.end])) != fmt.Sprint(a.Version) {
+			return nil, fmt.Errorf("%w: its \"version\" is %s; agmem knows version %d", ErrUnreadable, d.plain[v.start:v.end], a.Version)
+		}
+	}
+	if h, _ := d.root.get("hooks"); h != nil {
+		if h.kind != '{' {
+			return nil, fmt.Errorf("%w: its \"hooks\" is not an object", ErrUnreadable)
+		}
+		for _, ev := range a.Events {
+			if list, _ := h.get(ev.Name); list != nil && list.kind != '[' {
+				return nil, fmt.Errorf("%w: its \"hooks\".%q is not a list", ErrUnreadable, ev.Name)
+			}
+		}
+	}
+	return s, nil
+}
+
+func (s *settings) set(src []byte) {
+	d, err := parseDocument(src, s.agent.Comments)
+	if err != nil {
+		panic(fmt.Sprintf("hooks: an edit broke the JSON: %v\n%s", err, src)) // a bug, never the input's fault
+	}
+	s.doc = d
+}
+
+func (s *settings) hooksObject() *node {
+	h, _ := s.doc.root.get("hooks")
+	if h == nil || h.kind != '{' {
+		return nil
+	}
+	return h
+}
+
+// list is an event's list of entries, or nil.
+func (s *settings) list(event string) *node {
+	if h := s.hooksObject(); h != nil {
+		if l, _ := h.get(event); l != nil && l.kind == '[' {
+			return l
+		}
+	}
+	return nil
+}
+
+// ours finds agmem's hooks in an entry: for each, its index in the entry's list of hooks
+// (0 when the entry is the hook), and what it runs. all says whether the entry holds
+// nothing else.
+func (s *settings) ours(entry *node) (found []int, recorders []Recorder, all bool) {
+	hooks := []*node{entry}
+	if !s.agent.Flat {
+		list, _ := entry.get("hooks")
+		if entry.kind != '{' || list == nil || list.kind != '[' {
+			return nil, nil, false
+		}
+		hooks = list.elems
+	}
+	for i, h := range hooks {
+		if h.kind != '{' {
+			continue
+		}
+		cmd, _ := h.get("command")
+		text, ok := s.doc.stringAt(cmd)
+		if !ok {
+			continue
+		}
+		if r, ok := recorderOf(text, s.self); ok {
+			found, recorders = append(found, i), append(recorders, r)
+		}
+	}
+	return found, recorders, len(found) > 0 && len(found) == len(hooks)
+}
+
+// removeOurs takes agmem's hooks out of an event's list, and the entries that held only
+// them. It says whether it removed any.
+func (s *settings) removeOurs(event string) bool {
+	removed := false
+	for {
+		list := s.list(event)
+		if list == nil {
+			return removed
+		}
+		done := true
+		for i, entry := range list.elems {
+			found, _, all := s.ours(entry)
+			if len(found) == 0 {
+				continue
+			}
+			if all {
+				s.set(s.doc.remove(list, i))
+			} else {
+				inner, _ := entry.get("hooks")
+				s.set(s.doc.remove(inner, found[0]))
+			}
+			removed, done = true, false
+			break
+		}
+		if done {
+			return removed
+		}
+	}
+}
+
+// Change says what an edit did to each event.
+type Change struct {
+	Added, Updated, Removed []string
+}
+
+// Install returns src with agmem's hooks for every event of the agent, running r; self
+// is this agmem binary. Entries agmem finds of its own are updated in place, or replaced
+// when they are mixed with other hooks or doubled.
+func (a Agent) Install(src []byte, r Recorder, self string) ([]byte, Change, error) {
+	s, err := a.open(src, self)
+	if err != nil {
+		return nil, Change{}, err
+	}
+	var ch Change
+	if a.Version != 0 {
+		if v, _ := s.doc.root.get("version"); v == nil {
+			s.set(s.doc.add(s.doc.root, "version", a.Version))
+		}
+	}
+	if s.hooksObject() == nil {
+		s.set(s.doc.add(s.doc.root, "hooks", struct{}{}))
+	}
+	for _, ev := range a.Events {
+		want := a.entry(ev, r)
+		list := s.list(ev.Name)
+		if list == nil {
+			s.set(s.doc.add(s.hooksObject(), ev.Name, []any{want}))
+			ch.Added = append(ch.Added, ev.Name)
+			continue
+		}
+		total, only := 0, -1 // agmem's hooks in the list; the entry holding just one of them
+		for i, entry := range list.elems {
+			found, _, all := s.ours(entry)
+			total += len(found)
+			if all && len(found) == 1 {
+				only = i
+			}
+		}
+		switch {
+		case total == 1 && only >= 0 && s.doc.same(list.elems[only], want):
+			continue
+		case total == 1 && only >= 0:
+			s.set(s.doc.replace(list.elems[only], want))
+			ch.Updated = append(ch.Updated, ev.Name)
+		case total > 0:
+			s.removeOurs(ev.Name)
+			s.set(s.doc.add(s.list(ev.Name), "", want))
+			ch.Updated = append(ch.Updated, ev.Name)
+		default:
+			s.set(s.doc.add(list, "", want))
+			ch.Added = append(ch.Added, ev.Name)
+		}
+	}
+	if len(ch.Added)+len(ch.Updated) == 0 {
+		return src, ch, nil
+	}
+	return s.doc.src, ch, nil
+}
+
+// Uninstall returns src without agmem's hooks, in any event. An event list, and then the
+// "hooks" object, that removing them leaves empty goes too; one that was empty before is
+// kept. Everything else stays, a top-level "version" included.
+func (a Agent) Uninstall(src []byte, self string) ([]byte, Change, error) {
+	s, err := a.open(src, self)
+	if err != nil {
+		return nil, Change{}, err
+	}
+	var ch Change
+	h := s.hooksObject()
+	if h == nil {
+		return src, ch, nil
+	}
+	var events []string
+	for _, m := range h.members {
+		events = append(events, m.key)
+	}
+	for _, ev := range events {
+		if !s.removeOurs(ev) {
+			continue
+		}
+		ch.Removed = append(ch.Removed, ev)
+		if list := s.list(ev); list != nil && len(list.elems) == 0 {
+			_, i := s.hooksObject().get(ev)
+			s.set(s.doc.remove(s.hooksObject(), i))
+		}
+	}
+	if len(ch.Removed) == 0 {
+		return src, ch, nil
+	}
+	if h := s.hooksObject(); len(h.members) == 0 {
+		_, i := s.doc.root.get("hooks")
+		s.set(s.doc.remove(s.doc.root, i))
+	}
+	return s.doc.src, ch, nil
+}
+
+// Found is what a settings file holds of agmem's.
+type Found struct {
+	Events    []string   `json:"events"`              // events with agmem's hooks, in the file's order
+	Missing   []string   `json:"missing"`             // events agmem installs that have none
+	Recorders []Recorder `json:"recorders,omitempty"` // what they run, each once
+}
+
+// Inspect reports agmem's hooks in src.
+func (a Agent) Inspect(src []byte, self string) (Found, error) {
+	s, err := a.open(src, self)
+	if err != nil {
+		return Found{}, err
+	}
+	f := Found{Events: []string{}, Missing: []string{}}
+	seen := map[Recorder]bool{}
+	if h := s.hooksObject(); h != nil {
+		for _, m := range h.members {
+			if live, _ := h.get(m.key); live != m.value || m.value.kind != '[' {
+				continue // not a list, or a key given again later, which the agent reads instead
+			}
+			has := false
+			for _, entry := range m.value.elems {
+				_, recs, _ := s.ours(entry)
+				for _, r := range recs {
+					has = true
+					if !seen[r] {
+						seen[r] = true
+						f.Recorders = append(f.Recorders, r)
+					}
+				}
+			}
+			if has {
+				f.Events = append(f.Events, m.key)
+			}
+		}
+	}
+	for _, ev := range a.Events {
+		if !slices.Contains(f.Events, ev.Name) {
+			f.Missing = append(f.Missing, ev.Name)
+		}
+	}
+	return f, nil
+}

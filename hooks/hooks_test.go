@@ -1,0 +1,320 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/diff"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// ana is the recorder the golden files hold: a repo path that needs quoting.
+var ana = Recorder{Binary: "/usr/local/bin/agmem", Repo: "/home/ana/ana's memory"}
+
+const self = "/usr/local/bin/agmem"
+
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./hooks -update to write it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (go test ./hooks -update rewrites it):\n%s", name, diff.Diff("want", want, "got", got))
+	}
+}
+
+// readInput reads testdata/<agent>-<input>.json; "missing" is no file at all.
+func readInput(t *testing.T, agent, input string) []byte {
+	if input == "missing" {
+		return nil
+	}
+	src, err := os.ReadFile(filepath.Join("testdata", agent+"-"+input+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+// checkParses asserts the text is what the agent can read: JSON (with comments where it
+// allows them) with an object at the top.
+func checkParses(t *testing.T, a Agent, text []byte) map[string]any {
+	t.Helper()
+	plain := text
+	if a.Comments {
+		plain = blankComments(text)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(plain, &v); err != nil {
+		t.Fatalf("the result does not parse: %v\n%s", err, text)
+	}
+	return v
+}
+
+// TestInstallAndUninstallGolden installs agmem's hooks for each agent into a missing
+// file, a file with other settings and other hooks, and a file holding stale agmem hooks
+// (an old binary, a moved repo, doubled, one mixed into someone else's group), and checks
+// the results against golden files; then that installing again changes nothing, that
+// every event is covered, and that uninstalling gives back the file as it was.
+func TestInstallAndUninstallGolden(t *testing.T) {
+	for _, a := range Agents {
+		for _, input := range []string{"missing", "others", "stale"} {
+			t.Run(a.Name+"-"+input, func(t *testing.T) {
+				src := readInput(t, a.Name, input)
+				got, ch, err := a.Install(src, ana, self)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkGolden(t, a.Name+"-"+input+".install.golden", got)
+				checkParses(t, a, got)
+				if input != "stale" && len(ch.Added) != len(a.Events) {
+					t.Errorf("install reported %+v, want each of the %d events added", ch, len(a.Events))
+				}
+
+				again, ch, err := a.Install(got, ana, self)
+				if err != nil || !bytes.Equal(again, got) || ch.String() != "" {
+					t.Errorf("a second install changed the file (%+v, %v):\n%s", ch, err, diff.Diff("first", got, "second", again))
+				}
+				found, err := a.Inspect(got, self)
+				if err != nil || len(found.Missing) != 0 || !reflect.DeepEqual(found.Recorders, []Recorder{ana}) {
+					t.Errorf("after install, Inspect = %+v, %v; want every event, recording into %s", found, err, ana.Repo)
+				}
+
+				removed, ch, err := a.Uninstall(got, self)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkParses(t, a, removed)
+				if found, _ := a.Inspect(removed, self); len(found.Events) != 0 {
+					t.Errorf("after uninstall agmem's hooks are still in %v", found.Events)
+				}
+				switch input {
+				case "others":
+					if !bytes.Equal(removed, src) {
+						t.Errorf("uninstall did not give back the file as it was:\n%s", diff.Diff("before install", src, "after uninstall", removed))
+					}
+				case "stale":
+					stale, _, err := a.Uninstall(src, self)
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkGolden(t, a.Name+"-stale.uninstall.golden", stale)
+				}
+			})
+		}
+	}
+}
+
+// TestInstallKeepsTheFileStyle checks that inserted text follows the file: one line stays
+// one line, tabs and CRLF line ends are kept, and untouched bytes are not re-encoded.
+func TestInstallKeepsTheFileStyle(t *testing.T) {
+	claude, _ := ByName("claude")
+	for _, tc := range []struct{ name, src, want string }{
+		{"one line", `{"model":"opus"}`, `{"model":"opus","hooks":{"PostToolUse":[{"matcher":"*","hooks":[{"type":"command",`},
+		{"one spaced line", `{"model": "opus"}`, `{"model": "opus", "hooks": {"PostToolUse": [{"matcher": "*", "hooks": [{"type": "command",`},
+		{"tabs", "{\n\t\"model\": \"opus\"\n}\n", "{\n\t\"model\": \"opus\",\n\t\"hooks\": {\n\t\t\"PostToolUse\": [\n\t\t\t{\n"},
+		{"crlf", "{\r\n  \"model\": \"opus\"\r\n}\r\n", "{\r\n  \"model\": \"opus\",\r\n  \"hooks\": {\r\n"},
+		{"escapes kept", `{"a": "\u00e9\/", "n": 1.50e3}`, `{"a": "\u00e9\/", "n": 1.50e3, "hooks": {"PostToolUse": [`},
+		{"empty file", "", "{\n  \"hooks\": {\n    \"PostToolUse\": [\n"},
+		{"only space", " \n", "{\n  \"hooks\": {\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _, err := claude.Install([]byte(tc.src), ana, self)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkParses(t, claude, got)
+			if tc.name == "crlf" && bytes.Contains(bytes.ReplaceAll(got, []byte("\r\n"), nil), []byte("\n")) {
+				t.Errorf("a bare LF in a CRLF file:\n%q", got)
+			}
+			if !strings.HasPrefix(string(got), tc.want) {
+				t.Errorf("got\n%s\nwant it to hold\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestUnreadableFilesAreRefused checks that a file agmem cannot read as the agent's
+// settings is refused by install, uninstall and inspect alike.
+func TestUnreadableFilesAreRefused(t *testing.T) {
+	for _, tc := range []struct{ agent, src, why string }{
+		{"claude", `{"hooks": {`, "line 1: unexpected end of JSON input"},
+		{"claude", "{\n  \"a\": 1,\n}\n", "line 3: invalid character '}'"},
+		{"claude", `[1, 2]`, "the top level is not a JSON object"},
+		{"claude", `{"hooks": []}`, `its "hooks" is not an object`},
+		{"claude", `{"hooks": {"Stop": {}}}`, `its "hooks"."Stop" is not a list`},
+		{"claude", `{"a": 1} // a comment`, "invalid character '/'"},
+		{"gemini", `{"a": 1 /* unclosed`, "invalid character '/'"},
+		{"cursor", `{"version": 2, "hooks": {}}`, `its "version" is 2; agmem knows version 1`},
+	} {
+		a, _ := ByName(tc.agent)
+		_, _, err1 := a.Install([]byte(tc.src), ana, self)
+		_, _, err2 := a.Uninstall([]byte(tc.src), self)
+		_, err3 := a.Inspect([]byte(tc.src), self)
+		for _, err := range []error{err1, err2, err3} {
+			if !errors.Is(err, ErrUnreadable) || !strings.Contains(err.Error(), tc.why) {
+				t.Errorf("%s %q: got %v, want %q", tc.agent, tc.src, err, tc.why)
+			}
+		}
+	}
+}
+
+// TestRecorderOf checks which commands are agmem's: an agmem binary recording, however
+// it is quoted; not another program, nor agmem doing something else or in a pipeline.
+func TestRecorderOf(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		want Recorder
+		ok   bool
+	}{
+		{ana.Command(), ana, true},
+		{"agmem record", Recorder{Binary: "agmem"}, true},
+		{"agmem record --repo /m 1> /dev/null", Recorder{Binary: "agmem", Repo: "/m"}, true},
+		{"agmem record >/dev/null 2>&1", Recorder{}, false},
+		{"agmem --repo /m record", Recorder{Binary: "agmem", Repo: "/m"}, true},
+		{`"/opt/my tools/agmem" record --repo=/m`, Recorder{Binary: "/opt/my tools/agmem", Repo: "/m"}, true},
+		{`/opt/my\ tools/agmem.exe record`, Recorder{Binary: "/opt/my tools/agmem.exe"}, true},
+		{"/home/ana/bin/agmem-dev record --repo /m", Recorder{Binary: "/home/ana/bin/agmem-dev", Repo: "/m"}, true}, // self
+		{"agmem flush", Recorder{}, false},
+		{"agmem record --verbose", Recorder{}, false},
+		{"agmem record | tee log", Recorder{}, false},
+		{"agmem record --repo $HOME/m", Recorder{}, false},
+		{"agmem record; rm -rf /", Recorder{}, false},
+		{"notagmem record", Recorder{}, false},
+		{"agmem", Recorder{}, false},
+		{"'agmem record", Recorder{}, false},
+	} {
+		got, ok := recorderOf(tc.cmd, "/home/ana/bin/agmem-dev")
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("recorderOf(%q) = %+v, %v; want %+v, %v", tc.cmd, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestCommandQuoting runs the hook command's words through a real sh: whatever the paths
+// hold, sh hands agmem exactly them.
+func TestCommandQuoting(t *testing.T) {
+	for _, path := range []string{"/a b/c", `/it's "quoted"`, "/$HOME/`id`/*", "/tab\there/new\nline", `/back\slash`, "/'"} {
+		r := Recorder{Binary: "agmem", Repo: path}
+		cmd := strings.TrimSuffix(strings.TrimPrefix(r.Command(), "'agmem' "), " >/dev/null")
+		out, err := exec.Command("sh", "-c", `printf '%s\0' `+cmd).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00"); !reflect.DeepEqual(got, []string{"record", "--repo", path}) {
+			t.Errorf("sh read %q as %q", r.Command(), got)
+		}
+		if back, ok := recorderOf(r.Command(), ""); !ok || back != r {
+			t.Errorf("recorderOf(%q) = %+v, %v", r.Command(), back, ok)
+		}
+	}
+}
+
+// TestSwitch turns Codex's hooks switch on in the config.toml files people have, leaving
+// every other line alone, and refuses what it cannot edit without changing its meaning.
+func TestSwitch(t *testing.T) {
+	codex, _ := ByName("codex")
+	sw := *codex.Switch
+	for _, tc := range []struct{ name, src, state, want, err string }{
+		{"no file", "", SwitchUnset, "[features]\ncodex_hooks = true\n", ""},
+		{"other settings", "model = \"o3\"\n\n[mcp_servers.docs]\ncommand = \"docs\"\n",
+			SwitchUnset, "model = \"o3\"\n\n[mcp_servers.docs]\ncommand = \"docs\"\n\n[features]\ncodex_hooks = true\n", ""},
+		{"no final newline", "model = \"o3\"", SwitchUnset, "model = \"o3\"\n\n[features]\ncodex_hooks = true\n", ""},
+		{"features table", "# mine\n[features] # experiments\nweb_search = true\n\n[tui]\nx = 1\n",
+			SwitchUnset, "# mine\n[features] # experiments\ncodex_hooks = true\nweb_search = true\n\n[tui]\nx = 1\n", ""},
+		{"features last, no newline", "[features]", SwitchUnset, "[features]\ncodex_hooks = true\n", ""},
+		{"crlf", "[features]\r\nweb_search = true\r\n", SwitchUnset, "[features]\r\ncodex_hooks = true\r\nweb_search = true\r\n", ""},
+		{"on", "[features]\ncodex_hooks = true\n", SwitchOn, "", ""},
+		{"on by its new name", "[features]\nhooks = true\n", SwitchOn, "", ""},
+		{"off", "[features]\ncodex_hooks = false\n", SwitchOff, "", ""},
+		{"off by its new name", "[features]\ncodex_hooks = true\nhooks = false\n", SwitchOff, "", ""},
+		{"inline table", "features = { web_search = true }\n", SwitchUnset, "", "without changing how the rest reads"},
+		{"header in a string", "notes = '''\n[features]\n'''\n", SwitchUnset, "", "without changing how the rest reads"},
+		{"not toml", "[features\n", "", "", "cannot edit"},
+		{"not a boolean", "[features]\nhooks = \"yes\"\n", "", "", "not true or false"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			state, err := sw.State([]byte(tc.src))
+			if state != tc.state || (err != nil) != (tc.state == "") {
+				t.Fatalf("State = %q, %v; want %q", state, err, tc.state)
+			}
+			if state != SwitchUnset {
+				return
+			}
+			got, err := sw.Enable([]byte(tc.src))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("Enable = %q, %v; want an error with %q", got, err, tc.err)
+				}
+				return
+			}
+			if err != nil || string(got) != tc.want {
+				t.Fatalf("Enable = %v\n%s\nwant\n%s", err, got, tc.want)
+			}
+			if state, _ := sw.State(got); state != SwitchOn {
+				t.Errorf("after Enable the switch is %s", state)
+			}
+		})
+	}
+}
+
+// TestWrite checks the file side: a backup of the first version agmem changes, kept
+// through later changes; the file's permissions; a symbolic link followed, not replaced;
+// and nothing written when the file changed since it was read.
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "dotfiles", "settings.json")
+	link := filepath.Join(dir, "settings.json")
+	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(real, []byte("v1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	backup, err := Edit{Path: link, Old: []byte("v1"), New: []byte("v2")}.Write()
+	if err != nil || backup != link+BackupSuffix {
+		t.Fatalf("first write: backup %q, %v", backup, err)
+	}
+	if backup, err = (Edit{Path: link, Old: []byte("v2"), New: []byte("v3")}).Write(); err != nil || backup != "" {
+		t.Fatalf("second write: backup %q, %v; want none made", backup, err)
+	}
+	for path, want := range map[string]string{real: "v3", link + BackupSuffix: "v1"} {
+		got, _ := os.ReadFile(path)
+		fi, _ := os.Stat(path)
+		if string(got) != want || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %q, %v; want %q, -rw-------", path, got, fi.Mode(), want)
+		}
+	}
+	if fi, _ := os.Lstat(link); fi.Mode()&os.ModeSymlink == 0 {
+		t.Error("the symbolic link was replaced by a file")
+	}
+	if _, err := (Edit{Path: link, Old: []byte("v2"), New: []byte("v4")}).Write(); err == nil {
+		t.Error("a file that changed since it was read was written over")
+	}
+	fresh := filepath.Join(dir, "new", ".claude", "settings.json")
+	if _, err := (Edit{Path: fresh, New: []byte("{}\n")}).Write(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Edit{Path: fresh, New: []byte("{}\n")}).Write(); err == nil {
+		t.Error("a file made since agmem looked was written over")
+	}
+}
