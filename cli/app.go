@@ -95,6 +95,7 @@ func newApp(e *env) *ucli.App {
 			newReplayCommand(e),
 			newConfigCommand(e),
 			newDaemonCommand(e),
+			newHooksCommand(e),
 			newRedactCommand(e),
 			newDemoCommand(e),
 			newVersionCommand(e),

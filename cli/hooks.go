@@ -1,0 +1,325 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/diff"
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/agmem/agmem/hooks"
+	"github.com/agmem/agmem/memrepo"
+)
+
+// The agents are subcommands of install and uninstall so that flags work after their
+// name (urfave/cli stops reading flags at the first argument); each level takes the same
+// flags, and the nearest one set wins.
+
+func newHooksCommand(e *env) *ucli.Command {
+	agentList := strings.Join(hooks.Names(), "|")
+	install := &ucli.Command{
+		Name:      "install",
+		Usage:     "merge agmem's hooks into an agent's settings, recording into this memory repo",
+		ArgsUsage: agentList,
+		Description: "Writes into the agent's user settings (~/.claude/settings.json, ~/.codex/hooks.json,\n" +
+			"~/.gemini/settings.json, ~/.cursor/hooks.json), or with --scope project into the\n" +
+			"current directory's. Other settings and hooks are kept byte for byte; the file as it\n" +
+			"was before agmem first changed it is kept beside it as <file>.agmem-backup.",
+		Flags: hooksFlags(true),
+	}
+	uninstall := &ucli.Command{
+		Name:      "uninstall",
+		Usage:     "remove agmem's hooks from an agent's settings, and nothing else",
+		ArgsUsage: agentList,
+		Flags:     hooksFlags(false),
+	}
+	for _, a := range hooks.Agents {
+		install.Subcommands = append(install.Subcommands, &ucli.Command{
+			Name:   a.Name,
+			Usage:  "install agmem's hooks for " + a.Title,
+			Flags:  hooksFlags(true),
+			Action: agentAction(e, a, runHooksInstall),
+		})
+		uninstall.Subcommands = append(uninstall.Subcommands, &ucli.Command{
+			Name:   a.Name,
+			Usage:  "remove agmem's hooks for " + a.Title,
+			Flags:  hooksFlags(false),
+			Action: agentAction(e, a, runHooksUninstall),
+		})
+	}
+	install.Action, uninstall.Action = needAgent, needAgent
+	var asJSON bool
+	status := &ucli.Command{
+		Name:  "status",
+		Usage: "for each agent and scope: the settings file, which events have agmem's hooks, where they record",
+		Flags: []ucli.Flag{&ucli.BoolFlag{Name: "json", Usage: "one JSON document", Destination: &asJSON}},
+		Action: func(c *ucli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			return runHooksStatus(e, asJSON)
+		},
+	}
+	cmd := &ucli.Command{
+		Name:        "hooks",
+		Usage:       "install, remove or show agmem's hooks in an agent's settings (" + strings.ReplaceAll(agentList, "|", ", ") + ")",
+		Subcommands: []*ucli.Command{install, uninstall, status},
+		Action: func(c *ucli.Context) error {
+			if c.Args().Present() {
+				return withHint(fmt.Errorf("unknown hooks command %q", c.Args().First()), `run "agmem hooks --help"`)
+			}
+			return ucli.ShowSubcommandHelp(c)
+		},
+	}
+	usage := func(c *ucli.Context, err error, _ bool) error {
+		return withHint(err, fmt.Sprintf(`run "%s --help"`, commandPath(c)))
+	}
+	for _, c := range append([]*ucli.Command{install, uninstall, status}, append(install.Subcommands, uninstall.Subcommands...)...) {
+		c.OnUsageError = usage
+	}
+	return cmd
+}
+
+// hooksFlags are the flags of install and uninstall and of each agent under them.
+func hooksFlags(install bool) []ucli.Flag {
+	flags := []ucli.Flag{
+		&ucli.StringFlag{Name: "scope", Value: string(hooks.User), Usage: "user: the agent's settings in your home directory; project: the current directory's"},
+		&ucli.BoolFlag{Name: "dry-run", Usage: "show what would change, as a diff, and write nothing"},
+	}
+	if install {
+		flags = append(flags, repoFlag())
+	}
+	return flags
+}
+
+func needAgent(c *ucli.Context) error {
+	hint := fmt.Sprintf(`run "agmem hooks %s AGENT", AGENT one of %s`, c.Command.Name, strings.Join(hooks.Names(), ", "))
+	if c.Args().Present() {
+		return withHint(fmt.Errorf("no agent %q", c.Args().First()), hint)
+	}
+	return withHint(fmt.Errorf("hooks %s needs an agent", c.Command.Name), hint)
+}
+
+// hooksRun is what install and uninstall do for one agent.
+type hooksRun struct {
+	e      *env
+	agent  hooks.Agent
+	scope  hooks.Scope
+	dryRun bool
+	place  hooks.Place
+	self   string // this agmem binary
+}
+
+// commandPath is how the command being run was called: "agmem hooks install claude".
+func commandPath(c *ucli.Context) string {
+	var names []string
+	for _, ctx := range c.Lineage() {
+		if ctx.Command != nil {
+			names = append([]string{ctx.Command.Name}, names...)
+		}
+	}
+	return strings.Join(names, " ")
+}
+
+func agentAction(e *env, a hooks.Agent, run func(*ucli.Context, hooksRun) error) ucli.ActionFunc {
+	return func(c *ucli.Context) error {
+		if c.Args().Present() {
+			return withHint(fmt.Errorf("%s takes no arguments, got %q", commandPath(c), c.Args().First()),
+				fmt.Sprintf(`run "%s --help"`, commandPath(c)))
+		}
+		r := hooksRun{e: e, agent: a, scope: hooks.Scope(lineageString(c, "scope")), dryRun: lineageBool(c, "dry-run")}
+		if r.scope != hooks.User && r.scope != hooks.Project {
+			return withHint(fmt.Errorf("no scope %q", r.scope), "--scope user (the default) or --scope project")
+		}
+		var err error
+		if r.place, err = hooksPlace(e); err != nil {
+			return err
+		}
+		if r.self, err = agmemBinary(); err != nil {
+			return err
+		}
+		return run(c, r)
+	}
+}
+
+// lineageString is a flag's value from the nearest command that was given it.
+func lineageString(c *ucli.Context, name string) string {
+	for _, ctx := range c.Lineage() {
+		if ctx.IsSet(name) {
+			return ctx.String(name)
+		}
+	}
+	return c.String(name)
+}
+
+func lineageBool(c *ucli.Context, name string) bool {
+	for _, ctx := range c.Lineage() {
+		if ctx.IsSet(name) {
+			return ctx.Bool(name)
+		}
+	}
+	return false
+}
+
+func hooksPlace(e *env) (hooks.Place, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return hooks.Place{}, err
+	}
+	home := e.getenv("HOME")
+	if home == "" {
+		return hooks.Place{}, withHint(errors.New("HOME is not set: agmem cannot find the agents' user settings"), "set HOME, or use --scope project")
+	}
+	return hooks.Place{Home: home, Project: wd, Getenv: e.getenv}, nil
+}
+
+// agmemBinary is the absolute path of this agmem, which the hooks will run.
+func agmemBinary() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("cannot tell where this agmem is: %w", err)
+	}
+	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = resolved
+	}
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		return "", withHint(fmt.Errorf("this agmem is a temporary build (%s) that hooks could not run later", exe),
+			`install it first ("go install ."), then run "agmem hooks install" with the installed agmem`)
+	}
+	return exe, nil
+}
+
+func runHooksInstall(c *ucli.Context, r hooksRun) error {
+	repo, err := openRepo(c, r.e)
+	if errors.Is(err, memrepo.ErrNotFound) {
+		return withHint(fmt.Errorf("agmem's hooks need a memory repo to record into: %w", err),
+			`run "agmem init ~/agent-memory", then "agmem hooks install `+r.agent.Name+` --repo ~/agent-memory"`)
+	}
+	if err != nil {
+		return err
+	}
+	rec := hooks.Recorder{Binary: r.self, Repo: repo.Root}
+	plan, err := r.agent.PlanInstall(r.place, r.scope, rec, r.self)
+	if err != nil {
+		return r.unreadable(err)
+	}
+	if err := r.apply(plan); err != nil {
+		return err
+	}
+	if !r.dryRun {
+		fmt.Fprintf(r.e.stdout, "%s: the hooks run %s\n", r.agent.Name, rec.Command())
+	}
+	return nil
+}
+
+func runHooksUninstall(_ *ucli.Context, r hooksRun) error {
+	plan, err := r.agent.PlanUninstall(r.place, r.scope, r.self)
+	if err != nil {
+		return r.unreadable(err)
+	}
+	return r.apply(plan)
+}
+
+func (r hooksRun) unreadable(err error) error {
+	if errors.Is(err, hooks.ErrUnreadable) {
+		return withHint(err, "agmem left the file as it was: fix it (or move it aside) and run this again")
+	}
+	return err
+}
+
+// apply writes the plan's edits, or with --dry-run shows them, one line per file.
+func (r hooksRun) apply(plan hooks.Plan) error {
+	out := r.e.stdout
+	for _, ed := range plan.Edits {
+		switch {
+		case ed.Old == nil && !ed.Changes():
+			fmt.Fprintf(out, "%s: %s: no such file; nothing to change\n", r.agent.Name, ed.Path)
+		case !ed.Changes():
+			fmt.Fprintf(out, "%s: %s: nothing to change\n", r.agent.Name, ed.Path)
+		case r.dryRun:
+			fmt.Fprintf(out, "%s: %s: not written (dry run): %s\n", r.agent.Name, ed.Path, ed.What)
+			old := ed.Path
+			if ed.Old == nil {
+				old = "/dev/null"
+			}
+			out.Write(diff.Diff(old, ed.Old, ed.Path, ed.New))
+		default:
+			backup, err := ed.Write()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "%s: %s: %s\n", r.agent.Name, ed.Path, ed.What)
+			if backup != "" {
+				fmt.Fprintf(out, "%s: %s: the file as it was is kept in %s\n", r.agent.Name, ed.Path, backup)
+			}
+		}
+	}
+	for _, w := range plan.Warnings {
+		fmt.Fprintf(r.e.stderr, "agmem: warning: %s\n", oneLine(w))
+	}
+	if r.dryRun {
+		fmt.Fprintln(out, "dry run: nothing was written")
+	}
+	return nil
+}
+
+func runHooksStatus(e *env, asJSON bool) error {
+	place, err := hooksPlace(e)
+	if err != nil {
+		return err
+	}
+	self, _ := os.Executable() // only to recognise a renamed agmem; its name does as well
+	var all []hooks.Status
+	for _, a := range hooks.Agents {
+		for _, s := range []hooks.Scope{hooks.User, hooks.Project} {
+			all = append(all, a.Status(place, s, self))
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(all)
+	}
+	for _, st := range all {
+		fmt.Fprintf(e.stdout, "%s (%s): %s: %s\n", st.Agent, st.Scope, st.Path, hooksSummary(st))
+		if len(st.Events) > 0 {
+			fmt.Fprintf(e.stdout, "  events: %s\n", strings.Join(st.Events, ", "))
+			if len(st.Missing) > 0 {
+				fmt.Fprintf(e.stdout, "  missing: %s (run \"agmem hooks install %s --scope %s\")\n", strings.Join(st.Missing, ", "), st.Agent, st.Scope)
+			}
+			for _, rec := range st.Recorders {
+				fmt.Fprintf(e.stdout, "  records into %s with %s\n", orDiscovered(rec.Repo), rec.Binary)
+			}
+		}
+		if sw := st.Switch; sw != nil && (st.Exists || sw.State != hooks.SwitchUnset) {
+			fmt.Fprintf(e.stdout, "  %s in %s: %s\n", sw.Setting, sw.Path, sw.State)
+		}
+	}
+	return nil
+}
+
+func hooksSummary(st hooks.Status) string {
+	switch {
+	case st.Error != "":
+		return oneLine(st.Error)
+	case !st.Exists:
+		return "no file"
+	case len(st.Events) == 0:
+		return "no agmem hooks"
+	case len(st.Missing) == 0:
+		return "installed"
+	default:
+		return "partly installed"
+	}
+}
+
+func orDiscovered(repo string) string {
+	if repo == "" {
+		return "the memory repo found from where the agent runs ($AGMEM_REPO, or .agmem/ above)"
+	}
+	return repo
+}
