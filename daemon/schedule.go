@@ -24,13 +24,17 @@ func (d *Daemon) schedule(ctx context.Context, reloaded <-chan struct{}) {
 	var retryAt time.Time
 	var seen os.FileInfo // the journal file when it was last counted
 	var backlog journal.Backlog
+	var told time.Time // the next flush the state file says
 	for {
 		s := d.current()
 		next := last.Add(s.Interval)
 		if retryAt.After(next) {
 			next = retryAt
 		}
-		d.update(func(st *State) { at := next.UTC(); st.NextFlush = &at })
+		if !next.Equal(told) {
+			told = next
+			d.update(func(st *State) { at := next.UTC(); st.NextFlush = &at })
+		}
 		select {
 		case <-ctx.Done():
 			return

@@ -83,6 +83,7 @@ func (d *Daemon) follow(ctx context.Context, reloaded <-chan struct{}) {
 			if followers[path] == nil {
 				followers[path] = &follower{path: path, mark: marks[path]}
 				d.Log.Info("following", "path", path, "from", marks[path].Offset)
+				d.update(func(st *State) { st.watch(path).Offset = marks[path].Offset })
 			}
 		}
 		watchDirs()
