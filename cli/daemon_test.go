@@ -110,6 +110,46 @@ func TestDaemonFlushesBySizeAndOnItsInterval(t *testing.T) {
 	checkExactlyOnce(t, dir, ids)
 }
 
+// TestRecordBesideADaemonThatFlushesOften: records from several processes meet no
+// lock errors while the daemon flushes every 5 observations, and each ends in one
+// commit.
+func TestRecordBesideADaemonThatFlushesOften(t *testing.T) {
+	dir := t.TempDir()
+	mustAgmem(t, dir, "", "init", ".")
+	startDaemon(t, dir, nil, "--max-pending", "5", "--interval", "1s")
+	const writers, perWriter = 4, 15
+	results := make(chan []string)
+	failures := make(chan error, writers*perWriter)
+	for w := range writers {
+		go func() {
+			var ids []string
+			for i := range perWriter {
+				out, err := agmem(t, dir, nil, observations(1, 1, fmt.Sprintf("w%d-%d", w, i)), "record")
+				if err != nil {
+					failures <- err
+				}
+				ids = append(ids, lines(out)...)
+				time.Sleep(30 * time.Millisecond) // records go on over several of the daemon's flushes
+			}
+			results <- ids
+		}()
+	}
+	var ids []string
+	for range writers {
+		ids = append(ids, <-results...)
+	}
+	close(failures)
+	for err := range failures {
+		t.Error(err)
+	}
+	waitFor(t, "the daemon to flush all", func() bool { return daemonStatus(t, dir).Pending == 0 })
+	if n := batches(t, dir); n < 2 {
+		t.Errorf("the daemon flushed %d times while records went on, want several", n)
+	}
+	mustAgmem(t, dir, "", "daemon", "stop")
+	checkExactlyOnce(t, dir, ids)
+}
+
 // watchedLine is a native observation in session "w" whose path names it.
 func watchedLine(name string) string {
 	return fmt.Sprintf(`{"tool_name":"read_file","arguments":{"path":%q},"result":"%s","session_id":"w"}`+"\n",
