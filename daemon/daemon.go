@@ -57,9 +57,9 @@ type Daemon struct {
 }
 
 // Run is the daemon's life. It takes the repo's daemon lock, writes its state and calls
-// ready; it finishes a flush that an earlier run left, then flushes on schedule and follows the
-// watched files until ctx is done; then it reads the followed files one last time,
-// flushes, and returns. Each value on reload makes it Load its settings again.
+// ready; it finishes a flush that an earlier run left, then flushes on schedule and
+// follows the watched files until ctx is done; then it reads the followed files one last
+// time, flushes, and returns. Each value on reload makes it Load its settings again.
 func (d *Daemon) Run(ctx context.Context, reload <-chan os.Signal, ready func(pid int)) error {
 	settings, err := d.Load()
 	if err != nil {

@@ -141,10 +141,7 @@ func (d *Daemon) drain(fl *follower) error {
 			st.Counters.Recorded += recorded
 			st.watch(fl.path).Offset = end
 		})
-		select {
-		case d.recorded <- struct{}{}:
-		default:
-		}
+		nudge(d.recorded)
 	}
 }
 
