@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"syscall"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 	"github.com/agmem/agmem/config"
 	"github.com/agmem/agmem/daemon"
 	"github.com/agmem/agmem/flush"
-	"github.com/agmem/agmem/llm"
 	"github.com/agmem/agmem/memrepo"
 )
 
@@ -174,10 +172,7 @@ func (f daemonFlagValues) loader(e *env, repo memrepo.Repo) func() (daemon.Setti
 			}
 			s.Watch = append(s.Watch, filepath.Clean(w))
 		}
-		if cfg.LLM.Enabled {
-			s.Flush = flush.Options{LLM: llm.Settings{APIKey: cfg.LLM.APIKey, BaseURL: cfg.LLM.BaseURL,
-				Model: cfg.LLM.Model, Budget: cfg.LLM.Timeout, Helper: cfg.LLM.Helper}}
-		}
+		s.Flush = flush.Options{LLM: llmSettings(cfg)}
 		if f.interval != nil {
 			s.Interval = *f.interval
 		}
@@ -367,13 +362,9 @@ func localTime(t *time.Time) string {
 }
 
 func runDaemonInstall(e *env, repo memrepo.Repo, print bool) error {
-	exe, err := os.Executable()
+	exe, err := agmemBinary()
 	if err != nil {
-		return fmt.Errorf("cannot tell where this agmem is: %w", err)
-	}
-	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
-		return withHint(fmt.Errorf("this agmem is a temporary build (%s) that a service could not run later", exe),
-			`install it first ("go install ."), then run "agmem daemon install" with the installed agmem`)
+		return err
 	}
 	home := e.getenv("HOME")
 	if home == "" {

@@ -36,6 +36,15 @@ func newFlushCommand(e *env) *ucli.Command {
 	}
 }
 
+// llmSettings are the configured LLM's settings for flush, none when it is off.
+func llmSettings(cfg *config.Config) llm.Settings {
+	if !cfg.LLM.Enabled {
+		return llm.Settings{}
+	}
+	return llm.Settings{APIKey: cfg.LLM.APIKey, BaseURL: cfg.LLM.BaseURL, Model: cfg.LLM.Model,
+		Budget: cfg.LLM.Timeout, Helper: cfg.LLM.Helper}
+}
+
 func runFlush(e *env, repo memrepo.Repo, o flushOptions) error {
 	cfg, err := config.Load(repo.StateDir(), e.getenv)
 	if err != nil {
@@ -46,9 +55,8 @@ func runFlush(e *env, repo memrepo.Repo, o flushOptions) error {
 		return err
 	}
 	opts := flush.Options{Warn: func(err error) { warn(e, err) }}
-	if cfg.LLM.Enabled && !o.noLLM {
-		opts.LLM = llm.Settings{APIKey: cfg.LLM.APIKey, BaseURL: cfg.LLM.BaseURL, Model: cfg.LLM.Model,
-			Budget: cfg.LLM.Timeout, Helper: cfg.LLM.Helper}
+	if !o.noLLM {
+		opts.LLM = llmSettings(cfg)
 	}
 	commits, err := flush.Run(repo.StateDir(), repo.Journal(), git, opts)
 	for _, c := range commits {

@@ -177,7 +177,7 @@ func hooksPlace(e *env) (hooks.Place, error) {
 	return hooks.Place{Home: home, Project: wd, Getenv: e.getenv}, nil
 }
 
-// agmemBinary is the absolute path of this agmem, which the hooks will run.
+// agmemBinary is the absolute path of this agmem, which hooks and services will run.
 func agmemBinary() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -187,8 +187,8 @@ func agmemBinary() (string, error) {
 		exe = resolved
 	}
 	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
-		return "", withHint(fmt.Errorf("this agmem is a temporary build (%s) that hooks could not run later", exe),
-			`install it first ("go install ."), then run "agmem hooks install" with the installed agmem`)
+		return "", withHint(fmt.Errorf("this agmem is a temporary build (%s) that could not be run later", exe),
+			`install it first ("go install ."), then run this command again with the installed agmem`)
 	}
 	return exe, nil
 }

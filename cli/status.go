@@ -9,6 +9,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/agmem/agmem/daemon"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/memrepo"
 )
@@ -23,6 +24,7 @@ type statusReport struct {
 	LastFlush  *time.Time       `json:"last_flush,omitempty"`
 	Daemon     struct {
 		Running bool `json:"running"`
+		PID     int  `json:"pid,omitempty"`
 	} `json:"daemon"`
 }
 
@@ -49,6 +51,9 @@ func newStatusCommand(e *env) *ucli.Command {
 
 func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 	s := statusReport{Repo: repo.Root, Sessions: []pendingSession{}}
+	if st, err := daemon.Probe(repo); err == nil {
+		s.Daemon.Running, s.Daemon.PID = true, st.PID
+	}
 	j := repo.Journal()
 	infos, err := j.Sessions()
 	if err != nil {
@@ -107,6 +112,10 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 	} else {
 		fmt.Fprintln(e.stdout, "last flush: never")
 	}
-	fmt.Fprintln(e.stdout, "daemon:   not running")
+	if s.Daemon.Running {
+		fmt.Fprintf(e.stdout, "daemon:   running (pid %d)\n", s.Daemon.PID)
+	} else {
+		fmt.Fprintln(e.stdout, "daemon:   not running")
+	}
 	return nil
 }
