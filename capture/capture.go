@@ -159,14 +159,7 @@ func complete(o *memory.Observation, p Policy) (Decoded, error) {
 	if ok, why := p.Rules.Capture(o.ToolName, o.Result, o.Error != ""); !ok {
 		return Decoded{Skipped: []string{o.ToolName + ": " + why}}, nil
 	}
-	args, err := objectOf(o.Arguments)
-	if err != nil {
-		return Decoded{}, fmt.Errorf("arguments: %w", err)
-	}
-	o.Arguments = args
-	if o.Result, err = compact(o.Result); err != nil {
-		return Decoded{}, fmt.Errorf("result: %w", err)
-	}
+	o.Arguments, o.Result = objectOf(o.Arguments), orNull(o.Result)
 	if err := p.sanitize(o); err != nil {
 		return Decoded{}, err
 	}
@@ -183,33 +176,27 @@ func complete(o *memory.Observation, p Policy) (Decoded, error) {
 	return Decoded{Entries: []memory.Entry{{Observation: o}}}, nil
 }
 
-// objectOf returns arguments as a compact JSON object: absent or null is {}, and any
-// other value is kept whole under "value" rather than refused or lost.
-func objectOf(raw json.RawMessage) (json.RawMessage, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return json.RawMessage("{}"), nil
+// objectOf returns arguments as a JSON object: absent or null is {}, and any other
+// value is kept whole under "value" rather than refused or lost. The sanitizer
+// compacts and checks what it returns.
+func objectOf(raw json.RawMessage) json.RawMessage {
+	raw = orNull(raw)
+	switch {
+	case raw == nil:
+		return json.RawMessage("{}")
+	case raw[0] != '{':
+		return append(append(json.RawMessage(`{"value":`), raw...), '}')
 	}
-	c, err := compact(raw)
-	if err != nil {
-		return nil, err
-	}
-	if c[0] != '{' {
-		return json.Marshal(map[string]json.RawMessage{"value": c})
-	}
-	return c, nil
+	return raw
 }
 
-func compact(raw json.RawMessage) (json.RawMessage, error) {
+// orNull is raw without surrounding space, or nil for no value or JSON null.
+func orNull(raw json.RawMessage) json.RawMessage {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
+		return nil
 	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return raw
 }
 
 // sourceName keeps an adapter's name to a short token: it is shown in tables and

@@ -39,6 +39,11 @@ func (r Rules) Capture(toolName string, result json.RawMessage, failed bool) (bo
 	if failed {
 		return true, ""
 	}
+	// A result of 6 bytes a character or more is long enough whatever it holds
+	// (\uXXXX is the longest a character gets): no need to count.
+	if len(result) >= 6*r.MinResultChars+2 {
+		return true, ""
+	}
 	if n := resultChars(result); n > 0 && n < r.MinResultChars {
 		return false, fmt.Sprintf("result is %d characters, under %d", n, r.MinResultChars)
 	}

@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
@@ -214,23 +216,46 @@ func sizeName(n int) string {
 }
 
 // decodeLines reads --jsonl input: every good line is kept, every bad one reported by
-// its line number. A line longer than limit is read past, not kept.
+// its line number. A line longer than limit is read past, not kept. Lines are decoded
+// a chunk at a time on every core, and kept in their order.
 func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time) (capture.Decoded, []string, error) {
 	var all capture.Decoded
 	var bad []string
 	br := bufio.NewReaderSize(r, 1<<20)
+	var chunk []numberedLine
+	decode := func() {
+		results := make([]lineResult, len(chunk))
+		var wg sync.WaitGroup
+		workers := runtime.GOMAXPROCS(0)
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < len(chunk); i += workers {
+					results[i].d, results[i].err = capture.Decode(chunk[i].line, p, now)
+				}
+			}()
+		}
+		wg.Wait()
+		for i, res := range results {
+			if res.err != nil {
+				bad = append(bad, fmt.Sprintf("line %d: %s", chunk[i].n, res.err))
+			}
+			all.Entries = append(all.Entries, res.d.Entries...)
+			all.Skipped = append(all.Skipped, res.d.Skipped...)
+		}
+		chunk = chunk[:0]
+	}
 	for n := 1; ; n++ {
 		line, long, err := readLine(br, limit)
 		switch {
 		case long:
 			bad = append(bad, fmt.Sprintf("line %d: longer than %s", n, sizeName(limit)))
 		case len(bytes.TrimSpace(line)) > 0:
-			d, derr := capture.Decode(line, p, now)
-			if derr != nil {
-				bad = append(bad, fmt.Sprintf("line %d: %s", n, derr))
-			}
-			all.Entries = append(all.Entries, d.Entries...)
-			all.Skipped = append(all.Skipped, d.Skipped...)
+			chunk = append(chunk, numberedLine{n, line})
+		}
+		if len(chunk) == decodeChunk || err != nil {
+			decode()
 		}
 		if err == io.EOF {
 			return all, bad, nil
@@ -239,6 +264,19 @@ func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time) (captu
 			return all, bad, fmt.Errorf("read stdin: %w", err)
 		}
 	}
+}
+
+// decodeChunk is how many lines are decoded at once.
+const decodeChunk = 512
+
+type numberedLine struct {
+	n    int
+	line []byte
+}
+
+type lineResult struct {
+	d   capture.Decoded
+	err error
 }
 
 // readLine reads one line of at most limit bytes; of a longer one it keeps nothing and

@@ -1,8 +1,11 @@
 package journal
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -57,6 +60,10 @@ func (j *Journal) Append(entries []memory.Entry, idleGap time.Duration, now time
 // appendAll is the body of Append's transaction.
 func appendAll(tx *bolt.Tx, entries []memory.Entry, idleGap time.Duration, now time.Time) ([]Appended, error) {
 	out := make([]Appended, len(entries))
+	// Entries and ids mostly arrive in key order: full pages, not half-empty ones, keep
+	// the file near the size of what it holds.
+	tx.Bucket(bucketEntries).FillPercent = appendFill
+	a := newAppendTx(tx)
 	var open *openSession // as this transaction leaves it; nil while untouched
 	closed := false       // a session boundary passed: the next entry without one starts anew
 	for i, e := range entries {
@@ -80,7 +87,7 @@ func appendAll(tx *bolt.Tx, entries []memory.Entry, idleGap time.Duration, now t
 		if err := e.Validate(); err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
-		kept, err := appendEntry(tx, e)
+		kept, err := a.entry(e)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
@@ -91,6 +98,9 @@ func appendAll(tx *bolt.Tx, entries []memory.Entry, idleGap time.Duration, now t
 		if i == len(entries)/2 {
 			failpoint.Hit("append-midway") // inside the transaction: bbolt must drop it whole
 		}
+	}
+	if err := a.finish(); err != nil {
+		return nil, err
 	}
 	meta := tx.Bucket(bucketMeta)
 	switch {
@@ -113,76 +123,144 @@ func currentSession(tx *bolt.Tx, idleGap time.Duration, now time.Time, fresh boo
 	return &openSession{ID: memory.NewID(now)}
 }
 
-// appendEntry stores e, or, if it was recorded before, returns the id of the entry kept.
-func appendEntry(tx *bolt.Tx, e memory.Entry) (kept string, err error) {
-	ids, calls := tx.Bucket(bucketIDs), tx.Bucket(bucketCalls)
-	id, session := []byte(e.ID()), e.Session()
-	if ids.Get(id) != nil {
-		return e.ID(), nil
+// appendFill is how full append-mostly buckets fill a page before splitting it.
+const appendFill = 0.95
+
+// sessionUpdates are the sessions a transaction changes, read once and written once
+// at its end rather than once per entry.
+type sessionUpdates map[string]*SessionInfo
+
+func (u sessionUpdates) get(tx *bolt.Tx, id string) *SessionInfo {
+	s, ok := u[id]
+	if !ok {
+		s = &SessionInfo{ID: id}
+		getJSON(tx.Bucket(bucketSessions), []byte(id), s)
+		if s.PendingByType == nil {
+			s.PendingByType = map[memory.Type]int{}
+		}
+		u[id] = s
+	}
+	return s
+}
+
+// count adds e to the session's figures.
+func (s *SessionInfo) count(e memory.Entry) {
+	t := e.Time()
+	if s.First.IsZero() || t.Before(s.First) {
+		s.First = t
+	}
+	if t.After(s.Last) {
+		s.Last = t
+	}
+	if o := e.Observation; o != nil {
+		s.Observations++
+		s.Pending++
+		s.PendingByType[o.MemoryType]++
+		if s.Source == "" {
+			s.Source = o.Source
+		}
+	} else {
+		s.Events++
+		s.PendingEvents++
+		if s.Source == "" {
+			s.Source = e.Event.Source
+		}
+	}
+}
+
+func (u sessionUpdates) write(tx *bolt.Tx) error {
+	for id, s := range u {
+		if err := putJSON(tx.Bucket(bucketSessions), []byte(id), s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendTx is one transaction's appends. The index buckets (ids, calls, timeline,
+// pending) get their keys put in key order at its end: bbolt keeps a transaction's
+// nodes in memory until it commits, and keys put out of order into one node move all
+// the keys after them, which made a 100,000-line --jsonl quadratic.
+type appendTx struct {
+	tx       *bolt.Tx
+	entries  *bolt.Bucket
+	sessions sessionUpdates
+	ids      map[string]bool   // ids this transaction recorded
+	calls    map[string]string // session\0tool_use_id -> id, recorded by this transaction
+	puts     map[string][]put  // index bucket name -> puts, made at the end in key order
+}
+
+type put struct{ k, v []byte }
+
+func newAppendTx(tx *bolt.Tx) *appendTx {
+	return &appendTx{tx: tx, entries: tx.Bucket(bucketEntries), sessions: sessionUpdates{},
+		ids: map[string]bool{}, calls: map[string]string{}, puts: map[string][]put{}}
+}
+
+// entry stores e, or, if it was recorded before, returns the id of the entry kept.
+func (a *appendTx) entry(e memory.Entry) (kept string, err error) {
+	id, session := e.ID(), e.Session()
+	if id == "" {
+		return "", errors.New("the entry has no id")
+	}
+	if a.ids[id] || a.tx.Bucket(bucketIDs).Get([]byte(id)) != nil {
+		return id, nil
 	}
 	var callKey []byte
 	if o := e.Observation; o != nil && o.ToolUseID != "" {
 		callKey = sessionKey(session, []byte(o.ToolUseID))
-		if seq := calls.Get(callKey); seq != nil {
+		if earlier, ok := a.calls[string(callKey)]; ok {
+			return earlier, nil
+		}
+		if seq := a.tx.Bucket(bucketCalls).Get(callKey); seq != nil {
 			var earlier memory.Entry
-			if err := json.Unmarshal(tx.Bucket(bucketEntries).Get(seq), &earlier); err != nil {
+			if err := json.Unmarshal(a.entries.Get(seq), &earlier); err != nil {
 				return "", fmt.Errorf("decode entry recorded for %s: %w", o.ToolUseID, err)
 			}
 			return earlier.ID(), nil
 		}
 	}
 
-	entries := tx.Bucket(bucketEntries)
-	seq, err := entries.NextSequence()
+	seq, err := a.entries.NextSequence()
 	if err != nil {
 		return "", err
 	}
 	value, err := json.Marshal(e)
 	if err != nil {
-		return "", fmt.Errorf("encode %s: %w", e.ID(), err)
+		return "", fmt.Errorf("encode %s: %w", id, err)
 	}
 	k := seqKey(seq)
-	for _, put := range []struct {
-		b    *bolt.Bucket
-		k, v []byte
-	}{
-		{entries, k, value},
-		{ids, id, k},
-		{tx.Bucket(bucketTimeline), timelineKey(session, e.Time(), seq), nil},
-		{tx.Bucket(bucketPending), sessionKey(session, k), nil},
-	} {
-		if err := put.b.Put(put.k, put.v); err != nil {
-			return "", err
-		}
+	if err := a.entries.Put(k, value); err != nil {
+		return "", err
 	}
+	a.ids[id] = true
+	a.later(bucketIDs, []byte(id), k)
+	a.later(bucketTimeline, timelineKey(session, e.Time(), seq), nil)
+	a.later(bucketPending, sessionKey(session, k), nil)
 	if callKey != nil {
-		if err := calls.Put(callKey, k); err != nil {
-			return "", err
+		a.calls[string(callKey)] = id
+		a.later(bucketCalls, callKey, k)
+	}
+	a.sessions.get(a.tx, session).count(e)
+	return "", nil
+}
+
+func (a *appendTx) later(bucket []byte, k, v []byte) {
+	a.puts[string(bucket)] = append(a.puts[string(bucket)], put{k, v})
+}
+
+// finish makes the index puts, each bucket's in key order, and writes the sessions.
+func (a *appendTx) finish() error {
+	for name, puts := range a.puts {
+		b := a.tx.Bucket([]byte(name))
+		slices.SortFunc(puts, func(x, y put) int { return bytes.Compare(x.k, y.k) })
+		for _, p := range puts {
+			if err := b.Put(p.k, p.v); err != nil {
+				return err
+			}
 		}
 	}
-	return "", updateSession(tx, session, func(s *SessionInfo) {
-		t := e.Time()
-		if s.First.IsZero() || t.Before(s.First) {
-			s.First = t
-		}
-		if t.After(s.Last) {
-			s.Last = t
-		}
-		if o := e.Observation; o != nil {
-			s.Observations++
-			s.Pending++
-			s.PendingByType[o.MemoryType]++
-			if s.Source == "" {
-				s.Source = o.Source
-			}
-		} else {
-			s.Events++
-			s.PendingEvents++
-			if s.Source == "" {
-				s.Source = e.Event.Source
-			}
-		}
-	})
+	return a.sessions.write(a.tx)
 }
 
 func updateSession(tx *bolt.Tx, id string, change func(*SessionInfo)) error {

@@ -115,7 +115,10 @@ func (j *Journal) with(readOnly bool, fn func(*bolt.DB) error) error {
 	defer lock.Release()
 	// Our own lock already serialises agmem processes; bbolt's flock only guards against
 	// other programs opening the file, so its timeout can stay short.
-	db, err := bolt.Open(j.path, 0o644, &bolt.Options{Timeout: time.Second, ReadOnly: readOnly})
+	db, err := bolt.Open(j.path, 0o644, &bolt.Options{Timeout: time.Second, ReadOnly: readOnly,
+		// Mapped, not read: a map large enough from the start spares a big transaction
+		// the remaps (each copies every node it holds) of a file that grows.
+		InitialMmapSize: initialMmap})
 	if err != nil {
 		if errors.Is(err, bolt.ErrTimeout) {
 			return fmt.Errorf("%w (%s)", ErrLocked, j.path)
@@ -160,6 +163,10 @@ func checkSchema(tx *bolt.Tx) error {
 	}
 	return nil
 }
+
+// initialMmap is how much of the journal file bbolt maps when it opens it: address
+// space, not memory.
+const initialMmap = 1 << 30
 
 func seqKey(seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(nil, seq)
