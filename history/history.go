@@ -1,6 +1,11 @@
-// Package history reads sessions back from what a memory repo's git branch holds: the
-// sessions/ records that every flush commits. It is how replay and sessions work in a
-// fresh clone, where there is no journal, or for what the journal no longer holds.
+// Package history reads sessions back from what git holds: the sessions/ records that
+// every flush commits, on this memory repo's own branch and on the branches of the other
+// memory repos that agmem pull fetched (refs/remotes/<remote>/agents/<repo id>). It is
+// how replay and sessions work in a fresh clone, where there is no journal, for what
+// the journal no longer holds (agmem gc), and for the sessions of other agents.
+//
+// A batch's record may be split into parts (render.SessionRecordParts); history reads a
+// record as its parts joined in order.
 package history
 
 import (
@@ -9,82 +14,161 @@ import (
 	"io"
 	"sort"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/render"
 	"github.com/agmem/agmem/vcs"
 )
 
-// Session is the entries of one session found in git, in time order, each entry once.
-func Session(repo *vcs.Repo, id string) ([]memory.Entry, error) {
-	_, tip, err := repo.Head()
-	if err != nil {
-		return nil, err
-	}
-	files, err := repo.ReadDir(tip, render.SessionDir(id))
-	if err != nil {
-		return nil, err
-	}
-	entries, err := parse(files)
-	if err != nil {
-		return nil, err
-	}
-	return bySession(entries)[id], nil
+// Local names this memory repo's own branch as the place a session was read from.
+const Local = "local"
+
+// source is a branch that history reads sessions from.
+type source struct {
+	name string // Local, or a fetched branch: "origin/agents/<repo id>"
+	tip  plumbing.Hash
 }
 
-// Sessions is every session found in git, with its entries in time order, except those
-// for which known returns true (the journal's, which it describes better).
-func Sessions(repo *vcs.Repo, known func(session string) bool) (map[string][]memory.Entry, error) {
+// sources are this repo's branch, then the fetched branches of other memory repos.
+func sources(repo *vcs.Repo) ([]source, error) {
 	_, tip, err := repo.Head()
 	if err != nil {
 		return nil, err
 	}
-	dirs, err := repo.ListDir(tip, render.SessionsDir)
+	out := []source{{Local, tip}}
+	fetched, err := repo.FetchedAgents("")
 	if err != nil {
 		return nil, err
 	}
-	// A record holds one batch, so one session: its first line says which, and a record
-	// of a session the journal knows is not read further.
-	var files []vcs.File
-	for _, d := range dirs {
-		err := repo.EachFile(tip, render.SessionsDir+"/"+d, func(path string, rd io.Reader) error {
-			br := bufio.NewReader(rd)
-			first, err := br.ReadBytes('\n')
-			if err != nil && err != io.EOF {
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			if head, err := render.ParseSessionRecord(first); err == nil && len(head) == 1 && known(head[0].Session()) {
-				return nil
-			}
-			rest, err := io.ReadAll(br)
-			if err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			files = append(files, vcs.File{Path: path, Data: append(first, rest...)})
-			return nil
-		})
+	for _, f := range fetched {
+		out = append(out, source{f.Name(), f.Tip})
+	}
+	return out, nil
+}
+
+// Session is the entries of one session found in git, in time order, each entry once,
+// gathered from this repo's branch and every fetched one.
+func Session(repo *vcs.Repo, id string) ([]memory.Entry, error) {
+	srcs, err := sources(repo)
+	if err != nil {
+		return nil, err
+	}
+	var all []memory.Entry
+	for _, s := range srcs {
+		entries, err := readDir(repo, s, render.SessionDir(id), nil)
 		if err != nil {
 			return nil, err
 		}
+		all = append(all, entries...)
 	}
-	entries, err := parse(files)
+	return bySession(all)[id], nil
+}
+
+// Found is a session found in git.
+type Found struct {
+	Repo    string // where it was read: Local, or the fetched branch "origin/agents/<repo id>"
+	Entries []memory.Entry
+}
+
+// Sessions is every session found in git, with its entries in time order, except those
+// for which known returns true (the journal's, which it describes better). A session is
+// read from the first branch that holds it: this repo's own, then the fetched ones by
+// name (the fetched copy of this repo's own branch adds nothing new).
+func Sessions(repo *vcs.Repo, known func(session string) bool) (map[string]Found, error) {
+	srcs, err := sources(repo)
 	if err != nil {
 		return nil, err
 	}
-	sessions := bySession(entries)
-	for id := range sessions {
-		if known(id) {
-			delete(sessions, id)
+	out := map[string]Found{}
+	seen := func(id string) bool {
+		_, found := out[id]
+		return found || known(id)
+	}
+	for _, s := range srcs {
+		dirs, err := repo.ListDir(s.tip, render.SessionsDir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name, err)
+		}
+		var entries []memory.Entry
+		for _, d := range dirs {
+			es, err := readDir(repo, s, render.SessionsDir+"/"+d, seen)
+			if err != nil {
+				return nil, err
+			}
+			entries = append(entries, es...)
+		}
+		for id, es := range bySession(entries) {
+			if !seen(id) {
+				out[id] = Found{Repo: s.name, Entries: es}
+			}
 		}
 	}
-	return sessions, nil
+	return out, nil
 }
 
-func parse(files []vcs.File) ([]memory.Entry, error) {
+// readDir reads the records in dir on the branch s. With skip, a record whose first
+// line is an entry of a session skip returns true for is not read further: a record
+// holds one batch, so one session.
+func readDir(repo *vcs.Repo, s source, dir string, skip func(session string) bool) ([]memory.Entry, error) {
+	var names []string
+	data := map[string][]byte{}
+	err := repo.EachFile(s.tip, dir, func(path string, rd io.Reader) error {
+		names = append(names, path)
+		var err error
+		if skip == nil {
+			data[path], err = io.ReadAll(rd)
+		} else {
+			data[path], err = bufio.NewReader(rd).ReadBytes('\n')
+		}
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("%s: %s: %w", s.name, path, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	records := render.RecordFiles(names)
+	if skip != nil {
+		// Only first lines were read: read the records wanted whole.
+		wanted := map[string]bool{}
+		kept := records[:0]
+		for _, rec := range records {
+			if head, err := render.ParseSessionRecord(data[rec[0]]); err == nil && len(head) == 1 && skip(head[0].Session()) {
+				continue
+			}
+			kept = append(kept, rec)
+			for _, name := range rec {
+				wanted[name] = true
+			}
+		}
+		records = kept
+		if len(wanted) > 0 {
+			err := repo.EachFile(s.tip, dir, func(path string, rd io.Reader) error {
+				if !wanted[path] {
+					return nil
+				}
+				var err error
+				if data[path], err = io.ReadAll(rd); err != nil {
+					return fmt.Errorf("%s: %s: %w", s.name, path, err)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
 	var all []memory.Entry
-	for _, f := range files {
-		entries, err := render.ParseSessionRecord(f.Data)
+	for _, rec := range records {
+		var joined []byte
+		for _, name := range rec {
+			joined = append(joined, data[name]...)
+		}
+		entries, err := render.ParseSessionRecord(joined)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Path, err)
+			return nil, fmt.Errorf("%s: %s: %w", s.name, rec[0], err)
 		}
 		all = append(all, entries...)
 	}
