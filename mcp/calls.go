@@ -1,0 +1,227 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/agmem/agmem/capture"
+)
+
+// ToolsCall is the method of a call of a tool, the request the proxy always records.
+const ToolsCall = "tools/call"
+
+// Source names the proxy as the adapter that captured an observation.
+const Source = "mcp"
+
+// Call is one request of the client's and what became of it.
+type Call struct {
+	Method    string          // ToolsCall, or another method the proxy was asked to record
+	Tool      string          // the tool's name, for ToolsCall
+	Arguments json.RawMessage // the tool's arguments as sent; for another method, its params
+	Result    json.RawMessage // the answer: the text of a tool's content, else JSON as sent
+	Error     string          // why the call failed: an error answer, isError, cancelled, no answer
+	Started   time.Time       // when the request passed through
+	Duration  time.Duration   // until its answer passed through, or until it was given up on
+}
+
+// Native is the call as the native observation of SPEC §5.1 that capture takes: named
+// mcp__<server>__<tool> (another method keeps its name: mcp__<server>__resources/read).
+func (c Call) Native(server string) capture.Native {
+	name := c.Method
+	if c.Method == ToolsCall {
+		name = c.Tool
+	}
+	tool := "mcp__" + server + "__" + name
+	n := capture.Native{ToolName: &tool, Arguments: c.Arguments, Result: c.Result, Error: c.Error,
+		Source: Source, Timestamp: c.Started.UTC().Format(time.RFC3339Nano)}
+	if c.Duration > 0 {
+		ms := float64(c.Duration.Milliseconds())
+		n.DurationMS = &ms
+	}
+	return n
+}
+
+// message is what the tracker reads of a JSON-RPC 2.0 message.
+type message struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// messages reads one line: a message, or a batch of them. A line that is not JSON-RPC
+// holds none; it was passed on all the same.
+func messages(line []byte) []message {
+	line = bytes.TrimSpace(line)
+	if len(line) > 0 && line[0] == '[' {
+		var batch []message
+		if json.Unmarshal(line, &batch) != nil {
+			return nil
+		}
+		return batch
+	}
+	var m message
+	if json.Unmarshal(line, &m) != nil {
+		return nil
+	}
+	return []message{m}
+}
+
+// key is an id as a map key: ids are compared as sent, so "1" and 1 are two ids.
+func (m *message) key() string { return string(bytes.TrimSpace(m.ID)) }
+
+func (m *message) hasID() bool {
+	k := m.key()
+	return k != "" && k != "null"
+}
+
+// tracker pairs the client's requests with the server's answers. It is used by one
+// goroutine.
+type tracker struct {
+	record  func(string) bool // whether requests of a method become Calls
+	pending map[string]*Call  // the client's requests not answered yet, by id; nil: not recorded
+	done    func(Call)
+}
+
+func newTracker(methods []string, done func(Call)) *tracker {
+	want := map[string]bool{ToolsCall: true}
+	for _, m := range methods {
+		want[m] = true
+	}
+	return &tracker{
+		record:  func(method string) bool { return want[method] || want["*"] },
+		pending: map[string]*Call{},
+		done:    done,
+	}
+}
+
+// fromClient reads a line the client sent at time t.
+func (tr *tracker) fromClient(line []byte, t time.Time) {
+	for _, m := range messages(line) {
+		switch {
+		case m.Method != "" && m.hasID():
+			if old := tr.pending[m.key()]; old != nil {
+				tr.finish(m.key(), old, "no answer: the client used its id again", t)
+			}
+			tr.pending[m.key()] = tr.request(m, t)
+		case m.Method == "notifications/cancelled":
+			tr.cancelled(m.Params, t)
+		}
+	}
+}
+
+// request is the Call a request starts, or nil if its method is not recorded.
+func (tr *tracker) request(m message, t time.Time) *Call {
+	if !tr.record(m.Method) {
+		return nil
+	}
+	c := &Call{Method: m.Method, Arguments: m.Params, Started: t}
+	if m.Method == ToolsCall {
+		var p struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		json.Unmarshal(m.Params, &p)
+		c.Tool, c.Arguments = p.Name, p.Arguments
+	}
+	return c
+}
+
+// cancelled ends a call the client gave up on: a server should not answer it, and an
+// answer that comes all the same is not read.
+func (tr *tracker) cancelled(params json.RawMessage, t time.Time) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+		Reason    string          `json:"reason"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	k := string(bytes.TrimSpace(p.RequestID))
+	c, ok := tr.pending[k]
+	if !ok {
+		return
+	}
+	why := "cancelled by the client"
+	if p.Reason != "" {
+		why += ": " + p.Reason
+	}
+	tr.finish(k, c, why, t)
+}
+
+// fromServer reads a line the server sent at time t. Only responses are read: the
+// server's own requests and notifications are none of the client's calls.
+func (tr *tracker) fromServer(line []byte, t time.Time) {
+	for _, m := range messages(line) {
+		if m.Method != "" || !m.hasID() {
+			continue
+		}
+		c, ok := tr.pending[m.key()]
+		if !ok {
+			continue
+		}
+		delete(tr.pending, m.key())
+		if c == nil {
+			continue
+		}
+		c.Duration = t.Sub(c.Started)
+		switch {
+		case m.Error != nil:
+			c.Error = fmt.Sprintf("%s (JSON-RPC error %d)", m.Error.Message, m.Error.Code)
+			c.Result, _ = json.Marshal(c.Error)
+		case c.Method == ToolsCall:
+			var failed bool
+			var text string
+			c.Result, text, failed = toolResult(m.Result)
+			if failed {
+				c.Error = text
+				if c.Error == "" {
+					c.Error = "the tool reported an error"
+				}
+			}
+		default:
+			c.Result = m.Result
+		}
+		tr.done(*c)
+	}
+}
+
+// finish ends a call that got no answer it will read.
+func (tr *tracker) finish(key string, c *Call, why string, t time.Time) {
+	delete(tr.pending, key)
+	if c != nil {
+		c.Duration = t.Sub(c.Started)
+		c.Error = why
+		c.Result, _ = json.Marshal(why)
+		tr.done(*c)
+	}
+}
+
+// inFlight is how many of the client's requests await an answer.
+func (tr *tracker) inFlight() int { return len(tr.pending) }
+
+// end finishes every call still waiting, in the order they were made, with why.
+func (tr *tracker) end(why string, t time.Time) {
+	keys := make([]string, 0, len(tr.pending))
+	for k := range tr.pending {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return started(tr.pending[keys[i]]).Before(started(tr.pending[keys[j]])) })
+	for _, k := range keys {
+		tr.finish(k, tr.pending[k], why, t)
+	}
+}
+
+func started(c *Call) time.Time {
+	if c == nil {
+		return time.Time{}
+	}
+	return c.Started
+}
