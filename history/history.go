@@ -176,6 +176,9 @@ func readDir(repo *vcs.Repo, s source, dir string, skip func(session string) boo
 }
 
 // bySession groups entries by session, dropping repeats of an id and ordering by time.
+// Entries of the same time keep the order they were read in: records in batch order,
+// lines in the order the journal's timeline gave them, so that a session reads the same
+// from git as from the journal.
 func bySession(entries []memory.Entry) map[string][]memory.Entry {
 	seen := map[string]bool{}
 	out := map[string][]memory.Entry{}
@@ -187,12 +190,7 @@ func bySession(entries []memory.Entry) map[string][]memory.Entry {
 		out[e.Session()] = append(out[e.Session()], e)
 	}
 	for _, es := range out {
-		sort.SliceStable(es, func(a, b int) bool {
-			if !es[a].Time().Equal(es[b].Time()) {
-				return es[a].Time().Before(es[b].Time())
-			}
-			return es[a].ID() < es[b].ID()
-		})
+		sort.SliceStable(es, func(a, b int) bool { return es[a].Time().Before(es[b].Time()) })
 	}
 	return out
 }
