@@ -253,7 +253,8 @@ func split(entries []memory.Entry) ([]memory.Observation, []memory.Event) {
 }
 
 // addFiles puts each observation's markdown at its path (the long form of the path if
-// the short one is taken) and the batch's session record.
+// the short one is taken) and the batch's session record, in parts of at most
+// render.MaxRecordPart; findResumed knows a batch by its first part.
 func addFiles(draft *vcs.Draft, b *journal.Batch, obs []memory.Observation) error {
 	for i := range obs {
 		o := &obs[i]
@@ -274,7 +275,12 @@ func addFiles(draft *vcs.Draft, b *journal.Batch, obs []memory.Observation) erro
 			return err
 		}
 	}
-	return draft.Put(render.SessionRecordPath(b.Session, b.ID), render.SessionRecord(b.Entries))
+	for _, part := range render.SessionRecordParts(b.Session, b.ID, b.Entries) {
+		if err := draft.Put(part.Path, part.Data); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func trailers(b *journal.Batch, obs []memory.Observation, events []memory.Event, model string) []vcs.Trailer {

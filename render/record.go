@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/agmem/agmem/memory"
 )
@@ -70,4 +73,104 @@ func ParseSessionRecord(data []byte) ([]memory.Entry, error) {
 		entries = append(entries, e)
 	}
 	return entries, nil
+}
+
+// MaxRecordPart bounds one file of a session record. Git hosts refuse large files (and
+// a peer tool's 111 MB record was refused), while a busy session's record has no bound.
+const MaxRecordPart = 10 << 20
+
+// RecordPart is one file of a batch's session record.
+type RecordPart struct {
+	Path string
+	Data []byte
+}
+
+// SessionRecordParts is the session record of one flush batch as the files a commit
+// holds, none over MaxRecordPart: SessionRecordPath(session, batchID) first, then
+// <batch>-2.jsonl, <batch>-3.jsonl, … The parts joined in order are
+// SessionRecord(entries). A part ends where a line ends, unless one line alone is longer
+// than a part; then that line goes on in the next part.
+func SessionRecordParts(session, batchID string, entries []memory.Entry) []RecordPart {
+	first := SessionRecordPath(session, batchID)
+	var parts []RecordPart
+	for i, data := range splitRecord(SessionRecord(entries), MaxRecordPart) {
+		path := first
+		if i > 0 {
+			path = strings.TrimSuffix(first, recordExt) + "-" + strconv.Itoa(i+1) + recordExt
+		}
+		parts = append(parts, RecordPart{Path: path, Data: data})
+	}
+	return parts
+}
+
+const recordExt = ".jsonl"
+
+// splitRecord cuts data into pieces of at most limit bytes, each ending with a line
+// when a line ends within it. Empty data is one empty piece: a batch always has a file.
+func splitRecord(data []byte, limit int) [][]byte {
+	pieces := [][]byte{}
+	for len(data) > limit {
+		cut := bytes.LastIndexByte(data[:limit], '\n') + 1
+		if cut == 0 {
+			cut = limit
+		}
+		pieces = append(pieces, data[:cut])
+		data = data[cut:]
+	}
+	return append(pieces, data)
+}
+
+// RecordFiles groups the names of the files in a session directory into records, each
+// the names of its parts in order: "B.jsonl", "B-2.jsonl", "B-3.jsonl", … A name that
+// is no part of another record (every name without its first part) is a record alone.
+func RecordFiles(names []string) [][]string {
+	firsts := map[string]bool{}
+	for _, name := range names {
+		firsts[name] = true
+	}
+	type part struct {
+		name string
+		n    int
+	}
+	byFirst := map[string][]part{}
+	var order []string
+	for _, name := range names {
+		first, n := name, 1
+		if base, num, ok := cutPartNumber(name); ok && firsts[base+recordExt] {
+			first, n = base+recordExt, num
+		}
+		if byFirst[first] == nil {
+			order = append(order, first)
+		}
+		byFirst[first] = append(byFirst[first], part{name, n})
+	}
+	slices.Sort(order)
+	records := make([][]string, 0, len(order))
+	for _, first := range order {
+		parts := byFirst[first]
+		slices.SortFunc(parts, func(a, b part) int { return a.n - b.n })
+		var record []string
+		for _, p := range parts {
+			record = append(record, p.name)
+		}
+		records = append(records, record)
+	}
+	return records
+}
+
+// cutPartNumber reads "<base>-<n>.jsonl", n 2 or more, as base and n.
+func cutPartNumber(name string) (base string, n int, ok bool) {
+	stem, found := strings.CutSuffix(name, recordExt)
+	if !found {
+		return "", 0, false
+	}
+	i := strings.LastIndexByte(stem, '-')
+	if i < 0 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(stem[i+1:])
+	if err != nil || n < 2 || strconv.Itoa(n) != stem[i+1:] {
+		return "", 0, false
+	}
+	return stem[:i], n, true
 }
