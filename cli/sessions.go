@@ -23,6 +23,7 @@ type sessionRow struct {
 	Pending      int       `json:"pending"`
 	Source       string    `json:"source,omitempty"`
 	From         string    `json:"from"` // "journal", or "git" for a session only the history holds
+	Repo         string    `json:"repo"` // "local", or the fetched branch of the repo it came from: "origin/agents/<id>"
 }
 
 func newSessionsCommand(e *env) *ucli.Command {
@@ -57,10 +58,10 @@ func runSessions(e *env, repo memrepo.Repo, asJSON bool) error {
 		fmt.Fprintln(w, "no sessions yet")
 		return nil
 	}
-	fmt.Fprintf(w, "%-38s  %-20s  %-20s  %6s  %6s  %7s  %s\n", "SESSION", "FIRST", "LAST", "OBS", "EVENTS", "PENDING", "SOURCE")
+	fmt.Fprintf(w, "%-38s  %-20s  %-20s  %6s  %6s  %7s  %-12s  %s\n", "SESSION", "FIRST", "LAST", "OBS", "EVENTS", "PENDING", "SOURCE", "REPO")
 	for _, r := range rows {
-		fmt.Fprintf(w, "%-38s  %-20s  %-20s  %6d  %6d  %7d  %s\n", r.ID, r.First.Format(time.RFC3339),
-			r.Last.Format(time.RFC3339), r.Observations, r.Events, r.Pending, orDash(clip(r.Source, 24)))
+		fmt.Fprintf(w, "%-38s  %-20s  %-20s  %6d  %6d  %7d  %-12s  %s\n", r.ID, r.First.Format(time.RFC3339),
+			r.Last.Format(time.RFC3339), r.Observations, r.Events, r.Pending, orDash(clip(r.Source, 24)), clip(r.Repo, 64))
 	}
 	return nil
 }
@@ -76,7 +77,7 @@ func listSessions(repo memrepo.Repo) ([]sessionRow, error) {
 	for _, s := range infos {
 		known[s.ID] = true
 		rows = append(rows, sessionRow{ID: s.ID, First: s.First, Last: s.Last, Observations: s.Observations,
-			Events: s.Events, Pending: s.Pending + s.PendingEvents, Source: s.Source, From: "journal"})
+			Events: s.Events, Pending: s.Pending + s.PendingEvents, Source: s.Source, From: "journal", Repo: history.Local})
 	}
 	git, err := repo.Git()
 	if err != nil {
@@ -86,8 +87,9 @@ func listSessions(repo memrepo.Repo) ([]sessionRow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read sessions from git: %w", err)
 	}
-	for id, entries := range fromGit {
-		r := sessionRow{ID: id, From: "git", First: entries[0].Time(), Last: entries[len(entries)-1].Time()}
+	for id, found := range fromGit {
+		entries := found.Entries
+		r := sessionRow{ID: id, From: "git", Repo: found.Repo, First: entries[0].Time(), Last: entries[len(entries)-1].Time()}
 		for _, en := range entries {
 			if en.Observation != nil {
 				r.Observations++
