@@ -1,0 +1,221 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/agmem/agmem/flock"
+	"github.com/agmem/agmem/memory"
+)
+
+// Forgotten is what Forget dropped.
+type Forgotten struct {
+	Sessions int `json:"sessions"`
+	Entries  int `json:"entries"`
+}
+
+var keyLastGC = []byte("last_gc")
+
+// Forget drops the sessions that are wholly committed and whose last entry is older
+// than cutoff: their entries, their timeline and what the journal knows of them, which
+// git holds from then on (replay and sessions read it there). A session is forgotten
+// whole or not at all, so that it is always read from one place; never one with an
+// entry pending or in a batch, nor the open session.
+//
+// What recognises an entry recorded again stays: its id, and for a call its session and
+// tool_use_id, pointing at a stub that holds only the id. So recording or importing it
+// again, after any gc, still keeps one observation.
+func (j *Journal) Forget(cutoff time.Time) (Forgotten, error) {
+	var f Forgotten
+	err := j.update(func(tx *bolt.Tx) error {
+		busy, err := busySessions(tx)
+		if err != nil {
+			return err
+		}
+		var old []string
+		err = tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+			var s SessionInfo
+			if err := json.Unmarshal(v, &s); err != nil {
+				return fmt.Errorf("decode session %s: %w", k, err)
+			}
+			if s.Last.Before(cutoff) && !busy[s.ID] {
+				old = append(old, string(k))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, session := range old {
+			n, err := forgetSession(tx, session)
+			if err != nil {
+				return fmt.Errorf("forget session %s: %w", session, err)
+			}
+			f.Sessions++
+			f.Entries += n
+		}
+		return nil
+	})
+	return f, err
+}
+
+// busySessions are the sessions that must stay: the open one, and those with an entry
+// pending or in a batch.
+func busySessions(tx *bolt.Tx) (map[string]bool, error) {
+	busy := map[string]bool{}
+	var open openSession
+	if getJSON(tx.Bucket(bucketMeta), keyOpenSession, &open) {
+		busy[open.ID] = true
+	}
+	c := tx.Bucket(bucketPending).Cursor()
+	for k, _ := c.First(); k != nil; {
+		session := k[:bytes.IndexByte(k, 0)]
+		busy[string(session)] = true
+		k, _ = c.Seek(append(bytes.Clone(session), 1)) // past this session's keys
+	}
+	err := tx.Bucket(bucketBatches).ForEach(func(_, v []byte) error {
+		var b Batch
+		if err := json.Unmarshal(v, &b); err != nil {
+			return fmt.Errorf("decode batch: %w", err)
+		}
+		busy[b.Session] = true
+		return nil
+	})
+	return busy, err
+}
+
+// forgetSession drops one session's entries, timeline and info, and returns how many
+// entries it dropped.
+func forgetSession(tx *bolt.Tx, session string) (int, error) {
+	entries, timeline := tx.Bucket(bucketEntries), tx.Bucket(bucketTimeline)
+	prefix := sessionKey(session)
+	var keys [][]byte
+	c := timeline.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		keys = append(keys, bytes.Clone(k))
+	}
+	for _, k := range keys {
+		seq := k[len(k)-8:]
+		var e memory.Entry
+		if err := json.Unmarshal(entries.Get(seq), &e); err != nil {
+			return 0, fmt.Errorf("decode entry %x: %w", seq, err)
+		}
+		var err error
+		if o := e.Observation; o != nil && o.ToolUseID != "" {
+			err = entries.Put(seq, stub(o.ID)) // the calls index points here
+		} else {
+			err = entries.Delete(seq)
+		}
+		if err == nil {
+			err = timeline.Delete(k)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return len(keys), tx.Bucket(bucketSessions).Delete([]byte(session))
+}
+
+// stub is what stays of a forgotten call: enough for a duplicate to name the entry kept.
+func stub(id string) []byte {
+	quoted, _ := json.Marshal(id)
+	return append(append([]byte(`{"observation":{"id":`), quoted...), "}}"...)
+}
+
+// GCInfo describes the last garbage collection.
+type GCInfo struct {
+	At        time.Time `json:"at"`
+	Forgotten Forgotten `json:"forgotten"`
+}
+
+// NoteGC records a garbage collection as the last one.
+func (j *Journal) NoteGC(info GCInfo) error {
+	return j.update(func(tx *bolt.Tx) error { return putJSON(tx.Bucket(bucketMeta), keyLastGC, &info) })
+}
+
+// LastGC is the last garbage collection noted, or nil.
+func (j *Journal) LastGC() (*GCInfo, error) {
+	var info *GCInfo
+	err := j.view(func(tx *bolt.Tx) error {
+		var g GCInfo
+		if getJSON(tx.Bucket(bucketMeta), keyLastGC, &g) {
+			info = &g
+		}
+		return nil
+	})
+	return info, err
+}
+
+// compactTxMax bounds one transaction of the copy, and so the memory it takes.
+const compactTxMax = 64 << 20
+
+// Compact rewrites the journal file without its free pages (a bbolt file never shrinks
+// by itself) and returns its size before and after. The copy is made into a new file,
+// synced, and renamed over the journal, all under the journal lock: a record waits for
+// it (within its timeout) and then writes to the new file, so none is lost; a process
+// killed midway leaves the journal as it was.
+func (j *Journal) Compact() (before, after int64, err error) {
+	lock, err := flock.Acquire(j.lock, j.Timeout)
+	if err != nil {
+		if errors.Is(err, flock.ErrTimeout) {
+			return 0, 0, fmt.Errorf("%w (%s)", ErrLocked, j.path)
+		}
+		return 0, 0, err
+	}
+	defer lock.Release()
+	fi, err := os.Stat(j.path)
+	if err != nil {
+		return 0, 0, fmt.Errorf("compact journal: %w", err)
+	}
+	tmp := j.path + ".compact"
+	if err := compactInto(j.path, tmp, fi.Mode().Perm()); err != nil {
+		os.Remove(tmp)
+		return 0, 0, fmt.Errorf("compact journal %s: %w", j.path, err)
+	}
+	if err := os.Rename(tmp, j.path); err != nil {
+		os.Remove(tmp)
+		return 0, 0, fmt.Errorf("compact journal %s: %w", j.path, err)
+	}
+	if d, err := os.Open(filepath.Dir(j.path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	now, err := os.Stat(j.path)
+	if err != nil {
+		return 0, 0, err
+	}
+	return fi.Size(), now.Size(), nil
+}
+
+// compactInto copies the bbolt file src into a new file dst, synced when it returns.
+func compactInto(src, dst string, mode os.FileMode) error {
+	os.Remove(dst) // left by a compaction that was killed
+	from, err := bolt.Open(src, 0, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer from.Close()
+	if err := from.View(func(tx *bolt.Tx) error { return checkSchema(tx) }); err != nil {
+		return err
+	}
+	// Synced once at the end rather than at each of the copy's transactions.
+	to, err := bolt.Open(dst, mode, &bolt.Options{Timeout: time.Second, NoSync: true})
+	if err != nil {
+		return err
+	}
+	err = bolt.Compact(to, from, compactTxMax)
+	if err == nil {
+		err = to.Sync()
+	}
+	if cerr := to.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
