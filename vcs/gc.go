@@ -1,0 +1,89 @@
+package vcs
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Packed is what PackObjects did.
+type Packed struct {
+	By            string // "git gc", or "agmem" when git's CLI is not there
+	Before, After int64  // bytes under .git/objects
+}
+
+// PackObjects packs the repository's objects. With git's CLI on $PATH, it runs `git gc`,
+// which also compresses agmem's packs with deltas (agmem writes whole objects) and
+// drops what nothing has reached for two weeks. Without it, agmem writes the loose
+// objects (those git commands wrote) into one pack and merges packs as after a flush.
+// Call it under the writer lock.
+func (r *Repo) PackObjects() (Packed, error) {
+	p := Packed{By: "git gc"}
+	var err error
+	if p.Before, err = r.objectBytes(); err != nil {
+		return p, err
+	}
+	if _, lookErr := exec.LookPath("git"); lookErr == nil {
+		cmd := exec.Command("git", "gc", "--quiet")
+		cmd.Dir = r.Root
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			line, _, _ := bytes.Cut(bytes.TrimSpace(stderr.Bytes()), []byte("\n"))
+			return p, fmt.Errorf("git gc: %w: %s", err, line)
+		}
+		r.st.Reindex()
+	} else {
+		p.By = "agmem"
+		if err := r.packLoose(); err != nil {
+			return p, err
+		}
+		if err := r.MergePacks(); err != nil {
+			return p, err
+		}
+	}
+	p.After, err = r.objectBytes()
+	return p, err
+}
+
+// packLoose writes the loose objects into one pack, then removes them.
+func (r *Repo) packLoose() error {
+	var loose []plumbing.Hash
+	if err := r.st.ForEachObjectHash(func(h plumbing.Hash) error {
+		loose = append(loose, h)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("list loose objects: %w", err)
+	}
+	if len(loose) == 0 {
+		return nil
+	}
+	if _, err := r.writePack(r.st, loose); err != nil {
+		return fmt.Errorf("pack loose objects: %w", err)
+	}
+	for _, h := range loose { // each is in the pack, synced, by now
+		if err := r.st.DeleteLooseObject(h); err != nil {
+			return fmt.Errorf("pack loose objects: %w", err)
+		}
+	}
+	return nil
+}
+
+// objectBytes is the size of the files under .git/objects.
+func (r *Repo) objectBytes() (int64, error) {
+	var n int64
+	err := filepath.WalkDir(filepath.Join(r.gitDir, "objects"), func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if fi, err := d.Info(); err == nil {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n, err
+}
