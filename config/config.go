@@ -43,6 +43,7 @@ type Config struct {
 	SessionIdle time.Duration
 	LLM         LLM
 	Daemon      Daemon
+	Sync        Sync
 
 	origins map[string]string
 }
@@ -66,7 +67,7 @@ type key struct {
 }
 
 // keys are every setting agmem reads, section by section.
-var keys = slices.Concat(captureKeys, redactKeys, llmKeys, daemonKeys)
+var keys = slices.Concat(captureKeys, redactKeys, llmKeys, daemonKeys, syncKeys)
 
 func setDuration(d *time.Duration, s string) error {
 	v, err := time.ParseDuration(s)
