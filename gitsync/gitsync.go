@@ -1,0 +1,204 @@
+// Package gitsync owns how memory repos share their history through ordinary git
+// remotes: agmem push and agmem pull.
+//
+// Each memory repo has an id (IDFile) and publishes its branch on a remote as
+// refs/heads/agents/<id>, and writes nothing else there. No two repos ever update the
+// same ref, so any number of them can push to one remote at the same moment and each
+// push is a fast-forward of a branch only its own repo writes: nothing is rebuilt,
+// nothing conflicts, and an observation committed once is on the remote once. Pull
+// fetches every repo's branch into refs/remotes/<remote>/agents/<id>, where package
+// history reads the sessions of every agent; it changes no branch of the repo's own.
+//
+// Promises:
+//   - Push and pull hold the memory repo's writer lock (flush.Lock), as a flush does.
+//   - They never change the repo's own branch, its worktree or its journal: a failed
+//     push or pull loses nothing, and the next push sends whatever is not there yet.
+//   - A failure says which remote, what went wrong, and what to do (Error.Hint).
+//
+// The talking to remotes is done by agmem-sync (cmd/agmem-sync), a helper run for each
+// push and pull, so that go-git's transports (net/http, ssh) are not linked into
+// agmem, whose `record` starts on every tool call of an agent: they cost each start
+// about a millisecond.
+package gitsync
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/agmem/agmem/flush"
+	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/vcs"
+)
+
+// Options say which remote and how to reach it.
+type Options struct {
+	Remote string
+	// Username and Password authenticate over http(s) (a token goes in Password); when
+	// empty, a git credential helper is asked if the server wants credentials.
+	Username, Password string
+	SSHKey             string
+	// Timeout bounds the whole exchange with the remote.
+	Timeout time.Duration
+	// Helper is the agmem-sync to run; "" finds it beside agmem, then on $PATH.
+	Helper string
+}
+
+// Pushed is what a push did.
+type Pushed struct {
+	Remote   string
+	Branch   plumbing.ReferenceName // the repo's own branch
+	As       plumbing.ReferenceName // where it is on the remote: refs/heads/agents/<id>
+	Tip      plumbing.Hash          // zero when the branch has no commit yet
+	UpToDate bool                   // the remote had it already (or there was nothing)
+}
+
+// Push publishes the repo's branch on the remote as refs/heads/agents/<repo id>, as a
+// fast-forward. It makes the repo's id if it has none.
+func Push(repo memrepo.Repo, opts Options) (Pushed, error) {
+	p := Pushed{Remote: opts.Remote}
+	git, err := repo.Git()
+	if err != nil {
+		return p, err
+	}
+	if p.Branch, p.Tip, err = git.Head(); err != nil {
+		return p, err
+	}
+	if p.Tip.IsZero() {
+		p.UpToDate = true
+		return p, nil
+	}
+	id, err := EnsureID(repo.StateDir(), repo.Root)
+	if err != nil {
+		return p, err
+	}
+	p.As = vcs.AgentBranch(id)
+	resp, err := run(repo, git, OpPush, opts, p.Branch.String()+":"+p.As.String())
+	if err != nil {
+		return p, err
+	}
+	if resp.Failure != nil {
+		e := failed("push to", opts, git, resp.Failure)
+		if e.Kind == KindRejected {
+			e.Hint = fmt.Sprintf("%s on %s has commits this repo lacks: another memory repo pushes as %q "+
+				"(a copy of this one?); give this one its own id by removing .agmem/%s, then push again",
+				p.As.Short(), opts.Remote, id, IDFile)
+		}
+		return p, e
+	}
+	p.UpToDate = resp.UpToDate
+	return p, nil
+}
+
+// Update is a fetched branch that moved.
+type Update struct {
+	Name     string        // "origin/agents/<id>"
+	Old, New plumbing.Hash // Old is zero for a branch fetched the first time
+}
+
+// Pull fetches the branch of every memory repo published on the remote into
+// refs/remotes/<remote>/agents/<id>, and returns those that moved.
+func Pull(repo memrepo.Repo, opts Options) ([]Update, error) {
+	git, err := repo.Git()
+	if err != nil {
+		return nil, err
+	}
+	before, err := git.FetchedAgents(opts.Remote)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := run(repo, git, OpFetch, opts, vcs.AgentsFetchSpec(opts.Remote))
+	if err != nil {
+		return nil, err
+	}
+	if resp.Failure != nil {
+		return nil, failed("pull from", opts, git, resp.Failure)
+	}
+	after, err := git.FetchedAgents(opts.Remote)
+	if err != nil {
+		return nil, err
+	}
+	was := map[string]plumbing.Hash{}
+	for _, f := range before {
+		was[f.Name()] = f.Tip
+	}
+	var moved []Update
+	for _, f := range after {
+		if old := was[f.Name()]; old != f.Tip {
+			moved = append(moved, Update{Name: f.Name(), Old: old, New: f.Tip})
+		}
+	}
+	return moved, nil
+}
+
+// run asks agmem-sync to do op with refspec on the remote, under the writer lock.
+func run(repo memrepo.Repo, git *vcs.Repo, op Op, opts Options, refspec string) (Response, error) {
+	if _, err := git.RemoteURL(opts.Remote); err != nil {
+		return Response{}, &Error{Err: err, Hint: fmt.Sprintf(`add it: git -C %s remote add %s URL (a path, file://, http(s):// or ssh://)`,
+			shellQuote(repo.Root), opts.Remote)}
+	}
+	helper, err := findHelper(opts.Helper)
+	if err != nil {
+		return Response{}, &Error{Err: err, Hint: "install it beside agmem: go install github.com/agmem/agmem/cmd/agmem-sync@latest"}
+	}
+	lock, err := flush.Lock(repo.StateDir())
+	if err != nil {
+		return Response{}, err
+	}
+	defer lock.Release()
+	var env []string
+	if opts.Username != "" || opts.Password != "" {
+		env = []string{EnvUsername + "=" + opts.Username, EnvPassword + "=" + opts.Password}
+	}
+	req := Request{Op: op, GitDir: git.GitDir(), Remote: opts.Remote, RefSpecs: []string{refspec}, SSHKey: opts.SSHKey}
+	return ask(helper, repo.Root, req, env, opts.Timeout)
+}
+
+// Error is a push or pull that did not happen, with what to do about it.
+type Error struct {
+	Err  error
+	Kind Kind // "" for a failure before any remote was asked
+	Hint string
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// failed describes a failure the remote reported.
+func failed(what string, opts Options, git *vcs.Repo, f *Failure) *Error {
+	where, _ := git.RemoteURL(opts.Remote)
+	e := &Error{Kind: f.Kind, Err: fmt.Errorf("%s %s (%s): %s", what, opts.Remote, redactURL(where), f.Message)}
+	switch f.Kind {
+	case KindUnreachable:
+		e.Hint = `nothing is lost: your commits stay here and the next "agmem push" sends them once the remote answers`
+	case KindNoRepository:
+		e.Hint = fmt.Sprintf("make it (git init --bare PATH, or a new repository on your git host), or point %s elsewhere: git remote set-url %s URL", opts.Remote, opts.Remote)
+	case KindAuthRequired:
+		e.Hint = "set " + EnvUsername + " and " + EnvPassword + " (a token goes in the password), or [sync] username and password, or configure a git credential helper"
+	case KindAuthFailed:
+		e.Hint = "the remote refused these credentials, or they may not do this: check " + EnvUsername + ", " + EnvPassword + " or your git credential helper"
+	case KindHostKey:
+		e.Hint = "check the host, then add its key: ssh-keyscan HOST >> ~/.ssh/known_hosts"
+	default:
+		e.Hint = "nothing is lost: your commits stay here; fix the cause and run the command again"
+	}
+	return e
+}
+
+// redactURL hides a password written into a remote's URL.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return s
+}
+
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " '\"\\$`!*?&;|<>()[]{}~#") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
