@@ -3,6 +3,7 @@ package capture
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agmem/agmem/memory"
@@ -50,6 +51,9 @@ func decodeCursorHook(data []byte, p Policy, now time.Time) (Decoded, error) {
 		n.ToolName = ptr("Edit")
 		n.Arguments, _ = json.Marshal(map[string]json.RawMessage{"file_path": mustJSON(h.FilePath), "edits": h.Edits})
 	case "postToolUse":
+		if reportedElsewhere(h.ToolName) {
+			return Decoded{Skipped: []string{fmt.Sprintf("cursor postToolUse of %q: its own after… event records it", h.ToolName)}}, nil
+		}
 		n.ToolName, n.Arguments, n.Result = &h.ToolName, unquoteJSON(h.ToolInput), h.ToolOutput
 	case "beforeSubmitPrompt", "stop":
 		name, text := "UserPromptSubmit", h.Prompt
@@ -64,6 +68,19 @@ func decodeCursorHook(data []byte, p Policy, now time.Time) (Decoded, error) {
 		return Decoded{Skipped: []string{fmt.Sprintf("cursor hook event %q is not recorded", h.HookEvent)}}, nil
 	}
 	return FromNative(n, p, now)
+}
+
+// reportedElsewhere says whether Cursor reports a tool's calls by an event of their own
+// too (afterShellExecution, afterMCPExecution, afterFileEdit), which carries no
+// tool_use_id to know a call by: postToolUse of it would record the call twice.
+func reportedElsewhere(tool string) bool {
+	switch strings.ToLower(tool) {
+	case "shell", "terminal", "run_terminal_cmd", "edit", "write", "multiedit", "edit_file",
+		"search_replace", "delete_file", "strreplace":
+		return true
+	}
+	lower := strings.ToLower(tool)
+	return strings.HasPrefix(lower, "mcp:") || strings.HasPrefix(lower, "mcp_")
 }
 
 func (h *cursorHook) cwd() string {

@@ -19,15 +19,14 @@ type geminiHook struct {
 	TranscriptPath string          `json:"transcript_path"`
 	ToolName       string          `json:"tool_name"`
 	ToolInput      json.RawMessage `json:"tool_input"`
-	ToolResponse   struct {
-		LLMContent json.RawMessage `json:"llmContent"` // what the model saw: the result
-		Error      json.RawMessage `json:"error"`      // a string or {message, type}
-	} `json:"tool_response"`
-	Prompt         string `json:"prompt"`          // BeforeAgent, AfterAgent
-	PromptResponse string `json:"prompt_response"` // AfterAgent
-	Trigger        string `json:"trigger"`         // SessionStart: startup|resume|clear; SessionEnd: exit|clear
-	Source         string `json:"source"`
-	Reason         string `json:"reason"`
+	// ToolResponse is {llmContent (what the model saw: the result), returnDisplay,
+	// error (a string or {message, type})}, or, in some builds, the result itself.
+	ToolResponse   json.RawMessage `json:"tool_response"`
+	Prompt         string          `json:"prompt"`          // BeforeAgent, AfterAgent
+	PromptResponse string          `json:"prompt_response"` // AfterAgent
+	Trigger        string          `json:"trigger"`         // SessionStart: startup|resume|clear; SessionEnd: exit|clear
+	Source         string          `json:"source"`
+	Reason         string          `json:"reason"`
 }
 
 // geminiEvents are the events only Gemini CLI sends; it shares SessionStart,
@@ -78,16 +77,24 @@ func decodeGeminiHook(data []byte, p Policy, now time.Time) (Decoded, error) {
 }
 
 func (h *geminiHook) observation(p Policy, at time.Time) (Decoded, error) {
+	var response struct {
+		LLMContent json.RawMessage `json:"llmContent"`
+		Error      json.RawMessage `json:"error"`
+	}
+	result := h.ToolResponse
+	if json.Unmarshal(h.ToolResponse, &response) == nil && (response.LLMContent != nil || response.Error != nil) {
+		result = response.LLMContent
+	}
 	n := Native{
 		SessionID: h.SessionID,
 		ToolName:  &h.ToolName,
 		Arguments: h.ToolInput,
-		Result:    h.ToolResponse.LLMContent,
+		Result:    result,
 		Source:    SourceGemini,
 		Cwd:       h.Cwd,
 		Timestamp: at.Format(time.RFC3339Nano),
 	}
-	if msg := errorText(h.ToolResponse.Error); msg != "" {
+	if msg := errorText(response.Error); msg != "" {
 		n.Error = msg
 		if len(n.Result) == 0 {
 			n.Result, _ = json.Marshal(msg)

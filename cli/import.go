@@ -11,6 +11,7 @@ import (
 
 	"github.com/agmem/agmem/config"
 	"github.com/agmem/agmem/importer"
+	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/memrepo"
 )
 
@@ -47,35 +48,41 @@ func runImport(e *env, repo memrepo.Repo, paths []string) error {
 	}
 	now := time.Now()
 	bar := newProgressBar(e.stderr)
-	files, err := importer.Read(paths, policy, now, bar.show)
-	bar.done()
-	if err != nil {
-		return withHint(err, "give files agmem can read: JSONL, a Python agmem session, a Claude Code transcript")
-	}
-	var imported, duplicates, notUnderstood, notCaptured int
-	for _, f := range files {
-		n, dup := 0, 0
-		if len(f.Entries) > 0 {
-			appended, err := repo.Journal().Append(f.Entries, cfg.SessionIdle, now)
-			if err != nil {
-				return fmt.Errorf("import %s: %w", f.Path, err)
-			}
-			for _, a := range appended {
-				if a.Duplicate {
-					dup++
-				} else {
-					n++
-				}
+	imported := map[*importer.File]int{}
+	duplicates := map[*importer.File]int{}
+	// Each chunk is one transaction: a live record waits for a chunk, never a file.
+	files, err := importer.Import(paths, policy, now, bar.show, func(f *importer.File, entries []memory.Entry) error {
+		appended, err := repo.Journal().Import(entries)
+		if err != nil {
+			return err
+		}
+		for _, a := range appended {
+			if a.Duplicate {
+				duplicates[f]++
+			} else {
+				imported[f]++
 			}
 		}
+		return nil
+	})
+	bar.done()
+	var total, dups, notUnderstood, notCaptured int
+	for i := range files {
+		f := &files[i]
 		fmt.Fprintf(e.stdout, "%s (%s): %d imported, %d duplicates, %d not understood, %d not captured\n",
-			f.Path, f.Format, n, dup, f.NotUnderstood, f.NotCaptured)
-		imported, duplicates = imported+n, duplicates+dup
+			f.Path, f.Format, imported[f], duplicates[f], f.NotUnderstood, f.NotCaptured)
+		total, dups = total+imported[f], dups+duplicates[f]
 		notUnderstood, notCaptured = notUnderstood+f.NotUnderstood, notCaptured+f.NotCaptured
+	}
+	switch {
+	case err != nil && len(files) == 0:
+		return withHint(err, "give files agmem can read: JSONL, a Python agmem session, a Claude Code transcript")
+	case err != nil:
+		return withHint(err, "what was imported stays; importing again adds only the rest")
 	}
 	if len(files) > 1 {
 		fmt.Fprintf(e.stdout, "total: %d imported, %d duplicates, %d not understood, %d not captured\n",
-			imported, duplicates, notUnderstood, notCaptured)
+			total, dups, notUnderstood, notCaptured)
 	}
 	return nil
 }

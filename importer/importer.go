@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/agmem/agmem/capture"
@@ -25,121 +26,232 @@ const (
 
 // File is what one file held.
 type File struct {
-	Path    string
-	Format  Format
-	Entries []memory.Entry
+	Path   string
+	Format Format
+	// Read counts the entries read from the file and given to the sink.
+	Read int
 	// NotCaptured counts calls the capture rules leave out (ignored tools, short results).
 	NotCaptured int
 	// NotUnderstood counts lines (or objects) that are no entry agmem knows.
 	NotUnderstood int
 }
 
+// Sink takes the entries read from a file, a chunk at a time, each in a session.
+type Sink func(f *File, entries []memory.Entry) error
+
 // Progress is told how far through a file reading is.
 type Progress func(path string, done, total int64)
 
-// Read reads the files, each by its content. A Python session file read with buffer
-// files gives its session id to their observations that name none.
-func Read(paths []string, p capture.Policy, now time.Time, progress Progress) ([]File, error) {
+// Chunks are at most this many entries, or about this many bytes of input: an import
+// never holds the journal long, and never holds a whole file in memory.
+const (
+	chunkEntries = 1000
+	chunkBytes   = 1 << 20
+)
+
+// maxLine bounds one line of a JSONL file or a transcript.
+const maxLine = 64 << 20
+
+// Import reads the files, each by its content, and gives their entries to sink. An
+// entry that names no session takes the session of a Python session file imported with
+// it that holds the same observation, else that of the one session file given, else a
+// session of its own file's, the same at every import.
+func Import(paths []string, p capture.Policy, now time.Time, progress Progress, sink Sink) ([]File, error) {
 	files := make([]File, len(paths))
 	sessions := map[string]string{} // observation id -> session, from session files
-	var only string                 // the one session file's session id
-	nSessions := 0
+	var sessionFiles []string       // their session ids
 	for i, path := range paths {
-		f, err := readFile(path, p, now, progress)
+		format, err := sniff(path)
 		if err != nil {
 			return nil, err
 		}
-		if f.Format == PythonSession {
-			for _, e := range f.Entries {
-				sessions[e.ID()] = e.Session()
-				only = e.Session()
+		files[i] = File{Path: path, Format: format}
+		if format == PythonSession {
+			id, ids, err := sessionOf(path)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
 			}
-			nSessions++
+			for _, obs := range ids {
+				sessions[obs] = id
+			}
+			sessionFiles = append(sessionFiles, id)
 		}
-		files[i] = f
 	}
-	for _, f := range files {
-		if f.Format != NativeJSONL {
-			continue
+	for i := range files {
+		f := &files[i]
+		fallback := fileSession(f.Path)
+		if len(sessionFiles) == 1 {
+			fallback = sessionFiles[0]
 		}
-		for _, e := range f.Entries {
-			if e.Session() != "" {
-				continue
-			}
+		r := &reader{f: f, p: p, now: now, sink: sink, session: func(e memory.Entry) string {
 			if s, ok := sessions[e.ID()]; ok {
-				e.SetSession(s)
-			} else if nSessions == 1 {
-				e.SetSession(only)
+				return s
 			}
+			return fallback
+		}}
+		if err := r.read(progress); err != nil {
+			return files, fmt.Errorf("%s: %w", f.Path, err)
 		}
 	}
 	return files, nil
 }
 
-func readFile(path string, p capture.Policy, now time.Time, progress Progress) (File, error) {
-	fh, err := os.Open(path)
+// fileSession is the session of the entries of a file that names none.
+func fileSession(path string) string {
+	abs, err := filepath.Abs(path)
 	if err != nil {
-		return File{}, err
+		abs = path
+	}
+	return memory.IDOf(time.Unix(0, 0), []byte("import\x00"+abs))
+}
+
+// reader reads one file and gives its entries to the sink in chunks.
+type reader struct {
+	f       *File
+	p       capture.Policy
+	now     time.Time
+	sink    Sink
+	session func(memory.Entry) string
+
+	chunk []memory.Entry
+	bytes int
+	err   error
+}
+
+func (r *reader) read(progress Progress) error {
+	fh, err := os.Open(r.f.Path)
+	if err != nil {
+		return err
 	}
 	defer fh.Close()
 	st, err := fh.Stat()
 	if err != nil {
-		return File{}, err
+		return err
 	}
-	if st.IsDir() {
-		return File{}, fmt.Errorf("%s is a directory", path)
-	}
-	r := &counting{r: fh, total: st.Size(), path: path, progress: progress}
-	br := bufio.NewReaderSize(r, 1<<20)
-	head, _ := br.Peek(64 << 10)
-	f := File{Path: path, Format: sniff(head)}
-	switch f.Format {
+	br := bufio.NewReaderSize(&counting{r: fh, total: st.Size(), path: r.f.Path, progress: progress}, 1<<20)
+	switch r.f.Format {
 	case PythonSession:
-		err = readPythonSession(br, p, now, &f)
+		err = r.pythonSession(br)
 	case Transcript:
-		err = readTranscript(br, p, now, &f)
+		err = r.transcript(br)
 	default:
-		err = eachLine(br, func(line []byte) { f.add(decodeLine(line, p, now)) })
+		err = eachLine(br, func(line []byte) { r.add(decodeLine(line, r.p, r.now), len(line)) })
 	}
-	if err != nil {
-		return File{}, fmt.Errorf("%s: %w", path, err)
+	if err == nil {
+		r.flush()
 	}
-	return f, nil
+	if r.err != nil {
+		return r.err
+	}
+	return err
 }
 
-// sniff tells a file's format from its first bytes: one JSON object with a
-// "session_id" and an "observations" list is a Python session; lines with a "type"
-// and no "tool_name" or "hook_event_name", the first with a "sessionId" or a "message",
-// are a transcript; anything else is JSONL.
-func sniff(head []byte) Format {
-	var session struct {
-		SessionID    *string           `json:"session_id"`
-		Observations []json.RawMessage `json:"observations"`
+// add takes what a line or an object became, size bytes of input.
+func (r *reader) add(d decoded, size int) {
+	if d.err != nil {
+		r.f.NotUnderstood++
+		return
 	}
-	dec := json.NewDecoder(bytes.NewReader(head))
-	if dec.Decode(&session) == nil && session.SessionID != nil && session.Observations != nil {
-		return PythonSession
+	r.f.NotCaptured += len(d.Skipped)
+	for _, e := range d.Entries {
+		if e.Session() == "" {
+			e.SetSession(r.session(e))
+		}
 	}
-	for _, line := range bytes.Split(head, []byte("\n")) {
-		var probe struct {
-			Type      *string         `json:"type"`
-			SessionID json.RawMessage `json:"sessionId"`
-			Message   json.RawMessage `json:"message"`
-			ToolName  json.RawMessage `json:"tool_name"`
-			HookEvent json.RawMessage `json:"hook_event_name"`
-		}
-		if json.Unmarshal(line, &probe) != nil {
-			continue
-		}
-		if probe.Type == nil || probe.ToolName != nil || probe.HookEvent != nil {
-			return NativeJSONL
-		}
-		if probe.SessionID != nil || probe.Message != nil {
-			return Transcript
-		}
-		// a transcript's summary line: look further
+	r.chunk = append(r.chunk, d.Entries...)
+	r.bytes += size
+	if len(r.chunk) >= chunkEntries || r.bytes >= chunkBytes {
+		r.flush()
 	}
-	return NativeJSONL
+}
+
+func (r *reader) flush() {
+	if len(r.chunk) == 0 || r.err != nil {
+		return
+	}
+	r.f.Read += len(r.chunk)
+	r.err = r.sink(r.f, r.chunk)
+	r.chunk, r.bytes = nil, 0
+}
+
+// sniff tells a file's format from its content: one JSON object with a "session_id"
+// and an "observations" list is a Python session; lines with a "type" and no
+// "tool_name" or "hook_event_name", the first with a "sessionId" or a "message", are a
+// transcript; anything else is JSONL.
+func sniff(path string) (Format, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer fh.Close()
+	if st, err := fh.Stat(); err == nil && st.IsDir() {
+		return "", fmt.Errorf("%s is a directory", path)
+	}
+	br := bufio.NewReaderSize(fh, 1<<20)
+	if isPythonSession(br) {
+		return PythonSession, nil
+	}
+	if _, err := fh.Seek(0, io.SeekStart); err != nil {
+		return "", err
+	}
+	br.Reset(fh)
+	for n := 0; n < 8; {
+		line, long, err := readLine(br)
+		if len(bytes.TrimSpace(line)) > 0 || long {
+			n++
+			var probe struct {
+				Type      *string         `json:"type"`
+				SessionID json.RawMessage `json:"sessionId"`
+				Message   json.RawMessage `json:"message"`
+				ToolName  json.RawMessage `json:"tool_name"`
+				HookEvent json.RawMessage `json:"hook_event_name"`
+			}
+			if !long && json.Unmarshal(line, &probe) == nil {
+				if probe.Type == nil || probe.ToolName != nil || probe.HookEvent != nil {
+					return NativeJSONL, nil
+				}
+				if probe.SessionID != nil || probe.Message != nil {
+					return Transcript, nil
+				}
+				// a transcript's summary line: look further
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	return NativeJSONL, nil
+}
+
+// isPythonSession says whether the first JSON value read holds, at its top, the
+// "session_id" and "observations" of a Python agmem session; it reads only the names
+// and skips the values, however large.
+func isPythonSession(r io.Reader) bool {
+	dec := json.NewDecoder(r)
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	var session, observations bool
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch tok {
+		case "session_id":
+			session = true
+		case "observations":
+			observations = true
+		}
+		if session && observations {
+			return true
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return false
+		}
+	}
+	return false
 }
 
 // decoded is what one line or object became.
@@ -160,14 +272,21 @@ func decodeLine(line []byte, p capture.Policy, now time.Time) decoded {
 
 // identify gives the entries decoded from content ids derived from it: from their
 // time too when the content dates them, and from the content alone when their time is
-// only when it was read.
+// only when it was read. The content counts in its compact form, so that line ends and
+// spacing do not make a second id.
 func identify(d capture.Decoded, content []byte, dated bool) {
+	var c bytes.Buffer
+	if json.Compact(&c, content) != nil {
+		c.Reset()
+		c.Write(bytes.TrimSpace(content))
+	}
+	key := c.Bytes()
 	for i, e := range d.Entries {
 		t := time.Unix(0, 0)
 		if dated {
 			t = e.Time()
 		}
-		e.SetID(memory.IDOf(t, append(content[:len(content):len(content)], byte(i))))
+		e.SetID(memory.IDOf(t, append(key[:len(key):len(key)], byte(i))))
 	}
 }
 
@@ -181,20 +300,11 @@ func has(object []byte, key string) bool {
 	return len(v) > 0 && string(v) != `""` && string(v) != "null"
 }
 
-func (f *File) add(d decoded) {
-	if d.err != nil {
-		f.NotUnderstood++
-		return
-	}
-	f.Entries = append(f.Entries, d.Entries...)
-	f.NotCaptured += len(d.Skipped)
-}
-
-// eachLine calls fn with each non-blank line.
+// eachLine calls fn with each non-blank line; a line over maxLine is skipped whole.
 func eachLine(br *bufio.Reader, fn func([]byte)) error {
 	for {
-		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
+		line, long, err := readLine(br)
+		if !long && len(bytes.TrimSpace(line)) > 0 {
 			fn(line)
 		}
 		if errors.Is(err, io.EOF) {
@@ -202,6 +312,24 @@ func eachLine(br *bufio.Reader, fn func([]byte)) error {
 		}
 		if err != nil {
 			return err
+		}
+	}
+}
+
+// readLine reads one line of at most maxLine bytes; of a longer one it keeps nothing
+// and says so.
+func readLine(br *bufio.Reader) (line []byte, long bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !long {
+			if len(line)+len(chunk) > maxLine {
+				long, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if err != bufio.ErrBufferFull {
+			return line, long, err
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package importer
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,20 +11,18 @@ import (
 	"github.com/agmem/agmem/memory"
 )
 
-func read(t *testing.T, names ...string) []File {
-	t.Helper()
-	var paths []string
-	for _, n := range names {
-		paths = append(paths, filepath.Join("testdata", n))
-	}
-	files, err := Read(paths, capture.DefaultPolicy(), time.Now(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
+// imported is a file read and the entries it gave.
+type imported struct {
+	File
+	Entries []memory.Entry
 }
 
-func ids(f File) []string {
+func read(t *testing.T, names ...string) []imported {
+	t.Helper()
+	return importFiles(t, "testdata", names...)
+}
+
+func ids(f imported) []string {
 	var out []string
 	for _, e := range f.Entries {
 		out = append(out, e.ID())
@@ -82,9 +82,72 @@ func TestTranscript(t *testing.T) {
 	if read.Error != "File does not exist." || read.MemoryType != memory.Semantic {
 		t.Errorf("a result with is_error is not a failed call: %+v", read)
 	}
-	if again := read2(t); ids(again)[0] != ids(f)[0] {
+	if again := importFiles(t, "testdata", "transcript.jsonl")[0]; ids(again)[0] != ids(f)[0] {
 		t.Error("the same transcript gives new ids")
 	}
 }
 
-func read2(t *testing.T) File { return read(t, "transcript.jsonl")[0] }
+// importFiles imports files from dir by their names.
+func importFiles(t *testing.T, dir string, names ...string) []imported {
+	t.Helper()
+	var paths []string
+	for _, n := range names {
+		paths = append(paths, filepath.Join(dir, n))
+	}
+	got := map[string][]memory.Entry{}
+	files, err := Import(paths, capture.DefaultPolicy(), time.Now(), nil, func(f *File, entries []memory.Entry) error {
+		got[f.Path] = append(got[f.Path], entries...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []imported
+	for _, f := range files {
+		out = append(out, imported{f, got[f.Path]})
+	}
+	return out
+}
+
+func TestLargeFilesKeepTheirFormat(t *testing.T) {
+	dir := t.TempDir()
+	big := strings.Repeat("a line of a long result ", 4000) // ~96 KiB
+	session := `{"session_id": "big-session", "started_at": "2025-03-01T09:00:00", "observations": [` +
+		`{"id": "5f0c3a52-1b2d-4e8f-9a6b-7c8d9e0f1a2b", "tool_name": "read_file", "arguments": {}, "result": "` + big + `"}]}`
+	os.WriteFile(filepath.Join(dir, "session.json"), []byte(session), 0o644)
+	transcript := `{"type":"user","sessionId":"s","message":{"role":"user","content":"` + big + `"}}` + "\n" +
+		`{"type":"assistant","sessionId":"s","timestamp":"2025-05-01T08:00:05Z","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}]}}` + "\n" +
+		`{"type":"user","sessionId":"s","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"` + strings.Repeat("file ", 20) + `"}]}}` + "\n"
+	os.WriteFile(filepath.Join(dir, "transcript.jsonl"), []byte(transcript), 0o644)
+	files := importFiles(t, dir, "session.json", "transcript.jsonl")
+	if files[0].Format != PythonSession || len(files[0].Entries) != 1 {
+		t.Errorf("a session file over 64 KiB: %s, %d entries", files[0].Format, len(files[0].Entries))
+	}
+	if files[1].Format != Transcript || len(files[1].Entries) != 1 {
+		t.Errorf("a transcript whose first line is over 64 KiB: %s, %d entries", files[1].Format, len(files[1].Entries))
+	}
+}
+
+func TestLineEndsMakeNoNewIDs(t *testing.T) {
+	dir := t.TempDir()
+	line := `{"tool_name": "search", "arguments": {"q": "x"}, "result": "` + strings.Repeat("r", 60) + `"}`
+	os.WriteFile(filepath.Join(dir, "lf.jsonl"), []byte(line+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "crlf.jsonl"), []byte(line+"\r\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "none.jsonl"), []byte(line), 0o644)
+	os.WriteFile(filepath.Join(dir, "spaced.jsonl"), []byte(strings.ReplaceAll(line, ": ", ":")+"\n"), 0o644)
+	var first string
+	for _, name := range []string{"lf.jsonl", "crlf.jsonl", "none.jsonl", "spaced.jsonl"} {
+		f := importFiles(t, dir, name)[0]
+		if len(f.Entries) != 1 {
+			t.Fatalf("%s: %d entries", name, len(f.Entries))
+		}
+		if first == "" {
+			first = f.Entries[0].ID()
+		} else if f.Entries[0].ID() != first {
+			t.Errorf("%s gives id %s, lf.jsonl %s", name, f.Entries[0].ID(), first)
+		}
+		if f.Entries[0].Session() == "" {
+			t.Errorf("%s: an entry without a session", name)
+		}
+	}
+}

@@ -39,10 +39,10 @@ type block struct {
 // calls only from user and assistant messages.
 var knownTypes = map[string]bool{"user": true, "assistant": true, "summary": true, "system": true, "file-history-snapshot": true}
 
-// readTranscript pairs each tool_use block with the tool_result that answers it, and
+// transcript pairs each tool_use block with the tool_result that answers it, and
 // records the pair as one call. Lines it cannot read are counted, as are calls no
 // result answers.
-func readTranscript(br *bufio.Reader, p capture.Policy, now time.Time, f *File) error {
+func (r *reader) transcript(br *bufio.Reader) error {
 	type pending struct {
 		use  block
 		line transcriptLine
@@ -51,12 +51,17 @@ func readTranscript(br *bufio.Reader, p capture.Policy, now time.Time, f *File) 
 	err := eachLine(br, func(raw []byte) {
 		var l transcriptLine
 		if json.Unmarshal(raw, &l) != nil || !knownTypes[l.Type] {
-			f.NotUnderstood++
+			r.f.NotUnderstood++
 			return
 		}
 		var blocks []block
 		if json.Unmarshal(l.Message.Content, &blocks) != nil {
 			return // a plain text message: no tool call in it
+		}
+		// toolUseResult belongs to the line's result only when it has one.
+		var toolUseResult json.RawMessage
+		if results := countResults(blocks); results == 1 {
+			toolUseResult = l.ToolUseResult
 		}
 		for _, b := range blocks {
 			switch {
@@ -65,16 +70,26 @@ func readTranscript(br *bufio.Reader, p capture.Policy, now time.Time, f *File) 
 			case b.Type == "tool_result" && l.Type == "user":
 				c, ok := calls[b.ToolUseID]
 				if !ok {
-					f.NotUnderstood++
+					r.f.NotUnderstood++
 					continue
 				}
 				delete(calls, b.ToolUseID)
-				f.add(call(c.use, c.line, b, l.ToolUseResult, p, now))
+				r.add(call(c.use, c.line, b, toolUseResult, r.p, r.now), len(raw))
 			}
 		}
 	})
-	f.NotUnderstood += len(calls)
+	r.f.NotUnderstood += len(calls)
 	return err
+}
+
+func countResults(blocks []block) int {
+	n := 0
+	for _, b := range blocks {
+		if b.Type == "tool_result" {
+			n++
+		}
+	}
+	return n
 }
 
 func call(use block, at transcriptLine, result block, toolUseResult json.RawMessage, p capture.Policy, now time.Time) decoded {

@@ -57,6 +57,35 @@ func (j *Journal) Append(entries []memory.Entry, idleGap time.Duration, now time
 	return out, nil
 }
 
+// Import records entries from elsewhere in one transaction, as Append does, except
+// that they leave agmem's open session alone: each must name its session, and a
+// SessionStart or SessionEnd among them ends no session of the live agent.
+func (j *Journal) Import(entries []memory.Entry) ([]Appended, error) {
+	out := make([]Appended, len(entries))
+	err := j.update(func(tx *bolt.Tx) error {
+		tx.Bucket(bucketEntries).FillPercent = appendFill
+		a := newAppendTx(tx)
+		for i, e := range entries {
+			if err := e.Validate(); err != nil {
+				return fmt.Errorf("entry %d: %w", i+1, err)
+			}
+			kept, err := a.entry(e)
+			if err != nil {
+				return fmt.Errorf("entry %d: %w", i+1, err)
+			}
+			out[i] = Appended{ID: e.ID(), Duplicate: kept != ""}
+			if kept != "" {
+				out[i].ID = kept
+			}
+		}
+		return a.finish()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // appendAll is the body of Append's transaction.
 func appendAll(tx *bolt.Tx, entries []memory.Entry, idleGap time.Duration, now time.Time) ([]Appended, error) {
 	out := make([]Appended, len(entries))

@@ -376,3 +376,28 @@ func TestAppendKeepsEveryField(t *testing.T) {
 		t.Errorf("stored entries differ from the appended ones:\n%+v\n%+v", got[0].Event, got[1].Observation)
 	}
 }
+
+// TestImportLeavesTheOpenSessionAlone imports a session's start and end between two
+// records of the live agent: both records are in one session.
+func TestImportLeavesTheOpenSessionAlone(t *testing.T) {
+	j := newJournal(t)
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	first := observation("", "Read", memory.Semantic, t0)
+	if _, err := j.Append([]memory.Entry{first}, time.Hour, t0); err != nil {
+		t.Fatal(err)
+	}
+	old := t0.AddDate(-1, 0, 0)
+	if _, err := j.Import([]memory.Entry{event("old", "SessionStart", old), observation("old", "Bash", memory.Episodic, old), event("old", "SessionEnd", old)}); err != nil {
+		t.Fatal(err)
+	}
+	second := observation("", "Read", memory.Semantic, t0.Add(time.Second))
+	if _, err := j.Append([]memory.Entry{second}, time.Hour, t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if first.Session() != second.Session() {
+		t.Errorf("an import split the live session: %s, then %s", first.Session(), second.Session())
+	}
+	if _, err := j.Import([]memory.Entry{observation("", "Read", memory.Semantic, t0)}); err == nil {
+		t.Error("Import took an entry without a session")
+	}
+}
