@@ -96,6 +96,7 @@ func newApp(e *env) *ucli.App {
 			newConfigCommand(e),
 			newDaemonCommand(e),
 			newHooksCommand(e),
+			newMCPCommand(e),
 			newRedactCommand(e),
 			newDemoCommand(e),
 			newVersionCommand(e),

@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/agmem/agmem/capture"
+	"github.com/agmem/agmem/config"
+	"github.com/agmem/agmem/journal"
+	"github.com/agmem/agmem/mcp"
+	"github.com/agmem/agmem/memory"
+)
+
+type mcpProxyOptions struct {
+	name    string
+	methods []string
+	grace   time.Duration
+}
+
+func newMCPCommand(e *env) *ucli.Command {
+	var o mcpProxyOptions
+	proxy := &ucli.Command{
+		Name:      "proxy",
+		Usage:     "run a stdio MCP server behind agmem, which records every tool call made to it",
+		ArgsUsage: "-- CMD [ARGS…]",
+		Description: "Starts the MCP server CMD and relays the client's messages to it and its answers back,\n" +
+			"unchanged; its stderr passes through. Each tools/call is recorded as mcp__NAME__<tool>\n" +
+			"into one session per run ($AGMEM_SESSION, if set), through the same capture rules and\n" +
+			"redaction as \"agmem record\". If nothing can be recorded, the server is relayed all the\n" +
+			"same, and stderr says why. Exits as the server did (1 where it exited 2).\n\n" +
+			"Example, in an MCP client's config: agmem mcp proxy -- npx -y @modelcontextprotocol/server-filesystem ~/src",
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "name", Destination: &o.name,
+				Usage: "the server's NAME in mcp__NAME__<tool> (default: the command's name, or the package npx, uvx, node, python… run)"},
+			&ucli.StringSliceFlag{Name: "method", Usage: "also record requests of this method, e.g. resources/read or prompts/get (repeatable; \"*\": every request)"},
+			&ucli.DurationFlag{Name: "grace", Value: 5 * time.Second, Destination: &o.grace,
+				Usage: "once the client closes its input: how long to wait for the answers still due, then for the server to exit"},
+			repoFlag(),
+		},
+		Action: func(c *ucli.Context) error {
+			o.methods = c.StringSlice("method")
+			return runMCPProxy(c, e, o, c.Args().Slice())
+		},
+	}
+	proxy.OnUsageError = func(c *ucli.Context, err error, _ bool) error {
+		return withHint(err, `run "agmem mcp proxy --help"`)
+	}
+	return &ucli.Command{
+		Name:        "mcp",
+		Usage:       "record the tool calls of any MCP server: proxy",
+		Subcommands: []*ucli.Command{proxy},
+		Action: func(c *ucli.Context) error {
+			if c.Args().Present() {
+				return withHint(fmt.Errorf("unknown mcp command %q", c.Args().First()), `run "agmem mcp --help"`)
+			}
+			return ucli.ShowSubcommandHelp(c)
+		},
+	}
+}
+
+// runMCPProxy relays between the client on stdin and stdout and the server command,
+// recording its tool calls, and exits as the server did. Main knows only the exit codes
+// 0 and 1, so any other code of the server's ends the process here, once every call is
+// recorded. A server's 2 becomes 1: agent hook runners read 2 as "block", and agmem
+// never exits 2, whatever runs it.
+func runMCPProxy(c *ucli.Context, e *env, o mcpProxyOptions, command []string) error {
+	if len(command) == 0 {
+		return withHint(errors.New("mcp proxy needs the server's command"),
+			`e.g. "agmem mcp proxy -- npx -y @modelcontextprotocol/server-filesystem DIR"`)
+	}
+	name := mcp.ServerName(command[0], command[1:])
+	if o.name != "" {
+		name = mcp.SafeName(o.name)
+	}
+	p := &mcp.Proxy{Command: command[0], Args: command[1:], Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr,
+		Methods: o.methods, Grace: o.grace,
+		Warn: func(err error) { report(e.stderr, fmt.Errorf("mcp proxy: %w", err)) }}
+	rec, err := openMCPRecording(c, e, name)
+	switch {
+	case err != nil:
+		report(e.stderr, fmt.Errorf("mcp proxy: not recording (the server runs all the same): %w", err))
+	case rec != nil:
+		p.Record, p.MaxMessage = rec.record, rec.maxMessage
+	}
+
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	p.Signals = signals
+	// A write to a client that has gone must fail, not kill agmem before it recorded
+	// what it had (Go's default for a broken stdout).
+	brokenPipe := make(chan os.Signal, 1)
+	signal.Notify(brokenPipe, syscall.SIGPIPE)
+	defer signal.Stop(brokenPipe)
+
+	state, err := p.Run()
+	if err != nil {
+		return withHint(fmt.Errorf("mcp proxy: start %s: %w", command[0], err),
+			"give the server's command after --, as you would run it yourself")
+	}
+	code := mcp.ExitCode(state)
+	if code == 0 {
+		return nil
+	}
+	ended := fmt.Errorf("mcp proxy: the server ended (%s)", state)
+	switch code {
+	case 1:
+		return ended
+	case 2:
+		return withHint(ended, `agmem exits 1 for it: agents read 2 as "block"`)
+	}
+	report(e.stderr, ended)
+	os.Exit(code)
+	return nil
+}
+
+// mcpRecording records the proxy's calls into a memory repo, as "agmem record" does:
+// each through the capture policy, all of a batch in one journal transaction.
+type mcpRecording struct {
+	journal    *journal.Journal
+	policy     capture.Policy
+	idle       time.Duration
+	maxMessage int
+	server     string
+	session    string
+	cwd        string
+}
+
+// openMCPRecording finds the memory repo and its settings. It returns nil, nil when
+// capture is switched off there or opted out of here.
+func openMCPRecording(c *ucli.Context, e *env, server string) (*mcpRecording, error) {
+	repo, err := openRepo(c, e)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load(repo.StateDir(), e.getenv)
+	if err != nil {
+		return nil, withHint(err, configHint)
+	}
+	cwd, _ := os.Getwd()
+	if !cfg.Enabled || capture.OptedOut(cwd) != "" {
+		return nil, nil
+	}
+	policy, err := cfg.Policy()
+	if err != nil {
+		return nil, withHint(err, configHint)
+	}
+	session := e.getenv("AGMEM_SESSION")
+	if session == "" {
+		session = memory.NewID(time.Now())
+	} else if err := memory.CheckSessionID(session); err != nil {
+		return nil, withHint(fmt.Errorf("AGMEM_SESSION: %w", err), "set it to a session id without control characters")
+	}
+	return &mcpRecording{journal: repo.Journal(), policy: policy, idle: cfg.SessionIdle, maxMessage: cfg.MaxInput,
+		server: server, session: session, cwd: cwd}, nil
+}
+
+// record appends the calls the capture policy keeps; a call it refuses is named in the
+// error, and the others are recorded all the same.
+func (r *mcpRecording) record(calls []mcp.Call) error {
+	now := time.Now()
+	var entries []memory.Entry
+	var errs []error
+	for _, call := range calls {
+		n := call.Native(r.server)
+		n.SessionID, n.Cwd = r.session, r.cwd
+		d, err := capture.FromNative(n, r.policy, now)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		entries = append(entries, d.Entries...)
+	}
+	if len(entries) > 0 {
+		if _, err := r.journal.Append(entries, r.idle, now); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
