@@ -7,9 +7,11 @@ import (
 	"strings"
 )
 
-// toolResult reads the result of a tools/call: what an observation keeps of it (the
-// text of its content as a JSON string; its structured content as JSON, with the text
-// beside it unless the structured content already says it), the text, and isError.
+// toolResult reads the result of a tools/call: what an observation keeps of it, the
+// text of its content blocks, and isError. What is kept is the text, as a JSON string;
+// structured content is kept as JSON, alone when the text only spells it again (as a
+// tool does for older clients), beside the text when it says something else, and not
+// at all when it only wraps the text ({"content": text}, as the filesystem server's).
 func toolResult(raw json.RawMessage) (result json.RawMessage, text string, isError bool) {
 	var r struct {
 		Content           []json.RawMessage `json:"content"`
@@ -24,16 +26,17 @@ func toolResult(raw json.RawMessage) (result json.RawMessage, text string, isErr
 		parts[i] = blockText(b)
 	}
 	text = strings.Join(parts, "\n")
-	switch structured := r.StructuredContent; {
-	case len(structured) == 0 || string(structured) == "null":
+	var structured any
+	switch {
+	case json.Unmarshal(r.StructuredContent, &structured) != nil || structured == nil || wraps(structured, text):
 		result, _ = json.Marshal(text)
-	case says(structured, text):
-		result = structured
+	case text == "" || spells(text, structured):
+		result = r.StructuredContent
 	default:
 		result, _ = json.Marshal(struct {
 			Content           string          `json:"content"`
 			StructuredContent json.RawMessage `json:"structuredContent"`
-		}{text, structured})
+		}{text, r.StructuredContent})
 	}
 	return result, text, r.IsError
 }
@@ -71,33 +74,20 @@ func blockText(raw json.RawMessage) string {
 	return string(raw) // a kind of block this proxy does not know: as sent
 }
 
-// says is whether the structured content v already holds text: text is empty, a JSON
-// spelling of v (as a tool writes its structured content again for older clients), or
-// one of v's strings (as the filesystem server's {"content": text}).
-func says(v json.RawMessage, text string) bool {
-	var a, b any
-	if text == "" || json.Unmarshal(v, &b) != nil {
-		return text == ""
+// wraps is whether v is an object of one member whose value is text.
+func wraps(v any, text string) bool {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 1 {
+		return false
 	}
-	return json.Unmarshal([]byte(text), &a) == nil && reflect.DeepEqual(a, b) || holds(b, text)
-}
-
-func holds(v any, s string) bool {
-	switch v := v.(type) {
-	case string:
-		return v == s
-	case []any:
-		for _, e := range v {
-			if holds(e, s) {
-				return true
-			}
-		}
-	case map[string]any:
-		for _, e := range v {
-			if holds(e, s) {
-				return true
-			}
-		}
+	for _, e := range m {
+		return e == text
 	}
 	return false
+}
+
+// spells is whether text is a JSON spelling of v.
+func spells(text string, v any) bool {
+	var t any
+	return json.Unmarshal([]byte(text), &t) == nil && reflect.DeepEqual(t, v)
 }
