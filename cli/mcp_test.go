@@ -153,3 +153,105 @@ func TestMCPProxyRelaysWhenTheJournalCannotBeWritten(t *testing.T) {
 		t.Errorf("stderr: %q", stderr)
 	}
 }
+
+// npmDir holds the real MCP server and client, pinned; scripts/test.sh installs them.
+var npmDir = filepath.Join("..", "mcp", "testdata", "npm")
+
+// TestMCPProxyBetweenARealClientAndARealServer puts the proxy between the TypeScript
+// SDK's stdio client and @modelcontextprotocol/server-filesystem, from npm, as an agent
+// would: the client lists the tools, writes a file, reads it back and reads one that is
+// not there; then the session is flushed, and git and agmem replay read it back.
+func TestMCPProxyBetweenARealClientAndARealServer(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed, so the real MCP server and client cannot run; scripts/test.sh installs it")
+	}
+	npm, _ := filepath.Abs(npmDir)
+	fsServer := filepath.Join(npm, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js")
+	if _, err := os.Stat(fsServer); err != nil {
+		t.Fatalf("the npm packages are not installed: run \"npm ci\" in %s (scripts/test.sh does)", npm)
+	}
+	dir := t.TempDir()
+	repo, work := filepath.Join(dir, "memory"), filepath.Join(dir, "work")
+	mustAgmem(t, dir, "", "init", repo)
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command(node, filepath.Join(npm, "client.mjs"), work, "--",
+		"agmem", "--repo", repo, "mcp", "proxy", "--name", "fs", "--", node, fsServer, work)
+	cmd.Env = append(gitEnv(dir), "AGMEM_SESSION=e2e")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the client: %v\n%s", err, stderr.String())
+	}
+	var got struct {
+		Tools                []string
+		Notes                string
+		Write, Read, Missing struct {
+			Content []struct{ Text string }
+			IsError bool
+		}
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("the client printed %s: %v", out, err)
+	}
+	if !strings.Contains(strings.Join(got.Tools, " "), "read_text_file") || got.Write.IsError ||
+		len(got.Read.Content) != 1 || got.Read.Content[0].Text != got.Notes || !got.Missing.IsError {
+		t.Fatalf("through the proxy, the client got %s", out)
+	}
+	if data, err := os.ReadFile(filepath.Join(work, "notes.md")); err != nil || string(data) != got.Notes {
+		t.Fatalf("notes.md: %q, %v", data, err)
+	}
+	if !strings.Contains(stderr.String(), "Secure MCP Filesystem Server running on stdio") {
+		t.Errorf("the server's stderr did not pass through: %q", stderr.String())
+	}
+
+	obs := replayed(t, repo, "e2e")
+	want := []struct{ tool, result, err string }{
+		{"mcp__fs__write_file", "Successfully wrote to " + filepath.Join(work, "notes.md"), ""},
+		{"mcp__fs__read_text_file", got.Notes, ""},
+		{"mcp__fs__read_text_file", "", "ENOENT: no such file or directory"},
+	}
+	if len(obs) != len(want) {
+		t.Fatalf("recorded %d observations, want %d: %v", len(obs), len(want), obs)
+	}
+	for i, w := range want {
+		o := obs[i]
+		errText, _ := o["error"].(string)
+		if o["tool_name"] != w.tool || o["source"] != "mcp" || (w.result != "" && o["result"] != w.result) ||
+			!strings.HasPrefix(errText, w.err) || (w.err == "") != (errText == "") {
+			t.Errorf("observation %d: %v, want %+v", i, o, w)
+		}
+	}
+
+	if out := mustAgmem(t, repo, "", "flush"); !strings.HasSuffix(out, " e2e 3 observations\n") {
+		t.Fatalf("flush: %q", out)
+	}
+	if s := git(t, repo, "log", "-1", "--format=%(trailers:key=Agmem-Session,valueonly)%(trailers:key=Agmem-Observations,valueonly)%(trailers:key=Agmem-Source,valueonly)"); s != "e2e\n3\nmcp\n\n" {
+		t.Errorf("trailers: %q", s)
+	}
+	files := git(t, repo, "show", "--name-only", "--format=", "HEAD")
+	for _, f := range []string{"current/episodic/", "-mcp__fs__write_file-", "current/semantic/mcp__fs__read_text_file-", "sessions/e2e/"} {
+		if !strings.Contains(files, f) {
+			t.Errorf("the commit has no %s: %s", f, files)
+		}
+	}
+	git(t, repo, "fsck", "--strict")
+	if s := git(t, repo, "status", "--porcelain"); s != "" {
+		t.Errorf("git status: %q", s)
+	}
+	// a clone has no journal: replay reads the session from the commit
+	clone := filepath.Join(dir, "clone")
+	git(t, dir, "clone", "-q", repo, clone)
+	mustAgmem(t, dir, "", "init", clone)
+	timeline := mustAgmem(t, clone, "", "replay", "--session", "e2e")
+	for _, w := range []string{"[episodic] mcp__fs__write_file path=" + work, "[semantic] mcp__fs__read_text_file path=" + filepath.Join(work, "notes.md"),
+		"! [semantic] mcp__fs__read_text_file path=" + filepath.Join(work, "missing.md") + "  error: ENOENT"} {
+		if !strings.Contains(timeline, w) {
+			t.Errorf("replay has no %q:\n%s", w, timeline)
+		}
+	}
+}

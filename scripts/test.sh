@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs agmem's whole test suite on a fresh machine: installs what the tests need (git,
-# which they use to check every commit agmem writes), then vets and tests every package.
+# which they use to check every commit agmem writes; Node.js and the npm packages of the
+# MCP proxy's end-to-end test), then vets and tests every package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,6 +9,19 @@ if ! command -v git >/dev/null 2>&1; then
   echo "scripts/test.sh: installing git (the tests check agmem's commits with it)" >&2
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq git >/dev/null
   else sudo apt-get update -qq && sudo apt-get install -y -qq git >/dev/null; fi
+fi
+# The MCP proxy's end-to-end test runs a real MCP server and client from npm, pinned in
+# mcp/testdata/npm: Node.js and npm, then those packages, installed again only when the
+# lock file changes.
+if ! command -v npm >/dev/null 2>&1; then
+  echo "scripts/test.sh: installing Node.js and npm (the MCP proxy's end-to-end test runs a real MCP server and client)" >&2
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null
+  else sudo apt-get update -qq && sudo apt-get install -y -qq nodejs npm >/dev/null; fi
+fi
+npmdir=mcp/testdata/npm
+if ! cmp -s "$npmdir/package-lock.json" "$npmdir/node_modules/.agmem-installed-lock"; then
+  (cd "$npmdir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  cp "$npmdir/package-lock.json" "$npmdir/node_modules/.agmem-installed-lock"
 fi
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
   export PATH="/usr/local/go/bin:$PATH"
