@@ -93,16 +93,6 @@ var Agents = []Agent{
 	},
 }
 
-// ByName returns the agent called name.
-func ByName(name string) (Agent, bool) {
-	for _, a := range Agents {
-		if a.Name == name {
-			return a, true
-		}
-	}
-	return Agent{}, false
-}
-
 // Names lists the agents' names.
 func Names() []string {
 	var names []string
@@ -125,13 +115,15 @@ type Recorder struct {
 // Codex, at a prompt or a session's start) or as a decision. Errors still reach stderr,
 // and the exit status is agmem's own: 0 or 1, never the 2 that agents read as "block".
 func (r Recorder) Command() string {
-	return shellQuote(r.Binary) + " record --repo " + shellQuote(r.Repo) + " >/dev/null"
+	return ShellQuote(r.Binary) + " record --repo " + ShellQuote(r.Repo) + " >/dev/null"
 }
 
 // toNowhere is a redirection of standard output to /dev/null at the end of a command.
 var toNowhere = regexp.MustCompile(`[ \t]+1?>[ \t]*/dev/null[ \t]*$`)
 
-func shellQuote(s string) string {
+// ShellQuote quotes s as one word for a POSIX shell, whatever it holds: in single quotes,
+// where a single quote of s ends them, stands escaped with a backslash and opens them again.
+func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 

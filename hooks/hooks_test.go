@@ -40,6 +40,18 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	}
 }
 
+// agent is the agent called name.
+func agent(t *testing.T, name string) Agent {
+	t.Helper()
+	for _, a := range Agents {
+		if a.Name == name {
+			return a
+		}
+	}
+	t.Fatalf("no agent %q", name)
+	return Agent{}
+}
+
 // readInput reads testdata/<agent>-<input>.json; "missing" is no file at all.
 func readInput(t *testing.T, agent, input string) []byte {
 	if input == "missing" {
@@ -124,7 +136,7 @@ func TestInstallAndUninstallGolden(t *testing.T) {
 // TestInstallKeepsTheFileStyle checks that inserted text follows the file: one line stays
 // one line, tabs and CRLF line ends are kept, and untouched bytes are not re-encoded.
 func TestInstallKeepsTheFileStyle(t *testing.T) {
-	claude, _ := ByName("claude")
+	claude := agent(t, "claude")
 	for _, tc := range []struct{ name, src, want string }{
 		{"one line", `{"model":"opus"}`, `{"model":"opus","hooks":{"PostToolUse":[{"matcher":"*","hooks":[{"type":"command",`},
 		{"one spaced line", `{"model": "opus"}`, `{"model": "opus", "hooks": {"PostToolUse": [{"matcher": "*", "hooks": [{"type": "command",`},
@@ -163,7 +175,7 @@ func TestUnreadableFilesAreRefused(t *testing.T) {
 		{"gemini", `{"a": 1 /* unclosed`, "invalid character '/'"},
 		{"cursor", `{"version": 2, "hooks": {}}`, `its "version" is 2; agmem knows version 1`},
 	} {
-		a, _ := ByName(tc.agent)
+		a := agent(t, tc.agent)
 		_, _, err1 := a.Install([]byte(tc.src), ana, self)
 		_, _, err2 := a.Uninstall([]byte(tc.src), self)
 		_, err3 := a.Inspect([]byte(tc.src), self)
@@ -229,7 +241,7 @@ func TestCommandQuoting(t *testing.T) {
 // TestSwitch turns Codex's hooks switch on in the config.toml files people have, leaving
 // every other line alone, and refuses what it cannot edit without changing its meaning.
 func TestSwitch(t *testing.T) {
-	codex, _ := ByName("codex")
+	codex := agent(t, "codex")
 	sw := *codex.Switch
 	for _, tc := range []struct{ name, src, state, want, err string }{
 		{"no file", "", SwitchUnset, "[features]\ncodex_hooks = true\n", ""},
