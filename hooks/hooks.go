@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -118,9 +117,6 @@ func (r Recorder) Command() string {
 	return ShellQuote(r.Binary) + " record --repo " + ShellQuote(r.Repo) + " >/dev/null"
 }
 
-// toNowhere is a redirection of standard output to /dev/null at the end of a command.
-var toNowhere = regexp.MustCompile(`[ \t]+1?>[ \t]*/dev/null[ \t]*$`)
-
 // ShellQuote quotes s as one word for a POSIX shell, whatever it holds: in single quotes,
 // where a single quote of s ends them, stands escaped with a backslash and opens them again.
 func ShellQuote(s string) string {
@@ -128,10 +124,10 @@ func ShellQuote(s string) string {
 }
 
 // recorderOf recognises agmem's hook command: an agmem binary (one named agmem, or self)
-// whose only other words are "record" and a --repo, its output sent to /dev/null or not.
-// It returns what the command runs.
+// whose only other words are "record" and a --repo, its output sent to /dev/null or not
+// (see withoutRedirections). It returns what the command runs.
 func recorderOf(command, self string) (Recorder, bool) {
-	words, ok := shellWords(toNowhere.ReplaceAllString(command, ""))
+	words, ok := shellWords(withoutRedirections(command))
 	if !ok || len(words) < 2 {
 		return Recorder{}, false
 	}
@@ -154,6 +150,44 @@ func recorderOf(command, self string) (Recorder, bool) {
 		}
 	}
 	return r, record
+}
+
+// withoutRedirections takes off the end of a command the redirections people put on
+// agmem's hook by hand: standard output, standard error or both sent to /dev/null
+// (">/dev/null", "1> /dev/null", "2>/dev/null", ">>/dev/null", "&>/dev/null") and
+// "2>&1", in any order and number. Anything else is left for shellWords to refuse.
+func withoutRedirections(command string) string {
+	for {
+		s := strings.TrimRight(command, " \t")
+		if rest, ok := strings.CutSuffix(s, "2>&1"); ok && wordEnds(rest) {
+			command = rest
+			continue
+		}
+		rest, ok := strings.CutSuffix(s, "/dev/null")
+		if !ok {
+			return s
+		}
+		rest, ok = strings.CutSuffix(strings.TrimRight(rest, " \t"), ">")
+		if !ok || strings.HasSuffix(rest, `\`) { // \> is a character of a word
+			return s
+		}
+		if r, ok := strings.CutSuffix(rest, ">"); ok && !strings.HasSuffix(r, `\`) {
+			rest = r // >> appends, to nothing all the same
+		}
+		// A file descriptor (or bash's & for both) belongs to the redirection only as a
+		// word of its own: in "/m2>/dev/null" the 2 is the path's.
+		if n := len(rest); n > 0 && strings.IndexByte("12&", rest[n-1]) >= 0 && wordEnds(rest[:n-1]) {
+			rest = rest[:n-1]
+		}
+		command = rest
+	}
+}
+
+// wordEnds says whether what follows s starts a new word: s is empty or ends in a blank
+// that no backslash escapes.
+func wordEnds(s string) bool {
+	n := len(s)
+	return n == 0 || (s[n-1] == ' ' || s[n-1] == '\t') && (n == 1 || s[n-2] != '\\')
 }
 
 // shellWords splits a command as sh would, for the quoting Command writes and the plain

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -198,7 +199,18 @@ func TestRecorderOf(t *testing.T) {
 		{ana.Command(), ana, true},
 		{"agmem record", Recorder{Binary: "agmem"}, true},
 		{"agmem record --repo /m 1> /dev/null", Recorder{Binary: "agmem", Repo: "/m"}, true},
-		{"agmem record >/dev/null 2>&1", Recorder{}, false},
+		{"agmem record >/dev/null 2>&1", Recorder{Binary: "agmem"}, true},
+		{"agmem record --repo /m 2>/dev/null", Recorder{Binary: "agmem", Repo: "/m"}, true},
+		{"agmem record --repo /m 2>&1 >/dev/null", Recorder{Binary: "agmem", Repo: "/m"}, true},
+		{"agmem record --repo /m >>/dev/null 2>>/dev/null ", Recorder{Binary: "agmem", Repo: "/m"}, true},
+		{"agmem record --repo /m &>/dev/null", Recorder{Binary: "agmem", Repo: "/m"}, true},
+		{ana.Command() + " 2>/dev/null", ana, true},
+		{"agmem record --repo /m2>/dev/null", Recorder{Binary: "agmem", Repo: "/m2"}, true}, // the 2 is the path's
+		{"agmem record --repo /m\\ 2>&1", Recorder{}, false},                                // an escaped blank: one word
+		{"agmem record >/tmp/log", Recorder{}, false},
+		{"agmem record 2>/tmp/errors", Recorder{}, false},
+		{"agmem record </dev/null", Recorder{}, false},
+		{"agmem record >/dev/null 3>&1", Recorder{}, false},
 		{"agmem --repo /m record", Recorder{Binary: "agmem", Repo: "/m"}, true},
 		{`"/opt/my tools/agmem" record --repo=/m`, Recorder{Binary: "/opt/my tools/agmem", Repo: "/m"}, true},
 		{`/opt/my\ tools/agmem.exe record`, Recorder{Binary: "/opt/my tools/agmem.exe"}, true},
@@ -215,6 +227,30 @@ func TestRecorderOf(t *testing.T) {
 		got, ok := recorderOf(tc.cmd, "/home/ana/bin/agmem-dev")
 		if ok != tc.ok || got != tc.want {
 			t.Errorf("recorderOf(%q) = %+v, %v; want %+v, %v", tc.cmd, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestInstallUpdatesHandEditedHooks checks that agmem's hook with its redirections
+// changed by hand is still known as agmem's: installing updates it in place rather than
+// adding a second hook, which would record every event twice.
+func TestInstallUpdatesHandEditedHooks(t *testing.T) {
+	claude := agent(t, "claude")
+	for _, redirect := range []string{"2>/dev/null", ">/dev/null 2>&1", "2>&1 >/dev/null", "&>/dev/null", ""} {
+		src := `{"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "agmem record --repo /m ` + redirect + `"}]}]}}`
+		got, ch, err := claude.Install([]byte(src), ana, self)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(ch.Updated, "PostToolUse") || slices.Contains(ch.Added, "PostToolUse") {
+			t.Errorf("%q: install reported %+v, want PostToolUse updated", redirect, ch)
+		}
+		var v struct{ Hooks map[string][]group }
+		if err := json.Unmarshal(got, &v); err != nil {
+			t.Fatal(err)
+		}
+		if list := v.Hooks["PostToolUse"]; len(list) != 1 || len(list[0].Hooks) != 1 || list[0].Hooks[0].Command != ana.Command() {
+			t.Errorf("%q: PostToolUse is now %+v, want agmem's one hook, updated", redirect, list)
 		}
 	}
 }
