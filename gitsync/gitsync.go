@@ -170,7 +170,14 @@ func (e *Error) Unwrap() error { return e.Err }
 // failed describes a failure the remote reported.
 func failed(what string, opts Options, git *vcs.Repo, f *Failure) *Error {
 	where, _ := git.RemoteURL(opts.Remote)
-	e := &Error{Kind: f.Kind, Err: fmt.Errorf("%s %s (%s): %s", what, opts.Remote, redactURL(where), f.Message)}
+	msg := f.Message
+	switch f.Kind {
+	case KindUnreachable:
+		msg = "cannot reach it: " + msg
+	case KindAuthFailed:
+		msg = "credentials refused: " + msg
+	}
+	e := &Error{Kind: f.Kind, Err: fmt.Errorf("%s %s (%s): %s", what, opts.Remote, redactURL(where), msg)}
 	switch f.Kind {
 	case KindUnreachable:
 		e.Hint = `nothing is lost: your commits stay here and the next "agmem push" sends them once the remote answers`

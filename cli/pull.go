@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"fmt"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/agmem/agmem/gitsync"
+	"github.com/agmem/agmem/memrepo"
+)
+
+func newPullCommand(e *env) *ucli.Command {
+	return &ucli.Command{
+		Name:      "pull",
+		Usage:     "fetch the history every memory repo published on a git remote, for sessions and replay",
+		ArgsUsage: "[REMOTE]",
+		Description: "Fetches each agents/<repo id> branch of REMOTE (default: [sync] remote, origin) into\n" +
+			"REMOTE/agents/<repo id>. \"agmem sessions\" then lists the sessions of every agent, with\n" +
+			"the repo each came from, and \"agmem replay\" shows any of them. Your own branch, journal\n" +
+			"and worktree are left as they are.",
+		Action: func(c *ucli.Context) error {
+			return onRemote(c, e, func(repo memrepo.Repo, opts gitsync.Options) error { return runPull(e, repo, opts) })
+		},
+	}
+}
+
+func runPull(e *env, repo memrepo.Repo, opts gitsync.Options) error {
+	moved, err := gitsync.Pull(repo, opts)
+	if err != nil {
+		return syncError(err)
+	}
+	if len(moved) == 0 {
+		fmt.Fprintf(e.stdout, "already up to date with %s\n", opts.Remote)
+		return nil
+	}
+	for _, u := range moved {
+		if u.Old.IsZero() {
+			fmt.Fprintf(e.stdout, "%s: new, at %s\n", u.Name, u.New.String()[:7])
+		} else {
+			fmt.Fprintf(e.stdout, "%s: %s..%s\n", u.Name, u.Old.String()[:7], u.New.String()[:7])
+		}
+	}
+	return nil
+}
