@@ -92,6 +92,7 @@ func daemonFlags() []ucli.Flag {
 		&ucli.IntFlag{Name: "max-pending", Usage: "flush as soon as this many observations are pending (default: [daemon] max_pending, 50)"},
 		&ucli.StringSliceFlag{Name: "watch", Usage: "record each line appended to this JSONL file (repeatable; default: [daemon] watch)"},
 		&ucli.DurationFlag{Name: "session-idle", Usage: "start a new session after this long without records (default: [capture] session_idle, 30m)"},
+		&ucli.StringFlag{Name: "push", Usage: "push to this git remote after each flush (default: [sync] remote if [sync] push is true)"},
 	}
 }
 
@@ -101,6 +102,7 @@ type daemonFlagValues struct {
 	interval, sessionIdle *time.Duration
 	maxPending            *int
 	watch                 []string // absolute
+	push                  string   // the remote to push to, "" for [sync]'s choice
 }
 
 func readDaemonFlags(c *ucli.Context) (daemonFlagValues, error) {
@@ -124,6 +126,7 @@ func readDaemonFlags(c *ucli.Context) (daemonFlagValues, error) {
 		}
 		f.maxPending = &n
 	}
+	f.push = c.String("push")
 	for _, w := range c.StringSlice("watch") {
 		abs, err := filepath.Abs(w)
 		if err != nil {
@@ -149,6 +152,9 @@ func (f daemonFlagValues) args() []string {
 	for _, w := range f.watch {
 		args = append(args, "--watch", w)
 	}
+	if f.push != "" {
+		args = append(args, "--push", f.push)
+	}
 	return args
 }
 
@@ -173,6 +179,10 @@ func (f daemonFlagValues) loader(e *env, repo memrepo.Repo) func() (daemon.Setti
 			s.Watch = append(s.Watch, filepath.Clean(w))
 		}
 		s.Flush = flush.Options{LLM: llmSettings(cfg)}
+		s.Keep = cfg.Sync.KeepFor()
+		if f.push != "" || cfg.Sync.Push {
+			s.Push = syncOptions(cfg, f.push)
+		}
 		if f.interval != nil {
 			s.Interval = *f.interval
 		}

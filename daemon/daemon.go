@@ -13,6 +13,7 @@ import (
 	"github.com/agmem/agmem/capture"
 	"github.com/agmem/agmem/flock"
 	"github.com/agmem/agmem/flush"
+	"github.com/agmem/agmem/gitsync"
 	"github.com/agmem/agmem/memrepo"
 )
 
@@ -42,6 +43,10 @@ type Settings struct {
 	// MaxInput bounds a line of a followed file; a longer one is passed over.
 	MaxInput int
 	Flush    flush.Options
+	// Push is where to push after each flush that commits something; Remote "" is
+	// nowhere. Keep is how long the daily gc keeps committed sessions in the journal.
+	Push gitsync.Options
+	Keep time.Duration
 }
 
 // Daemon is the daemon of one memory repo.
@@ -54,6 +59,7 @@ type Daemon struct {
 	settings Settings
 	state    State
 	recorded chan struct{} // tells the scheduler that a followed file was recorded
+	flushed  chan struct{} // tells the pusher that a flush committed something
 }
 
 // Run is the daemon's life. It takes the repo's daemon lock, writes its state and calls
@@ -85,6 +91,7 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan os.Signal, ready func(pi
 
 	d.settings = settings
 	d.recorded = make(chan struct{}, 1)
+	d.flushed = make(chan struct{}, 1)
 	d.state = State{PID: os.Getpid(), StartedAt: time.Now().UTC(), Watch: []WatchState{}}
 	d.state.describe(settings)
 	if err := d.save(); err != nil {
@@ -103,6 +110,8 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan os.Signal, ready func(pi
 	var wg sync.WaitGroup
 	wg.Go(func() { d.follow(loops, toFollow) })
 	wg.Go(func() { d.schedule(loops, toSchedule) })
+	wg.Go(func() { d.push(loops, d.flushed) })
+	wg.Go(func() { d.collect(loops) })
 	check := time.NewTicker(pollEvery)
 	for loops.Err() == nil {
 		select {

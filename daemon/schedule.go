@@ -103,6 +103,9 @@ func (d *Daemon) flushIf(trigger string, needed func(journal.Backlog) bool) *Flu
 	} else {
 		d.Log.Info("flushed", "trigger", trigger, "commits", report.Commits, "observations", report.Observations,
 			"took", time.Since(report.At).Round(time.Millisecond).String())
+		if report.Commits > 0 {
+			nudge(d.flushed)
+		}
 	}
 	d.update(func(st *State) {
 		st.LastFlush = report

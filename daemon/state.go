@@ -32,6 +32,7 @@ type State struct {
 	Watch      []WatchState `json:"watch"`
 	LastFlush  *FlushReport `json:"last_flush,omitempty"`
 	NextFlush  *time.Time   `json:"next_flush,omitempty"`
+	LastPush   *PushReport  `json:"last_push,omitempty"`
 	Counters   Counters     `json:"counters"`
 	// Error is why a daemon stopped with an error: its final flush failed.
 	Error string `json:"error,omitempty"`
