@@ -11,8 +11,8 @@ import (
 )
 
 // IDFile holds, in a memory repo's state directory, the id the repo publishes its branch
-// under on remotes: refs/heads/agents/<id>. It is made on the first push or pull and
-// never changes by itself; a person may choose another before the first push.
+// under on remotes: refs/heads/agents/<id>. It is made by the first push and never
+// changes by itself; a person may choose another before the first push.
 const IDFile = "repo-id"
 
 // ErrBadID is returned for an id that cannot name a branch.
