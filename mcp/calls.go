@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -44,34 +45,64 @@ func (c Call) Native(server string) capture.Native {
 	return n
 }
 
-// message is what the tracker reads of a JSON-RPC 2.0 message.
+// message is what the tracker reads of a JSON-RPC 2.0 message. Its result is read as
+// a tool's, straight into the parts an observation keeps: an answer to tools/call, the
+// call always recorded, is read once however large. The answers to other methods
+// recorded are read again, as sent (rawResult).
 type message struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
+	Result *toolResult     `json:"result"`
 	Error  *struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
+	misread bool // a part had another shape than a tool's answer: Result is not to be trusted
 }
 
 // messages reads one line: a message, or a batch of them. A line that is not JSON-RPC
 // holds none; it was passed on all the same.
 func messages(line []byte) []message {
 	line = bytes.TrimSpace(line)
+	var ms []message
+	var err error
 	if len(line) > 0 && line[0] == '[' {
-		var batch []message
-		if json.Unmarshal(line, &batch) != nil {
-			return nil
-		}
-		return batch
+		err = json.Unmarshal(line, &ms)
+	} else {
+		ms = make([]message, 1)
+		err = json.Unmarshal(line, &ms[0])
 	}
-	var m message
-	if json.Unmarshal(line, &m) != nil {
+	var shape *json.UnmarshalTypeError
+	if err != nil && !errors.As(err, &shape) {
 		return nil
 	}
-	return []message{m}
+	for i := range ms {
+		ms[i].misread = err != nil
+	}
+	return ms
+}
+
+// rawResult is the result, as sent, of the response in line (a message or a batch)
+// whose id is key.
+func rawResult(line []byte, key string) json.RawMessage {
+	type response struct {
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+	}
+	var rs []response
+	if line = bytes.TrimSpace(line); len(line) > 0 && line[0] == '[' {
+		json.Unmarshal(line, &rs)
+	} else {
+		rs = make([]response, 1)
+		json.Unmarshal(line, &rs[0])
+	}
+	for _, r := range rs {
+		if string(bytes.TrimSpace(r.ID)) == key {
+			return r.Result
+		}
+	}
+	return nil
 }
 
 // key is an id as a map key: ids are compared as sent, so "1" and 1 are two ids.
@@ -176,18 +207,17 @@ func (tr *tracker) fromServer(line []byte, t time.Time) {
 		case m.Error != nil:
 			c.Error = fmt.Sprintf("%s (JSON-RPC error %d)", m.Error.Message, m.Error.Code)
 			c.Result, _ = json.Marshal(c.Error)
-		case c.Method == ToolsCall:
-			var failed bool
+		case c.Method == ToolsCall && !m.misread:
 			var text string
-			c.Result, text, failed = toolResult(m.Result)
-			if failed {
+			c.Result, text = m.Result.kept()
+			if m.Result != nil && m.Result.IsError {
 				c.Error = text
 				if c.Error == "" {
 					c.Error = "the tool reported an error"
 				}
 			}
 		default:
-			c.Result = m.Result
+			c.Result = rawResult(line, m.key())
 		}
 		tr.done(*c)
 	}

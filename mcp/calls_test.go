@@ -66,6 +66,12 @@ func TestTrackerPairsEachCallWithItsAnswer(t *testing.T) {
 			{">", `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}`},
 			{"<", `{"jsonrpc":"2.0","id":1,"result":{"contents":[]}}`}},
 			want: []want{{"", `{"uri":"file:///a"}`, `{"contents":[]}`, ""}}},
+		{name: "a result that is not a tool's is kept as sent", steps: []step{call("1", "odd", `{}`),
+			{"<", `[{"jsonrpc":"2.0","id":1,"result":[1, {"content":"a"}]}]`}},
+			want: []want{{"odd", `{}`, `[1, {"content":"a"}]`, ""}}},
+		{name: "an answer escaped otherwise still unwraps", steps: []step{call("1", "read", `{}`),
+			{"<", `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"<a>é"}],"structuredContent":{"content" : "<a>é" }}}`}},
+			want: []want{{"read", `{}`, `"<a>é"`, ""}}},
 		{name: "lines that are not JSON-RPC are passed over", steps: []step{{">", "not json"}, {">", `{"id":1}`},
 			{"<", "[1,2"}, call("1", "a", `{}`), answer("1", "A")},
 			want: []want{{"a", `{}`, `"A"`, ""}}},
@@ -137,14 +143,15 @@ func TestNativeNamesTheToolAfterTheServer(t *testing.T) {
 	}
 }
 
-func TestToolResultKeepsTextAndStructuredContent(t *testing.T) {
+func TestToolResultsKeepTextAndStructuredContent(t *testing.T) {
 	tests := []struct{ name, result, want, text string }{
 		{"text blocks joined", `{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`, `"a\nb"`, "a\nb"},
 		{"an image named, not kept", `{"content":[{"type":"image","data":"AAAA","mimeType":"image/png"}]}`, `"[image: image/png, 3 bytes]"`, ""},
 		{"a resource's text", `{"content":[{"type":"resource","resource":{"uri":"file:///a","text":"A"}}]}`, `"A"`, ""},
 		{"a binary resource named", `{"content":[{"type":"resource","resource":{"uri":"file:///b","mimeType":"image/png","blob":"AAAA"}}]}`, `"[resource: file:///b, image/png]"`, ""},
 		{"a link", `{"content":[{"type":"resource_link","uri":"file:///c","name":"c"}]}`, `"[resource link: file:///c]"`, ""},
-		{"a block of a kind not known, as sent", `{"content":[{"type":"hologram","x":1}]}`, `"{\"type\":\"hologram\",\"x\":1}"`, ""},
+		{"a block of a kind not known, named", `{"content":[{"type":"hologram","x":1}]}`, `"[hologram content]"`, ""},
+		{"a number spelled as text", `{"content":[{"type":"text","text":"20"}],"structuredContent":20}`, `20`, ""},
 		{"structured content spelled again as text", `{"content":[{"type":"text","text":"{\"t\": 20}"}],"structuredContent":{"t":20}}`, `{"t":20}`, ""},
 		{"structured content that only wraps the text", `{"content":[{"type":"text","text":"hello"}],"structuredContent":{"content":"hello"}}`, `"hello"`, ""},
 		{"structured content that holds the text and more", `{"content":[{"type":"text","text":"hello"}],"structuredContent":{"content":"hello","lines":1}}`,
@@ -152,11 +159,15 @@ func TestToolResultKeepsTextAndStructuredContent(t *testing.T) {
 		{"structured content alone", `{"content":[],"structuredContent":{"t":20}}`, `{"t":20}`, ""},
 		{"structured content that says something else", `{"content":[{"type":"text","text":"warm"}],"structuredContent":{"t":20}}`,
 			`{"content":"warm","structuredContent":{"t":20}}`, ""},
-		{"not a tool's result", `[1]`, `[1]`, ""},
+		{"no result", `null`, `""`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, text, _ := toolResult(json.RawMessage(tt.result))
+			var r *toolResult
+			if err := json.Unmarshal([]byte(tt.result), &r); err != nil {
+				t.Fatal(err)
+			}
+			got, text := r.kept()
 			if string(got) != tt.want {
 				t.Errorf("result %s, want %s", got, tt.want)
 			}
