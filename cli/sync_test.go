@@ -52,6 +52,7 @@ func TestSync(t *testing.T) {
 	t.Run("failures exit 1 with a hint", func(t *testing.T) { testSyncFailures(t, env) })
 	t.Run("the daemon pushes and retries", func(t *testing.T) { testDaemonPushes(t, env) })
 	t.Run("a session too big for one file", func(t *testing.T) { testBigSession(t, env) })
+	t.Run("ssh with a key file", func(t *testing.T) { testSSH(t, env) })
 }
 
 // gitServer serves the bare repositories under root over git's smart HTTP protocol,
