@@ -34,6 +34,8 @@ func main() {
 		err = flushes(os.Args[2:])
 	case "concurrent":
 		err = concurrent(os.Args[2:])
+	case "mcp":
+		err = mcpLatency(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown benchmark %q", os.Args[1])
 	}
