@@ -39,9 +39,6 @@ func findHelper(configured string) (string, error) {
 	return "", fmt.Errorf("%w beside agmem nor on $PATH", ErrNoHelper)
 }
 
-// maxResponseBytes bounds what agmem reads of the helper's answer.
-const maxResponseBytes = 64 << 10
-
 // ask runs the helper in dir with req on its standard input and env added to agmem's
 // environment, and kills it once timeout has passed.
 func ask(helper, dir string, req Request, env []string, timeout time.Duration) (Response, error) {
@@ -69,7 +66,7 @@ func ask(helper, dir string, req Request, env []string, timeout time.Duration) (
 		return Response{}, fmt.Errorf("%s: %w: %s", helper, err, firstLine(stderr.String()))
 	}
 	var resp Response
-	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()[:min(stdout.Len(), maxResponseBytes)]), &resp); err != nil {
+	if err := json.Unmarshal(stdout.Bytes(), &resp); err != nil {
 		return Response{}, fmt.Errorf("%s: unreadable response: %w", helper, err)
 	}
 	return resp, nil

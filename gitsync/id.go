@@ -15,11 +15,11 @@ import (
 // changes by itself; a person may choose another before the first push.
 const IDFile = "repo-id"
 
-// ErrBadID is returned for an id that cannot name a branch.
-var ErrBadID = errors.New("not a usable repo id")
+// errBadID is returned for an id that cannot name a branch.
+var errBadID = errors.New("not a usable repo id")
 
-// ReadID returns the memory repo's id, or "" if it has none yet.
-func ReadID(stateDir string) (string, error) {
+// readID returns the memory repo's id, or "" if it has none yet.
+func readID(stateDir string) (string, error) {
 	path := filepath.Join(stateDir, IDFile)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -30,7 +30,7 @@ func ReadID(stateDir string) (string, error) {
 	}
 	id := strings.TrimSpace(string(data))
 	if !validID(id) {
-		return "", fmt.Errorf("%s: %q is %w (letters, digits, '.', '_' and '-', starting with a letter or digit)", path, id, ErrBadID)
+		return "", fmt.Errorf("%s: %q is %w (letters, digits, '.', '_' and '-', starting with a letter or digit)", path, id, errBadID)
 	}
 	return id, nil
 }
@@ -39,7 +39,7 @@ func ReadID(stateDir string) (string, error) {
 // the repo directory's name and a random tail, "ana-laptop-agent-memory-7k3qxa", so
 // that a person can tell whose branch is whose and two repos never share one.
 func EnsureID(stateDir, root string) (string, error) {
-	if id, err := ReadID(stateDir); id != "" || err != nil {
+	if id, err := readID(stateDir); id != "" || err != nil {
 		return id, err
 	}
 	host, _ := os.Hostname()
@@ -66,7 +66,7 @@ func EnsureID(stateDir, root string) (string, error) {
 	if err := os.Link(tmp, path); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", err
 	}
-	return ReadID(stateDir)
+	return readID(stateDir)
 }
 
 // idPart makes s a piece of an id: lower case letters and digits, other runs as one

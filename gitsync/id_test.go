@@ -10,8 +10,8 @@ import (
 
 func TestEnsureIDIsMadeOnceAndKept(t *testing.T) {
 	dir := t.TempDir()
-	if id, err := ReadID(dir); id != "" || err != nil {
-		t.Fatalf("ReadID of a repo with none = %q, %v", id, err)
+	if id, err := readID(dir); id != "" || err != nil {
+		t.Fatalf("readID of a repo with none = %q, %v", id, err)
 	}
 	ids := make([]string, 8)
 	var wg sync.WaitGroup
@@ -47,8 +47,8 @@ func TestReadIDRefusesWhatCannotNameABranch(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, IDFile), []byte(id+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ReadID(dir); err == nil {
-			t.Errorf("ReadID accepted %q", id)
+		if _, err := readID(dir); err == nil {
+			t.Errorf("readID accepted %q", id)
 		}
 	}
 	for _, id := range []string{"ana-laptop", "ci_runner.7", "A1"} {
