@@ -83,3 +83,35 @@ func TestRecordFiles(t *testing.T) {
 		t.Errorf("RecordFiles:\n got %q\nwant %q", got, want)
 	}
 }
+
+// FuzzSplitRecord: whatever the record and the limit, the pieces join to the record,
+// none is over the limit, and each ends with a line unless its last line alone does
+// not fit.
+func FuzzSplitRecord(f *testing.F) {
+	f.Add([]byte("ab\ncd\n"), 3)
+	f.Add([]byte("abcdefghijkl\nx\n"), 5)
+	f.Add([]byte("\n\n\n"), 1)
+	f.Fuzz(func(t *testing.T, data []byte, limit int) {
+		if limit < 1 || limit > 1<<16 {
+			return
+		}
+		pieces := splitRecord(data, limit)
+		var joined []byte
+		for i, p := range pieces {
+			if len(p) > limit {
+				t.Fatalf("piece %d is %d bytes, over %d", i, len(p), limit)
+			}
+			last := i == len(pieces)-1
+			if !last && !bytes.HasSuffix(p, []byte("\n")) && bytes.Contains(p, []byte("\n")) {
+				t.Fatalf("piece %d %q cuts a line although a line ends in it", i, p)
+			}
+			if !last && len(p) == 0 {
+				t.Fatalf("piece %d is empty", i)
+			}
+			joined = append(joined, p...)
+		}
+		if !bytes.Equal(joined, data) {
+			t.Fatalf("the pieces join to %q, not %q", joined, data)
+		}
+	})
+}
