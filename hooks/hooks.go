@@ -443,8 +443,9 @@ func (a Agent) Install(src []byte, r Recorder, self string) ([]byte, Change, err
 }
 
 // Uninstall returns src without agmem's hooks, in any event. An event list, and then the
-// "hooks" object, that removing them leaves empty goes too; one that was empty before is
-// kept. Everything else stays, a top-level "version" included.
+// "hooks" object, that removing them leaves empty goes too, unless it holds a comment; one
+// that was empty before is kept. Everything else stays, a top-level "version" and every
+// comment outside agmem's hooks included.
 func (a Agent) Uninstall(src []byte, self string) ([]byte, Change, error) {
 	s, err := a.open(src, self)
 	if err != nil {
@@ -465,18 +466,24 @@ func (a Agent) Uninstall(src []byte, self string) ([]byte, Change, error) {
 		}
 		ch.Removed = append(ch.Removed, ev)
 		if list := s.list(ev); list != nil && len(list.elems) == 0 {
-			_, i := s.hooksObject().get(ev)
-			s.set(s.doc.remove(s.hooksObject(), i))
+			s.removeIfBare(s.hooksObject(), ev)
 		}
 	}
 	if len(ch.Removed) == 0 {
 		return src, ch, nil
 	}
 	if h := s.hooksObject(); len(h.members) == 0 {
-		_, i := s.doc.root.get("hooks")
-		s.set(s.doc.remove(s.doc.root, i))
+		s.removeIfBare(s.doc.root, "hooks")
 	}
 	return s.doc.src, ch, nil
+}
+
+// removeIfBare takes the member key out of the object, unless a comment is in it.
+func (s *settings) removeIfBare(object *node, key string) {
+	_, i := object.get(key)
+	if m := object.members[i]; !s.doc.hasComment(m.keyStart, m.value.end) {
+		s.set(s.doc.remove(object, i))
+	}
 }
 
 // Found is what a settings file holds of agmem's.

@@ -163,6 +163,100 @@ func TestInstallKeepsTheFileStyle(t *testing.T) {
 	}
 }
 
+// TestCommentsSurvive checks that taking agmem's hooks out of Gemini CLI's settings (by
+// uninstalling, or by installing over stale or mixed entries) removes the entry, its comma
+// and the space around it, and no comment: not one beside the entry, not one inside a
+// list it empties, not one in a file that held nothing else.
+func TestCommentsSurvive(t *testing.T) {
+	gemini := agent(t, "gemini")
+	for _, tc := range []struct{ name, src, want string }{
+		{"beside the entries", `{
+  "hooks": {
+    "AfterTool": [
+      {"matcher": "*", "hooks": [{"name": "lint", "type": "command", "command": "my-linter"}]}, // my linter, keep me
+      {"matcher": "*", "hooks": [{"name": "agmem", "type": "command", "command": "agmem record"}]}
+    ],
+    "BeforeAgent": [
+      {"hooks": [{"name": "agmem", "type": "command", "command": "agmem record"}]}, // agmem: added by hand
+      /* the team's prompt logger */ {"hooks": [{"command": "log-prompt"}]}
+    ]
+  }
+}
+`, `{
+  "hooks": {
+    "AfterTool": [
+      {"matcher": "*", "hooks": [{"name": "lint", "type": "command", "command": "my-linter"}]} // my linter, keep me
+    ],
+    "BeforeAgent": [
+      // agmem: added by hand
+      /* the team's prompt logger */ {"hooks": [{"command": "log-prompt"}]}
+    ]
+  }
+}
+`},
+		{"the last entry after a line comment", "{\"hooks\": {\"AfterTool\": [{\"command\": \"x\"}, // x\n{\"hooks\": [{\"command\": \"agmem record\"}]}]}}",
+			"{\"hooks\": {\"AfterTool\": [{\"command\": \"x\"} // x\n]}}"},
+		{"a list it empties", `{
+  "hooks": {
+    "AfterTool": [
+      // agmem, for memory
+      {"hooks": [{"command": "agmem record"}]}
+    ]
+  }
+}
+`, `{
+  "hooks": {
+    "AfterTool": [
+      // agmem, for memory
+    ]
+  }
+}
+`},
+		{"between the key and the list", "{\"hooks\": {\"AfterTool\" /* all tools */: [{\"hooks\": [{\"command\": \"agmem record\"}]}]}}",
+			"{\"hooks\": {\"AfterTool\" /* all tools */: []}}"},
+		{"in the hooks object", "{\"hooks\": { // ours\n\"AfterTool\": [{\"hooks\": [{\"command\": \"agmem record\"}]}]}}",
+			"{\"hooks\": { // ours\n}}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _, err := gemini.Uninstall([]byte(tc.src), self)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkParses(t, gemini, got)
+			if string(got) != tc.want {
+				t.Errorf("uninstall gave\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+
+	// installing over a stale entry mixed with the user's own hook
+	src := "{\n  \"hooks\": {\"AfterTool\": [{\"hooks\": [\n    {\"command\": \"agmem record\"}, // old\n    /* mine */ {\"command\": \"./log.sh\"}\n  ]}]}\n}\n"
+	got, _, err := gemini.Install([]byte(src), ana, self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"// old", "/* mine */"} {
+		if !strings.Contains(string(got), c) {
+			t.Errorf("install took out the comment %q:\n%s", c, got)
+		}
+	}
+
+	// a file of comments only keeps them, before the settings agmem writes
+	only := "// Ana's Gemini settings: nothing yet"
+	got, _, err = gemini.Install([]byte(only), ana, self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkParses(t, gemini, got)
+	if !strings.HasPrefix(string(got), only+"\n{\n") {
+		t.Errorf("install over a file of comments gave\n%s", got)
+	}
+	removed, _, err := gemini.Uninstall(got, self)
+	if err != nil || !strings.HasPrefix(string(removed), only+"\n") {
+		t.Errorf("uninstall gave %v\n%s", err, removed)
+	}
+}
+
 // TestUnreadableFilesAreRefused checks that a file agmem cannot read as the agent's
 // settings is refused by install, uninstall and inspect alike.
 func TestUnreadableFilesAreRefused(t *testing.T) {

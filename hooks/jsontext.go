@@ -41,24 +41,44 @@ func (n *node) get(key string) (*node, int) {
 
 // document is a JSON text with an object at the top.
 type document struct {
-	src     []byte // the text as in the file
-	plain   []byte // the same with comments turned into spaces: what is parsed
-	root    *node
-	indent  string // one level of indentation; "" when the text is all on one line
-	spaced  bool   // a space follows a colon (and so a comma) where values stay on one line
-	newline string
+	src      []byte // the text as in the file
+	plain    []byte // the same with comments turned into spaces: what is parsed
+	comments []comment
+	root     *node
+	indent   string // one level of indentation; "" when the text is all on one line
+	spaced   bool   // a space follows a colon (and so a comma) where values stay on one line
+	newline  string
 }
 
 var errNotObject = errors.New("the top level is not a JSON object")
 
-// parseDocument parses src. Empty text (or only comments) is an empty object.
+// parseDocument parses src. Empty text is an empty object; so is a text of comments only,
+// put after them.
 func parseDocument(src []byte, comments bool) (*document, error) {
 	d := &document{src: src, plain: src, newline: "\n"}
+	if bytes.Contains(src, []byte("\r\n")) {
+		d.newline = "\r\n"
+	}
 	if comments {
 		d.plain = blankComments(src)
 	}
 	if len(bytes.TrimSpace(d.plain)) == 0 {
-		d.src, d.plain = []byte("{}\n"), []byte("{}\n")
+		if bytes.Equal(d.plain, d.src) {
+			d.src = []byte("{}\n")
+		} else {
+			d.src = bytes.Clone(d.src)
+			if !bytes.HasSuffix(d.src, []byte("\n")) {
+				d.src = append(d.src, d.newline...)
+			}
+			d.src = append(d.src, "{}"+d.newline...)
+		}
+		d.plain = d.src
+		if comments {
+			d.plain = blankComments(d.src)
+		}
+	}
+	if comments {
+		d.comments, _ = scanComments(d.src)
 	}
 	if !json.Valid(d.plain) {
 		var v any
@@ -75,9 +95,6 @@ func parseDocument(src []byte, comments bool) (*document, error) {
 		return nil, errNotObject
 	}
 	d.root, _ = parseValue(d.plain, i)
-	if bytes.Contains(d.src, []byte("\r\n")) {
-		d.newline = "\r\n"
-	}
 	d.spaced = len(d.root.members) == 0 || d.plain[d.root.members[0].value.start-1] == ' '
 	d.indent = "  "
 	inner := d.plain[d.root.start:d.root.end]
@@ -91,13 +108,19 @@ func parseDocument(src []byte, comments bool) (*document, error) {
 	return d, nil
 }
 
-// blankComments returns src with // and /* */ comments outside strings replaced by
-// spaces (newlines kept), so that offsets stay the same.
-func blankComments(src []byte) []byte {
-	out := bytes.Clone(src)
+// comment is where a comment lies: text[start:end]. A line comment ends where its line
+// does, before the line break.
+type comment struct {
+	start, end int
+	line       bool
+}
+
+// scanComments finds the // and /* */ comments outside strings, in order. It stops at a
+// /* that nothing closes, and says so.
+func scanComments(src []byte) (cs []comment, closed bool) {
 	inString := false
-	for i := 0; i < len(out); i++ {
-		c := out[i]
+	for i := 0; i < len(src); i++ {
+		c := src[i]
 		switch {
 		case inString:
 			if c == '\\' {
@@ -107,24 +130,52 @@ func blankComments(src []byte) []byte {
 			}
 		case c == '"':
 			inString = true
-		case c == '/' && i+1 < len(out) && out[i+1] == '/':
-			for ; i < len(out) && out[i] != '\n'; i++ {
-				out[i] = ' '
-			}
-		case c == '/' && i+1 < len(out) && out[i+1] == '*':
-			end := bytes.Index(out[i+2:], []byte("*/"))
-			if end < 0 {
-				return out // an unclosed comment: left for the JSON check to refuse
-			}
-			for j := i; j < i+2+end+2; j++ {
-				if out[j] != '\n' {
-					out[j] = ' '
+		case c == '/' && i+1 < len(src) && src[i+1] == '/':
+			end := len(src)
+			if nl := bytes.IndexByte(src[i:], '\n'); nl >= 0 {
+				end = i + nl
+				if src[end-1] == '\r' {
+					end--
 				}
 			}
+			cs = append(cs, comment{start: i, end: end, line: true})
+			i = end
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			end := bytes.Index(src[i+2:], []byte("*/"))
+			if end < 0 {
+				return cs, false
+			}
+			cs = append(cs, comment{start: i, end: i + 2 + end + 2})
 			i += 2 + end + 1
 		}
 	}
+	return cs, true
+}
+
+// blankComments returns src with // and /* */ comments outside strings replaced by
+// spaces (newlines kept), so that offsets stay the same. An unclosed /* is left for the
+// JSON check to refuse.
+func blankComments(src []byte) []byte {
+	out := bytes.Clone(src)
+	cs, _ := scanComments(src)
+	for _, c := range cs {
+		for j := c.start; j < c.end; j++ {
+			if out[j] != '\n' {
+				out[j] = ' '
+			}
+		}
+	}
 	return out
+}
+
+// hasComment says whether a comment lies, whole or in part, in text[start:end].
+func (d *document) hasComment(start, end int) bool {
+	for _, c := range d.comments {
+		if c.start < end && c.end > start {
+			return true
+		}
+	}
+	return false
 }
 
 func skipSpace(b []byte, i int) int {
@@ -308,18 +359,56 @@ func (d *document) replace(n *node, v any) []byte {
 	return d.edit(n.start, n.end, d.render(v, d.lineIndent(n.start), pretty))
 }
 
-// remove takes the i-th item out of container c, with the comma and the space that
-// separated it from its neighbour.
+// remove takes the i-th item out of container c, with the comma that separated it from
+// a neighbour and the space around them; never a comment. A container left with nothing
+// but space is emptied.
 func (d *document) remove(c *node, i int) []byte {
 	starts, ends := spans(c)
+	start, end := starts[i], ends[i]
 	switch {
-	case len(starts) == 1:
+	case len(starts) == 1 && !d.hasComment(c.start+1, c.end-1):
 		return d.edit(c.start+1, c.end-1, "")
+	case len(starts) == 1:
+		return d.edit(d.spaceBefore(start, c.start+1, end), end, "")
 	case i > 0:
-		return d.edit(ends[i-1], ends[i], "")
+		comma := skipSpace(d.plain, ends[i-1]) // comments are blank in plain
+		return d.cut(comma, comma+1, d.spaceBefore(start, comma+1, end), end)
 	default:
-		return d.edit(starts[0], starts[1], "")
+		comma := skipSpace(d.plain, end)
+		return d.cut(start, end, comma, skipSpace(d.src, comma+1))
 	}
+}
+
+// spaceBefore is where the space before the item at start begins, from floor on: the
+// space goes with the item taken out from there to end. A line comment keeps the line
+// break that closes it, or one of its own if the line went on after end.
+func (d *document) spaceBefore(start, floor, end int) int {
+	i := start
+	for i > floor && strings.IndexByte(" \t\r\n", d.src[i-1]) >= 0 {
+		i--
+	}
+	for _, c := range d.comments {
+		if !c.line || i <= c.start || i > c.end {
+			continue
+		}
+		rest := end
+		for rest < len(d.src) && (d.src[rest] == ' ' || d.src[rest] == '\t') {
+			rest++
+		}
+		if rest < len(d.src) && (d.src[rest] == '\n' || d.src[rest] == '\r') {
+			return c.end // the line break after end closes the comment now
+		}
+		return c.end + bytes.IndexByte(d.src[c.end:], '\n') + 1
+	}
+	return i
+}
+
+// cut returns the text without text[a:b] and text[c:e], a ≤ b ≤ c ≤ e.
+func (d *document) cut(a, b, c, e int) []byte {
+	out := make([]byte, 0, len(d.src))
+	out = append(out, d.src[:a]...)
+	out = append(out, d.src[b:c]...)
+	return append(out, d.src[e:]...)
 }
 
 // same says whether n holds the same JSON value as v, whatever the spacing or key order.
