@@ -443,8 +443,8 @@ func (a Agent) Install(src []byte, r Recorder, self string) ([]byte, Change, err
 }
 
 // Uninstall returns src without agmem's hooks, in any event. An event list, and then the
-// "hooks" object, that removing them leaves empty goes too, unless it holds a comment; one
-// that was empty before is kept. Everything else stays, a top-level "version" and every
+// "hooks" object, that removing them leaves empty goes too, unless it holds a comment or
+// its key is given twice; one that was empty before is kept. Everything else stays, a top-level "version" and every
 // comment outside agmem's hooks included.
 func (a Agent) Uninstall(src []byte, self string) ([]byte, Change, error) {
 	s, err := a.open(src, self)
@@ -478,12 +478,15 @@ func (a Agent) Uninstall(src []byte, self string) ([]byte, Change, error) {
 	return s.doc.src, ch, nil
 }
 
-// removeIfBare takes the member key out of the object, unless a comment is in it.
+// removeIfBare takes the member key out of the object, unless a comment is in it, or the
+// key is given before too: the agent would read that one instead.
 func (s *settings) removeIfBare(object *node, key string) {
 	_, i := object.get(key)
-	if m := object.members[i]; !s.doc.hasComment(m.keyStart, m.value.end) {
-		s.set(s.doc.remove(object, i))
+	m := object.members[i]
+	if s.doc.hasComment(m.keyStart, m.value.end) || slices.ContainsFunc(object.members[:i], func(o member) bool { return o.key == key }) {
+		return
 	}
+	s.set(s.doc.remove(object, i))
 }
 
 // Found is what a settings file holds of agmem's.
