@@ -68,31 +68,31 @@ func (a Agent) PlanInstall(p Place, s Scope, r Recorder, self string) (Plan, err
 		return Plan{}, fmt.Errorf("%s: %w", path, err)
 	}
 	plan := Plan{Edits: []Edit{{Path: path, Old: old, New: text, What: ch.String()}}}
-	if a.Switch == nil {
+	sw := a.Switch
+	if sw == nil {
 		return plan, nil
 	}
-	sw := a.Switch
-	path = filepath.Join(a.dir(p, s), sw.File)
-	old, err = readFile(path)
-	if err != nil {
-		return Plan{}, err
-	}
-	state, err := sw.State(old)
-	if err != nil {
-		return Plan{}, fmt.Errorf("%s: %w", path, err)
-	}
-	edit := Edit{Path: path, Old: old, New: old}
-	switch state {
-	case SwitchUnset:
-		if edit.New, err = sw.Enable(old); err != nil {
-			return Plan{}, fmt.Errorf("%s: %w", path, err)
+	if sw.File != a.File { // Install has set one in the hooks file already
+		path = filepath.Join(a.dir(p, s), sw.File)
+		if old, err = readFile(path); err != nil {
+			return Plan{}, err
 		}
-		edit.What = sw.String() + " = true added"
-	case SwitchOff:
-		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s runs no hooks while %s is switched off in %s: agmem left it so; set it to true to let them run",
-			a.Title, sw, path))
+		edit := Edit{Path: path, Old: old, New: old}
+		if state, err := sw.State(old); err != nil {
+			return Plan{}, fmt.Errorf("%s: %w", path, err)
+		} else if state == SwitchUnset {
+			if edit.New, err = sw.Enable(old); err != nil {
+				return Plan{}, fmt.Errorf("%s: %w", path, err)
+			}
+			edit.What = sw.String() + " = true added"
+		}
+		plan.Edits = append(plan.Edits, edit)
+		text = edit.New
 	}
-	plan.Edits = append(plan.Edits, edit)
+	if state, setting, _ := sw.read(text); state == SwitchOff {
+		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s runs no hooks while %s is switched off in %s: agmem left it so; set it to true to let them run",
+			a.Title, setting, path))
+	}
 	return plan, nil
 }
 
@@ -121,10 +121,14 @@ func (c Change) String() string {
 			parts = append(parts, p.verb+" "+strings.Join(p.events, ", "))
 		}
 	}
-	if len(parts) == 0 {
-		return ""
+	var s []string
+	if len(parts) > 0 {
+		s = append(s, "agmem's hooks "+strings.Join(parts, "; "))
 	}
-	return "agmem's hooks " + strings.Join(parts, "; ")
+	if c.Enabled != "" {
+		s = append(s, c.Enabled+" = true added")
+	}
+	return strings.Join(s, "; ")
 }
 
 // Status is what one settings file holds of agmem's.
@@ -141,8 +145,8 @@ type Status struct {
 // SwitchStatus is the state of the switch that lets the agent run hooks.
 type SwitchStatus struct {
 	Path    string `json:"file"`
-	Setting string `json:"setting"`
-	State   string `json:"state"` // on, off, unset, or why it cannot be read
+	Setting string `json:"setting"` // the one set false, when one is; else the one agmem writes
+	State   string `json:"state"`   // on, off, unset, or why it cannot be read
 }
 
 // Status reads the agent's files for a scope.
@@ -156,14 +160,16 @@ func (a Agent) Status(p Place, s Scope, self string) Status {
 	if err != nil {
 		st.Error = err.Error()
 	}
-	if sw := a.Switch; sw != nil {
+	if sw := a.Switch; sw != nil && (sw.File != a.File || st.Error == "") { // the file's error says it all
 		st.Switch = &SwitchStatus{Path: filepath.Join(a.dir(p, s), sw.File), Setting: sw.String()}
-		src, err := readFile(st.Switch.Path)
+		if sw.File != a.File {
+			src, err = readFile(st.Switch.Path)
+		}
 		if err == nil {
-			st.Switch.State, err = sw.State(src)
+			st.Switch.State, st.Switch.Setting, err = sw.read(src)
 		}
 		if err != nil {
-			st.Switch.State = err.Error()
+			st.Switch.State, st.Switch.Setting = err.Error(), sw.String()
 		}
 	}
 	return st

@@ -13,8 +13,9 @@ import (
 // FuzzHooksEdit installs and uninstalls agmem's hooks in arbitrary settings files: each
 // is refused as unreadable or comes out readable, with every event covered, unchanged by
 // a second install, and, after uninstalling, with no agmem hook left and every setting
-// other than "hooks" (and Cursor's "version") as it was. Every comment outside agmem's
-// entries is still there after installing, and after uninstalling.
+// other than "hooks" (and Cursor's "version") as it was, but for a switch kept in the
+// file (Gemini CLI's hooksConfig.enabled), which is on if it was unset. Every comment
+// outside agmem's entries is still there after installing, and after uninstalling.
 func FuzzHooksEdit(f *testing.F) {
 	inputs, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
 	for _, path := range inputs {
@@ -62,6 +63,18 @@ func FuzzHooksEdit(f *testing.F) {
 		checkComments(t, "uninstall", comments, removed)
 		if found, _ := a.Inspect(removed, self); len(found.Events) != 0 {
 			t.Fatalf("after uninstall agmem's hooks are left in %v\n%s", found.Events, removed)
+		}
+		if sw := a.Switch; sw != nil && sw.File == a.File {
+			if state, _ := sw.State(src); state == SwitchUnset {
+				table, _ := before[sw.Table].(map[string]any)
+				if table == nil {
+					table = map[string]any{}
+				}
+				table[sw.Key], before[sw.Table] = true, table
+			}
+			if state, err := sw.State(removed); err != nil || state == SwitchUnset {
+				t.Fatalf("after uninstall %s is %s, %v", sw, state, err)
+			}
 		}
 		for _, m := range []map[string]any{before, after} {
 			delete(m, "hooks")

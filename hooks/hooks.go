@@ -52,7 +52,9 @@ type Event struct {
 // run only when config.toml switches them on. Gemini CLI: settings.json with comments,
 // timeouts in milliseconds, hooks named so that "/hooks disable agmem" works; the tool
 // matcher is "*" and lifecycle matchers are left out (Gemini matches those exactly).
-// Cursor: hooks.json version 1, each event a list of commands.
+// Its hooks run while hooksConfig.enabled is on, the default since 0.26; older builds
+// read tools.enableHooks, and some of January 2026 hooks.enabled, so a false in either
+// is reported too. Cursor: hooks.json version 1, each event a list of commands.
 var Agents = []Agent{
 	{
 		Name: "claude", Title: "Claude Code", Dir: ".claude", DirEnv: "CLAUDE_CONFIG_DIR", File: "settings.json",
@@ -70,7 +72,7 @@ var Agents = []Agent{
 		Name: "codex", Title: "Codex CLI", Dir: ".codex", DirEnv: "CODEX_HOME", File: "hooks.json",
 		HookType: "command", Timeout: 10,
 		Events: []Event{{Name: "PostToolUse"}, {Name: "SessionStart"}, {Name: "UserPromptSubmit"}, {Name: "Stop"}},
-		Switch: &Switch{File: "config.toml", Table: "features", Key: "codex_hooks", Aliases: []string{"hooks"}},
+		Switch: &Switch{File: "config.toml", Table: "features", Key: "codex_hooks", Aliases: []string{"features.hooks"}},
 	},
 	{
 		Name: "gemini", Title: "Gemini CLI", Dir: ".gemini", File: "settings.json", Comments: true,
@@ -82,6 +84,7 @@ var Agents = []Agent{
 			{Name: "SessionStart"},
 			{Name: "SessionEnd"},
 		},
+		Switch: &Switch{File: "settings.json", Table: "hooksConfig", Key: "enabled", Aliases: []string{"tools.enableHooks", "hooks.enabled"}},
 	},
 	{
 		Name: "cursor", Title: "Cursor", Dir: ".cursor", File: "hooks.json", Version: 1, Flat: true,
@@ -383,14 +386,16 @@ func (s *settings) removeOurs(event string) bool {
 	}
 }
 
-// Change says what an edit did to each event.
+// Change says what an edit did to each event, and to a switch in the same file.
 type Change struct {
 	Added, Updated, Removed []string
+	Enabled                 string // the switch agmem set true, if it did
 }
 
 // Install returns src with agmem's hooks for every event of the agent, running r; self
 // is this agmem binary. Entries agmem finds of its own are updated in place, or replaced
-// when they are mixed with other hooks or doubled.
+// when they are mixed with other hooks or doubled. A switch kept in the same file is set
+// true if it is unset.
 func (a Agent) Install(src []byte, r Recorder, self string) ([]byte, Change, error) {
 	s, err := a.open(src, self)
 	if err != nil {
@@ -400,6 +405,16 @@ func (a Agent) Install(src []byte, r Recorder, self string) ([]byte, Change, err
 	if a.Version != 0 {
 		if v, _ := s.doc.root.get("version"); v == nil {
 			s.set(s.doc.add(s.doc.root, "version", a.Version))
+		}
+	}
+	if sw := a.Switch; sw != nil && sw.File == a.File {
+		state, _, err := sw.readJSON(s.doc)
+		if err != nil {
+			return nil, Change{}, err
+		}
+		if state == SwitchUnset {
+			s.set(sw.enableJSON(s.doc))
+			ch.Enabled = sw.String()
 		}
 	}
 	if s.hooksObject() == nil {
@@ -436,7 +451,7 @@ func (a Agent) Install(src []byte, r Recorder, self string) ([]byte, Change, err
 			ch.Added = append(ch.Added, ev.Name)
 		}
 	}
-	if len(ch.Added)+len(ch.Updated) == 0 {
+	if len(ch.Added)+len(ch.Updated) == 0 && ch.Enabled == "" {
 		return src, ch, nil
 	}
 	return s.doc.src, ch, nil

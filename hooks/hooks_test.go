@@ -416,6 +416,51 @@ func TestSwitch(t *testing.T) {
 	}
 }
 
+// TestGeminiSwitch reads Gemini CLI's hooks switch under each name it has had and turns
+// it on where it is unset, in the settings file its hooks are in, keeping every other
+// byte; a false under any name is left alone and named.
+func TestGeminiSwitch(t *testing.T) {
+	sw := *agent(t, "gemini").Switch
+	for _, tc := range []struct{ name, src, state, setting, want, err string }{
+		{"no file", "", SwitchUnset, "hooksConfig.enabled", "{\n  \"hooksConfig\": {\n    \"enabled\": true\n  }\n}\n", ""},
+		{"other settings", `{"theme": "GitHub"}`, SwitchUnset, "hooksConfig.enabled", `{"theme": "GitHub", "hooksConfig": {"enabled": true}}`, ""},
+		{"its object, with a comment", "{\n  \"hooksConfig\": {\"notifications\": false} // quiet\n}\n", SwitchUnset, "hooksConfig.enabled",
+			"{\n  \"hooksConfig\": {\"notifications\": false, \"enabled\": true} // quiet\n}\n", ""},
+		{"an old name that is no object now", `{"tools": 1, "hooks": {"enabled": ["x"]}}`, SwitchUnset, "hooksConfig.enabled",
+			`{"tools": 1, "hooks": {"enabled": ["x"]}, "hooksConfig": {"enabled": true}}`, ""},
+		{"on", `{"hooksConfig": {"enabled": true}}`, SwitchOn, "hooksConfig.enabled", "", ""},
+		{"on by its first name", `{"tools": {"enableHooks": true}}`, SwitchOn, "hooksConfig.enabled", "", ""},
+		{"off", `{"hooksConfig": {/* for now */ "enabled": false}}`, SwitchOff, "hooksConfig.enabled", "", ""},
+		{"off by its first name", `{"hooksConfig": {"enabled": true}, "tools": {"enableHooks": false}}`, SwitchOff, "tools.enableHooks", "", ""},
+		{"off by its January name", `{"hooks": {"enabled": false}}`, SwitchOff, "hooks.enabled", "", ""},
+		{"not an object", `{"hooksConfig": true}`, "", "", "", `its "hooksConfig" is not an object`},
+		{"not a boolean", `{"hooksConfig": {"enabled": "yes"}}`, "", "", "", `its hooksConfig.enabled is "yes", not true or false`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			state, setting, err := sw.read([]byte(tc.src))
+			if tc.err != "" {
+				if !errors.Is(err, ErrUnreadable) || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("read = %q, %v; want an error with %q", state, err, tc.err)
+				}
+				return
+			}
+			if err != nil || state != tc.state || setting != tc.setting {
+				t.Fatalf("read = %q, %q, %v; want %q, %q", state, setting, err, tc.state, tc.setting)
+			}
+			if state != SwitchUnset {
+				return
+			}
+			got, err := sw.Enable([]byte(tc.src))
+			if err != nil || string(got) != tc.want {
+				t.Fatalf("Enable = %v\n%s\nwant\n%s", err, got, tc.want)
+			}
+			if state, _ := sw.State(got); state != SwitchOn {
+				t.Errorf("after Enable the switch is %s", state)
+			}
+		})
+	}
+}
+
 // TestWrite checks the file side: a backup of the first version agmem changes, kept
 // through later changes; the file's permissions; a symbolic link followed, not replaced;
 // and nothing written when the file changed since it was read.

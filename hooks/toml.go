@@ -9,51 +9,34 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// Switch is a boolean in a TOML file beside the hooks file that must be true for the
-// agent to run hooks at all: Codex's [features] codex_hooks.
-type Switch struct {
-	File    string // in the agent's settings directory
-	Table   string
-	Key     string   // the key agmem writes
-	Aliases []string // keys that mean the same (newer Codex calls it "hooks")
-}
-
-// Switch states.
-const (
-	SwitchOn    = "on"
-	SwitchOff   = "off"   // set to false: agmem leaves it so and says it
-	SwitchUnset = "unset" // agmem sets it
-)
-
-func (w Switch) String() string { return fmt.Sprintf("[%s] %s", w.Table, w.Key) }
-
-// State reads the switch in src: on when a key sets it true and none false.
-func (w Switch) State(src []byte) (string, error) {
+// readTOML reads the switch in a TOML file; a setting of it that is not true or false
+// is an error.
+func (w Switch) readTOML(src []byte) (state, setting string, err error) {
 	var doc map[string]any
 	if err := toml.Unmarshal(src, &doc); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrUnreadable, err)
+		return "", "", fmt.Errorf("%w: %v", ErrUnreadable, err)
 	}
-	table, _ := doc[w.Table].(map[string]any)
-	state := SwitchUnset
-	for _, k := range append([]string{w.Key}, w.Aliases...) {
-		switch v, set := table[k]; {
+	state, setting = SwitchUnset, w.String()
+	for _, n := range w.names() {
+		table, _ := doc[n[0]].(map[string]any)
+		switch v, set := table[n[1]]; {
 		case !set:
 		case v == false:
-			return SwitchOff, nil
+			return SwitchOff, w.name(n[0], n[1]), nil
 		case v == true:
 			state = SwitchOn
 		default:
-			return "", fmt.Errorf("%w: [%s] %s is %v, not true or false", ErrUnreadable, w.Table, k, v)
+			return "", "", fmt.Errorf("%w: %s is %v, not true or false", ErrUnreadable, w.name(n[0], n[1]), v)
 		}
 	}
-	return state, nil
+	return state, setting, nil
 }
 
-// Enable returns src with the switch set true: a line under the table's header, or the
-// table added at the end. Every other line stays as it was; if the result would read
+// enableTOML returns src with the switch set true: a line under the table's header, or
+// the table added at the end. Every other line stays as it was; if the result would read
 // differently in any other way (a header inside a multi-line string, a table written
 // inline), it refuses rather than guess.
-func (w Switch) Enable(src []byte) ([]byte, error) {
+func (w Switch) enableTOML(src []byte) ([]byte, error) {
 	var before map[string]any
 	if err := toml.Unmarshal(src, &before); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnreadable, err)
