@@ -252,9 +252,9 @@ func testConcurrentPushes(t *testing.T, env []string) {
 	git(t, remote, "fsck", "--strict")
 }
 
-// testSyncFailures: a remote that is missing, down or wants credentials makes push and
-// pull exit 1 with one line and a hint, keeping the local commits; a push once the
-// remote is back sends them.
+// testSyncFailures: a remote that is missing, down, refusing or wants credentials makes
+// push and pull exit 1 with one line and a hint, keeping the local commits; a push once
+// the remote is back sends them.
 func testSyncFailures(t *testing.T, env []string) {
 	root := t.TempDir()
 	bareRemote(t, root, "memory.git")
@@ -269,6 +269,11 @@ func testSyncFailures(t *testing.T, env []string) {
 	mustAgmem(t, dir, "", "flush")
 	head := git(t, dir, "rev-parse", "HEAD")
 	creds := append(env, "AGMEM_SYNC_USERNAME=ana", "AGMEM_SYNC_PASSWORD=s3cret")
+	refusing := bareRemote(t, root, "refusing.git")
+	hook := "#!/bin/sh\necho 'memory is read-only here' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(refusing, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, tc := range []struct {
 		name   string
@@ -283,6 +288,7 @@ func testSyncFailures(t *testing.T, env []string) {
 		{"credentials wanted", srv.URL() + "/memory.git", env, []string{"push"}, "authentication required", "AGMEM_SYNC_PASSWORD"},
 		{"credentials refused", srv.URL() + "/memory.git", append(env, "AGMEM_SYNC_PASSWORD=wrong"), []string{"push"}, "credentials refused", "refused these credentials"},
 		{"down", "http://" + closedAddr(t) + "/memory.git", creds, []string{"push"}, "cannot reach it", "nothing is lost"},
+		{"refusing", refusing, creds, []string{"push"}, "pre-receive hook declined", "the remote refused the update"},
 	} {
 		exec.Command("git", "-C", dir, "remote", "remove", "origin").Run() // the first time, there is none
 		if tc.remote != "" {

@@ -82,7 +82,7 @@ func Push(repo memrepo.Repo, opts Options) (Pushed, error) {
 	}
 	if resp.Failure != nil {
 		e := failed("push to", opts, git, resp.Failure)
-		if e.Kind == KindRejected {
+		if e.Kind == KindDiverged {
 			e.Hint = fmt.Sprintf("%s on %s has commits this repo lacks: another memory repo pushes as %q "+
 				"(a copy of this one?); give this one its own id by removing .agmem/%s, then push again",
 				p.As.Short(), opts.Remote, id, IDFile)
@@ -189,6 +189,8 @@ func failed(what string, opts Options, git *vcs.Repo, f *Failure) *Error {
 		e.Hint = "the remote refused these credentials, or they may not do this: check " + EnvUsername + ", " + EnvPassword + " or your git credential helper"
 	case KindHostKey:
 		e.Hint = "check the host, then add its key: ssh-keyscan HOST >> ~/.ssh/known_hosts"
+	case KindRejected:
+		e.Hint = "the remote refused the update (a hook or its settings, as its message says); your commits stay here"
 	default:
 		e.Hint = "nothing is lost: your commits stay here; fix the cause and run the command again"
 	}

@@ -51,6 +51,7 @@ const (
 	KindAuthRequired Kind = "auth-required" // it wants credentials and got none
 	KindAuthFailed   Kind = "auth-failed"   // it refused the credentials it got
 	KindHostKey      Kind = "host-key"      // an ssh host whose key is not known
-	KindRejected     Kind = "rejected"      // it refused the update
+	KindDiverged     Kind = "diverged"      // the branch there is not an ancestor of the one pushed
+	KindRejected     Kind = "rejected"      // it refused the update: a hook, its settings
 	KindOther        Kind = "failed"
 )

@@ -189,8 +189,9 @@ func classify(err error, sent bool) gitsync.Kind {
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH),
 		errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded):
 		return gitsync.KindUnreachable
-	case errors.Is(err, git.ErrForceNeeded), strings.Contains(msg, "non-fast-forward"),
-		strings.Contains(msg, "command error on"), strings.Contains(msg, "unpack error"):
+	case errors.Is(err, git.ErrForceNeeded), strings.Contains(msg, "non-fast-forward"), strings.Contains(msg, "fetch first"):
+		return gitsync.KindDiverged
+	case strings.Contains(msg, "command error on"), strings.Contains(msg, "unpack error"):
 		return gitsync.KindRejected
 	}
 	return gitsync.KindOther
