@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/rogpeppe/go-internal/diff"
@@ -177,7 +179,12 @@ func hooksPlace(e *env) (hooks.Place, error) {
 	return hooks.Place{Home: home, Project: wd, Getenv: e.getenv}, nil
 }
 
-// agmemBinary is the absolute path of this agmem, which hooks and services will run.
+// agmemBinary is the absolute path of this agmem, which hooks and services will run. It
+// is the "agmem" on $PATH when that leads to this file by symbolic links, as a package
+// manager's does (Homebrew's /opt/homebrew/bin/agmem, a nix profile's bin/agmem): the
+// link stays through upgrades, while the file it leads to (…/Cellar/agmem/1.2.0/bin/agmem)
+// goes with its version, and hooks naming it would fail from then on. Otherwise it is the
+// file itself.
 func agmemBinary() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -189,6 +196,13 @@ func agmemBinary() (string, error) {
 	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
 		return "", withHint(fmt.Errorf("this agmem is a temporary build (%s) that could not be run later", exe),
 			`install it first ("go install ."), then run this command again with the installed agmem`)
+	}
+	if onPath, err := exec.LookPath("agmem"); err == nil {
+		if abs, err := filepath.Abs(onPath); err == nil {
+			if target, err := filepath.EvalSymlinks(abs); err == nil && target == exe {
+				return abs, nil
+			}
+		}
 	}
 	return exe, nil
 }
@@ -292,7 +306,15 @@ func runHooksStatus(e *env, asJSON bool) error {
 				fmt.Fprintf(e.stdout, "  missing: %s (run \"agmem hooks install %s --scope %s\")\n", strings.Join(st.Missing, ", "), st.Agent, st.Scope)
 			}
 			for _, rec := range st.Recorders {
-				fmt.Fprintf(e.stdout, "  records into %s with %s\n", orDiscovered(rec.Repo), rec.Binary)
+				fmt.Fprintf(e.stdout, "  records into %s with %s", orDiscovered(rec.Repo), rec.Binary)
+				if slices.Contains(st.MissingBinaries, rec.Binary) {
+					reinstall := fmt.Sprintf("agmem hooks install %s --scope %s", st.Agent, st.Scope)
+					if rec.Repo != "" {
+						reinstall += " --repo " + hooks.ShellQuote(rec.Repo)
+					}
+					fmt.Fprintf(e.stdout, ": no such file, so these hooks fail (run %q to have them run this agmem)", reinstall)
+				}
+				fmt.Fprintln(e.stdout)
 			}
 		}
 		if sw := st.Switch; sw != nil && (st.Exists || sw.State != hooks.SwitchUnset) {
@@ -310,11 +332,15 @@ func hooksSummary(st hooks.Status) string {
 		return "no file"
 	case len(st.Events) == 0:
 		return "no agmem hooks"
-	case len(st.Missing) == 0:
-		return "installed"
-	default:
-		return "partly installed"
 	}
+	summary := "installed"
+	if len(st.Missing) > 0 {
+		summary = "partly installed"
+	}
+	if len(st.MissingBinaries) > 0 {
+		summary += ", but an agmem they run is gone"
+	}
+	return summary
 }
 
 func orDiscovered(repo string) string {

@@ -138,8 +138,9 @@ type Status struct {
 	Path   string `json:"file"`
 	Exists bool   `json:"exists"`
 	Found
-	Error  string        `json:"error,omitempty"`
-	Switch *SwitchStatus `json:"switch,omitempty"`
+	MissingBinaries []string      `json:"missing_binaries,omitempty"` // recorders' binaries, named by absolute path, that are not there
+	Error           string        `json:"error,omitempty"`
+	Switch          *SwitchStatus `json:"switch,omitempty"`
 }
 
 // SwitchStatus is the state of the switch that lets the agent run hooks.
@@ -159,6 +160,12 @@ func (a Agent) Status(p Place, s Scope, self string) Status {
 	}
 	if err != nil {
 		st.Error = err.Error()
+	}
+	for _, r := range st.Recorders {
+		// A bare name is looked up on the agent's $PATH, which agmem does not know.
+		if _, err := os.Stat(r.Binary); filepath.IsAbs(r.Binary) && errors.Is(err, fs.ErrNotExist) {
+			st.MissingBinaries = append(st.MissingBinaries, r.Binary)
+		}
 	}
 	if sw := a.Switch; sw != nil && (sw.File != a.File || st.Error == "") { // the file's error says it all
 		st.Switch = &SwitchStatus{Path: filepath.Join(a.dir(p, s), sw.File), Setting: sw.String()}
