@@ -76,7 +76,7 @@ func TestRecordFiles(t *testing.T) {
 		{"A.jsonl"},
 		{"B-02.jsonl"}, // not a part number as agmem writes them
 		{"B.jsonl", "B-2.jsonl", "B-3.jsonl", "B-4.jsonl", "B-5.jsonl", "B-6.jsonl", "B-7.jsonl", "B-8.jsonl", "B-9.jsonl", "B-10.jsonl"},
-		{"C-2.jsonl"},  // no C.jsonl: a record of its own
+		{"C-2.jsonl"}, // no C.jsonl: a record of its own
 		{"notes.txt"},
 	}
 	if got := RecordFiles(names); !reflect.DeepEqual(got, want) {
