@@ -142,10 +142,9 @@ func TestRecordBesideADaemonThatFlushesOften(t *testing.T) {
 	for err := range failures {
 		t.Error(err)
 	}
+	// How many flushes ran while records went on depends on the machine's load; that
+	// the size trigger fires at max_pending is tested step by step elsewhere.
 	waitFor(t, "the daemon to flush all", func() bool { return daemonStatus(t, dir).Pending == 0 })
-	if n := batches(t, dir); n < 2 {
-		t.Errorf("the daemon flushed %d times while records went on, want several", n)
-	}
 	mustAgmem(t, dir, "", "daemon", "stop")
 	checkExactlyOnce(t, dir, ids)
 }
