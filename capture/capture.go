@@ -252,6 +252,37 @@ func decodeEvent(data []byte, p Policy, now time.Time) (Decoded, error) {
 	return Decoded{Entries: []memory.Entry{{Event: &e}}}, nil
 }
 
+// IdentifyBy gives the entries decoded from content ids derived from it, so that
+// reading the same content again gives the same ids and the journal keeps it once:
+// from their time too when dated says the content dates them, from the content alone
+// when their time is only when it was read. The content counts in its compact form,
+// so that line ends and spacing make no other id.
+func (d Decoded) IdentifyBy(content []byte, dated bool) {
+	var c bytes.Buffer
+	if json.Compact(&c, content) != nil {
+		c.Reset()
+		c.Write(bytes.TrimSpace(content))
+	}
+	key := c.Bytes()
+	for i, e := range d.Entries {
+		t := time.Unix(0, 0)
+		if dated {
+			t = e.Time()
+		}
+		e.SetID(memory.IDOf(t, append(key[:len(key):len(key)], byte(i))))
+	}
+}
+
+// HasMember says whether a JSON object has a member key that is not empty or null.
+func HasMember(object []byte, key string) bool {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(object, &members) != nil {
+		return false
+	}
+	v := members[key]
+	return len(v) > 0 && string(v) != `""` && string(v) != "null"
+}
+
 // newEvent makes a session event of a hook payload, keeping the attributes that are set.
 func newEvent(name, session, source, text string, at time.Time, attrs map[string]string) *memory.Event {
 	e := &memory.Event{ID: memory.NewID(at), SessionID: session, Timestamp: at.UTC(), Name: name,

@@ -122,7 +122,7 @@ func (d *Daemon) drain(fl *follower) error {
 		if end == fl.mark.Offset {
 			return nil // only a line still being written
 		}
-		entries := d.decode(fl.path, lines, s)
+		entries := d.decode(fl, lines, s)
 		mark := journal.WatchMark{Offset: end, File: fingerprint(fl.f, end)}
 		appended, err := d.Repo.Journal().AppendWatched(fl.path, mark, entries, s.SessionIdle, time.Now())
 		if err != nil {
@@ -189,10 +189,11 @@ func readLines(r io.Reader, at int64, limit int) (lines []line, end int64, err e
 
 // decode turns lines into entries as `agmem record --jsonl` does. A line it cannot read
 // is logged and passed over, so that one bad line never stops a file.
-func (d *Daemon) decode(path string, lines []line, s Settings) []memory.Entry {
+func (d *Daemon) decode(fl *follower, lines []line, s Settings) []memory.Entry {
 	if !s.Capture {
 		return nil
 	}
+	path := fl.path
 	now := time.Now()
 	var out []memory.Entry
 	for _, l := range lines {
@@ -207,6 +208,12 @@ func (d *Daemon) decode(path string, lines []line, s Settings) []memory.Entry {
 		if err != nil {
 			d.Log.Warn("line not recorded", "path", path, "at", l.at, "error", err.Error())
 			continue
+		}
+		if !capture.HasMember(l.text, "id") {
+			// Known by where it is and what it says: a line read again (after a write
+			// that committed but reported an error) is kept once.
+			dec.IdentifyBy(fmt.Appendf(nil, "%s\x00%s\x00%d\x00%s", path, fingerprint(fl.f, l.at), l.at, l.text),
+				capture.HasMember(l.text, "timestamp"))
 		}
 		for _, why := range dec.Skipped {
 			d.Log.Debug("not captured", "path", path, "at", l.at, "why", why)

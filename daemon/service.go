@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
+
+	"github.com/agmem/agmem/hooks"
 )
 
 // Service is a definition that makes an init system run the daemon of one memory repo
@@ -37,19 +40,21 @@ func ServiceFor(goos, home, exe, repo string) (Service, error) {
 		return Service{
 			Path:    path,
 			Content: launchdAgent(label, exe, repo),
-			Enable:  []string{"launchctl bootstrap gui/$(id -u) " + shellQuote(path)},
+			Enable:  []string{"launchctl bootstrap gui/$(id -u) " + hooks.ShellQuote(path)},
 		}, nil
 	}
 	return Service{}, fmt.Errorf("agmem daemon install knows systemd (Linux) and launchd (macOS), not %s", goos)
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+// unsafeName is compiled on first use: package variables are built at every agmem
+// start, agmem record's included.
+var unsafeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]+`) })
 
 // serviceName tells the daemon of repo from others: its directory's name, made safe,
 // and a hash of its whole path, so that two repos of one name get two services.
 func serviceName(repo string) string {
 	sum := sha256.Sum256([]byte(repo))
-	base := strings.Trim(unsafeName.ReplaceAllString(filepath.Base(repo), "-"), "-")
+	base := strings.Trim(unsafeName().ReplaceAllString(filepath.Base(repo), "-"), "-")
 	if len(base) > 40 {
 		base = base[:40]
 	}
@@ -105,9 +110,4 @@ func xmlText(s string) string {
 	var b strings.Builder
 	xml.EscapeText(&b, []byte(s))
 	return b.String()
-}
-
-// shellQuote quotes s for a POSIX shell.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -264,40 +264,10 @@ type decoded struct {
 // gets one from the line itself.
 func decodeLine(line []byte, p capture.Policy, now time.Time) decoded {
 	d, err := capture.Decode(line, p, now)
-	if err == nil && !has(line, "id") {
-		identify(d, line, has(line, "timestamp"))
+	if err == nil && !capture.HasMember(line, "id") {
+		d.IdentifyBy(line, capture.HasMember(line, "timestamp"))
 	}
 	return decoded{d, err}
-}
-
-// identify gives the entries decoded from content ids derived from it: from their
-// time too when the content dates them, and from the content alone when their time is
-// only when it was read. The content counts in its compact form, so that line ends and
-// spacing do not make a second id.
-func identify(d capture.Decoded, content []byte, dated bool) {
-	var c bytes.Buffer
-	if json.Compact(&c, content) != nil {
-		c.Reset()
-		c.Write(bytes.TrimSpace(content))
-	}
-	key := c.Bytes()
-	for i, e := range d.Entries {
-		t := time.Unix(0, 0)
-		if dated {
-			t = e.Time()
-		}
-		e.SetID(memory.IDOf(t, append(key[:len(key):len(key)], byte(i))))
-	}
-}
-
-// has says whether a JSON object has a non-empty member key.
-func has(object []byte, key string) bool {
-	var members map[string]json.RawMessage
-	if json.Unmarshal(object, &members) != nil {
-		return false
-	}
-	v := members[key]
-	return len(v) > 0 && string(v) != `""` && string(v) != "null"
 }
 
 // eachLine calls fn with each non-blank line; a line over maxLine is skipped whole.

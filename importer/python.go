@@ -60,7 +60,7 @@ func (r *reader) pythonSession(in io.Reader) error {
 		}
 		d, err := capture.FromNative(n, r.p, r.now)
 		if err == nil && n.ID == "" {
-			identify(d, raw, n.Timestamp != "")
+			d.IdentifyBy(raw, n.Timestamp != "")
 		}
 		r.add(decoded{d, err}, len(raw))
 	}

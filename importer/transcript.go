@@ -113,7 +113,7 @@ func call(use block, at transcriptLine, result block, toolUseResult json.RawMess
 	}
 	d, err := capture.FromNative(n, p, now)
 	if err == nil {
-		identify(d, []byte(at.SessionID+"\x00"+use.ID), at.Timestamp != "")
+		d.IdentifyBy([]byte(at.SessionID+"\x00"+use.ID), at.Timestamp != "")
 	}
 	return decoded{d, err}
 }
