@@ -8,9 +8,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/agmem/agmem/companion"
 )
 
 // ErrNoHelper is returned when agmem-sync is not where it was configured to be, or,
@@ -21,22 +22,7 @@ var ErrNoHelper = errors.New(HelperName + " not found")
 // $PATH) when it is not "", else the one beside the running agmem, else the first on
 // $PATH, as agmem-llm is found.
 func findHelper(configured string) (string, error) {
-	if configured != "" {
-		path, err := exec.LookPath(configured)
-		if err != nil {
-			return "", fmt.Errorf("%w: %s ([sync] helper or $AGMEM_SYNC_HELPER): %v", ErrNoHelper, configured, err)
-		}
-		return path, nil
-	}
-	if self, err := os.Executable(); err == nil {
-		if path, err := exec.LookPath(filepath.Join(filepath.Dir(self), HelperName)); err == nil {
-			return path, nil
-		}
-	}
-	if path, err := exec.LookPath(HelperName); err == nil {
-		return path, nil
-	}
-	return "", fmt.Errorf("%w beside agmem nor on $PATH", ErrNoHelper)
+	return companion.Find(HelperName, configured, "[sync] helper or $AGMEM_SYNC_HELPER", ErrNoHelper)
 }
 
 // ask runs the helper in dir with req on its standard input and env added to agmem's

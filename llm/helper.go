@@ -8,9 +8,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/agmem/agmem/companion"
 )
 
 const (
@@ -30,22 +31,7 @@ var ErrNoHelper = errors.New(HelperName + " not found")
 // $PATH. Installing agmem with its helper puts them side by side, so the pair found
 // first is the pair built together.
 func FindHelper(configured string) (string, error) {
-	if configured != "" {
-		path, err := exec.LookPath(configured)
-		if err != nil {
-			return "", fmt.Errorf("%w: %s ([llm] helper or $AGMEM_LLM_HELPER): %v", ErrNoHelper, configured, err)
-		}
-		return path, nil
-	}
-	if self, err := os.Executable(); err == nil {
-		if path, err := exec.LookPath(filepath.Join(filepath.Dir(self), HelperName)); err == nil {
-			return path, nil
-		}
-	}
-	if path, err := exec.LookPath(HelperName); err == nil {
-		return path, nil
-	}
-	return "", fmt.Errorf("%w beside agmem nor on $PATH", ErrNoHelper)
+	return companion.Find(HelperName, configured, "[llm] helper or $AGMEM_LLM_HELPER", ErrNoHelper)
 }
 
 // ask runs the helper with req on its standard input and apiKey in its environment,
