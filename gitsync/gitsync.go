@@ -23,7 +23,7 @@ package gitsync
 
 import (
 	"fmt"
-	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -170,7 +170,20 @@ func (e *Error) Unwrap() error { return e.Err }
 // failed describes a failure the remote reported.
 func failed(what string, opts Options, git *vcs.Repo, f *Failure) *Error {
 	where, _ := git.RemoteURL(opts.Remote)
-	msg := f.Message
+	// The remote's own message may quote the URL, or a credential agmem sent.
+	msg := strings.ReplaceAll(f.Message, where, redactURL(where))
+	for _, password := range []string{opts.Password, os.Getenv(EnvPassword)} {
+		if password != "" {
+			msg = strings.ReplaceAll(msg, password, "xxxxx")
+		}
+	}
+	if i := strings.Index(where, "://"); i >= 0 {
+		if user, _, ok := strings.Cut(where[i+3:], "@"); ok {
+			if _, password, ok := strings.Cut(user, ":"); ok && password != "" {
+				msg = strings.ReplaceAll(msg, password, "xxxxx")
+			}
+		}
+	}
 	switch f.Kind {
 	case KindUnreachable:
 		msg = "cannot reach it: " + msg
@@ -197,12 +210,23 @@ func failed(what string, opts Options, git *vcs.Repo, f *Failure) *Error {
 	return e
 }
 
-// redactURL hides a password written into a remote's URL.
+// redactURL hides a password written into a remote's URL, whether or not the URL
+// parses: a password with "%zz", "/" or "#" in it must not come out either.
 func redactURL(s string) string {
-	if u, err := url.Parse(s); err == nil && u.User != nil {
-		return u.Redacted()
+	scheme := strings.Index(s, "://")
+	if scheme < 0 {
+		return s
 	}
-	return s
+	rest := s[scheme+3:]
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return s
+	}
+	user, _, hasPassword := strings.Cut(rest[:at], ":")
+	if !hasPassword {
+		return s
+	}
+	return s[:scheme+3] + user + ":xxxxx" + rest[at:]
 }
 
 func shellQuote(s string) string {

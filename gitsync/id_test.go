@@ -78,6 +78,8 @@ func TestRedactURL(t *testing.T) {
 		"https://git.example.com/m.git":            "https://git.example.com/m.git",
 		"/srv/memory.git":                          "/srv/memory.git",
 		"git@github.com:ana/memory.git":            "git@github.com:ana/memory.git",
+		"https://ana:s3cr%zzET@127.0.0.1:1/x.git":  "https://ana:xxxxx@127.0.0.1:1/x.git",
+		"https://ana:a/b#c@host/x.git":             "https://ana:xxxxx@host/x.git",
 	} {
 		if got := redactURL(in); got != want {
 			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
