@@ -178,9 +178,23 @@ func (r *mcpRecording) record(calls []mcp.Call) error {
 		entries = append(entries, d.Entries...)
 	}
 	if len(entries) > 0 {
-		if _, err := r.journal.Append(entries, r.idle, now); err != nil {
+		if err := appendRetrying(r.journal, entries, r.idle, now); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// appendRetrying appends entries, trying again a few times when the journal is busy
+// (a long gc or import): the entries keep their ids, so a write that committed but
+// reported an error is kept once.
+func appendRetrying(j *journal.Journal, entries []memory.Entry, idle time.Duration, now time.Time) error {
+	var err error
+	for wait := time.Second; wait <= 4*time.Second; wait *= 2 {
+		if _, err = j.Append(entries, idle, now); err == nil {
+			return nil
+		}
+		time.Sleep(wait)
+	}
+	return err
 }

@@ -188,6 +188,17 @@ type tracking struct {
 	done         chan struct{}
 }
 
+// pair hands a line to the tracker. A panic there would end the proxy with Go's exit
+// status 2 ("block" to agents), so it costs the line its pairing, nothing more.
+func (t *tracking) pair(l line) {
+	defer func() { recover() }()
+	if l.from == fromClient {
+		t.tr.fromClient(l.data, l.at)
+	} else {
+		t.tr.fromServer(l.data, l.at)
+	}
+}
+
 func startTracking(tr *tracker, budget int64) *tracking {
 	t := &tracking{lines: newQueue[line](), budget: new(atomic.Int64), tr: tr,
 		clientClosed: make(chan struct{}), drained: make(chan struct{}), done: make(chan struct{})}
@@ -209,10 +220,8 @@ func (t *tracking) run() {
 			case l.eof && l.from == fromClient:
 				closing = true
 				close(t.clientClosed)
-			case l.from == fromClient:
-				t.tr.fromClient(l.data, l.at)
 			case !l.eof:
-				t.tr.fromServer(l.data, l.at)
+				t.pair(l)
 			}
 			t.budget.Add(int64(len(l.data)))
 			if closing && !drained && t.tr.inFlight() == 0 {

@@ -1,5 +1,7 @@
 package mcp
 
+import "fmt"
+
 // recorder hands finished calls to the record function on a goroutine of its own, in
 // batches: while one batch is being written, the calls that finish meanwhile wait and
 // go together in the next, so a burst of calls costs a few journal transactions rather
@@ -25,11 +27,22 @@ func (r *recorder) run() {
 		if !ok {
 			return
 		}
-		if err := r.record(batch); err != nil && !warned {
+		if err := r.recordSafely(batch); err != nil && !warned {
 			warned = true
 			r.failed(err)
 		}
 	}
+}
+
+// recordSafely records a batch, turning a panic into an error: a goroutine's panic
+// would end the proxy with Go's exit status 2, which agents read as "block".
+func (r *recorder) recordSafely(batch []Call) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error while recording: %v", p)
+		}
+	}()
+	return r.record(batch)
 }
 
 // close waits until every call put has been handed to the record function.
