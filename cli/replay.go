@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/history"
+	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/memrepo"
 )
@@ -70,12 +72,19 @@ func runReplay(e *env, repo memrepo.Repo, o replayOptions) error {
 }
 
 // eachEntry walks a session's entries in order: from the journal if it knows the
-// session, else from the git history.
+// session, else from the git history; from both, joined, when gc dropped the session
+// from the journal and it went on after.
 func eachEntry(repo memrepo.Repo, session string, fn func(memory.Entry) error) error {
 	j := repo.Journal()
-	if _, ok, err := j.Session(session); err != nil {
+	_, known, err := j.Session(session)
+	if err != nil {
 		return err
-	} else if ok {
+	}
+	forgotten, err := j.WasForgotten(session)
+	if err != nil {
+		return err
+	}
+	if known && !forgotten {
 		return j.Timeline(session, fn)
 	}
 	git, err := repo.Git()
@@ -85,6 +94,11 @@ func eachEntry(repo memrepo.Repo, session string, fn func(memory.Entry) error) e
 	entries, err := history.Session(git, session)
 	if err != nil {
 		return fmt.Errorf("read session %s from git: %w", session, err)
+	}
+	if known {
+		if entries, err = joinJournal(j, session, entries); err != nil {
+			return err
+		}
 	}
 	if len(entries) == 0 {
 		return withHint(errors.New("no session "+session+" in the journal or the git history"),
@@ -96,6 +110,24 @@ func eachEntry(repo memrepo.Repo, session string, fn func(memory.Entry) error) e
 		}
 	}
 	return nil
+}
+
+// joinJournal adds to what git holds of a session what the journal holds, each entry
+// once, in time order (git's first for the same time).
+func joinJournal(j *journal.Journal, session string, fromGit []memory.Entry) ([]memory.Entry, error) {
+	seen := map[string]bool{}
+	for _, en := range fromGit {
+		seen[en.ID()] = true
+	}
+	all := fromGit
+	err := j.Timeline(session, func(en memory.Entry) error {
+		if !seen[en.ID()] {
+			all = append(all, en)
+		}
+		return nil
+	})
+	sort.SliceStable(all, func(a, b int) bool { return all[a].Time().Before(all[b].Time()) })
+	return all, err
 }
 
 // timelineLine is one entry as a person reads it in a terminal: one line, time first.

@@ -23,6 +23,21 @@ type Forgotten struct {
 
 var keyLastGC = []byte("last_gc")
 
+// forgottenKey marks a session Forget dropped: if it is used again, the journal holds
+// only its new part, and readers must add what git holds of it.
+func forgottenKey(session string) []byte { return append([]byte("forgotten\x00"), session...) }
+
+// WasForgotten says whether Forget once dropped the session: what the journal holds
+// of it then is only what came after.
+func (j *Journal) WasForgotten(session string) (bool, error) {
+	var forgotten bool
+	err := j.view(func(tx *bolt.Tx) error {
+		forgotten = tx.Bucket(bucketMeta).Get(forgottenKey(session)) != nil
+		return nil
+	})
+	return forgotten, err
+}
+
 // Forget drops the sessions that are wholly committed and whose last entry is older
 // than cutoff: their entries, their timeline and what the journal knows of them, which
 // git holds from then on (replay and sessions read it there). A session is forgotten
@@ -57,6 +72,9 @@ func (j *Journal) Forget(cutoff time.Time) (Forgotten, error) {
 			n, err := forgetSession(tx, session)
 			if err != nil {
 				return fmt.Errorf("forget session %s: %w", session, err)
+			}
+			if err := tx.Bucket(bucketMeta).Put(forgottenKey(session), nil); err != nil {
+				return err
 			}
 			f.Sessions++
 			f.Entries += n
