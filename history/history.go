@@ -167,6 +167,11 @@ func readDir(repo *vcs.Repo, s source, dir string, skip func(session string) boo
 			joined = append(joined, data[name]...)
 		}
 		entries, err := render.ParseSessionRecord(joined)
+		if err != nil && s.name != Local {
+			// Another repo's broken or hostile record hides what it holds, not
+			// every session of every agent.
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", s.name, rec[0], err)
 		}
