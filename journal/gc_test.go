@@ -139,6 +139,11 @@ func TestGCOnAHundredThousandObservations(t *testing.T) {
 	}
 	mustAppend(t, j, t0, entries...)
 	commitAll(t, j, t0)
+	st, err := os.Stat(j.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded := st.Size()
 	f, err := j.Forget(t0.Add(7 * 24 * time.Hour))
 	if err != nil {
 		t.Fatal(err)
@@ -150,9 +155,12 @@ func TestGCOnAHundredThousandObservations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("journal of 100,000 observations: %d bytes, %d after gc", before, after)
-	if after > before/4 {
-		t.Errorf("gc left %d of %d bytes", after, before)
+	// Against the journal as recorded: Forget's own transactions grow the file by what
+	// they free, which compaction gives back, and say nothing of what gc achieves. What
+	// stays is the index that keeps a call recorded again from being kept twice.
+	t.Logf("journal of 100,000 observations: %d bytes as recorded, %d before compaction, %d after", recorded, before, after)
+	if after > recorded/3 {
+		t.Errorf("gc left %d of %d bytes", after, recorded)
 	}
 	if len(sessions(t, j)) != 0 {
 		t.Errorf("sessions left after gc: %v", sessions(t, j))
