@@ -90,7 +90,7 @@ func runMCPProxy(c *ucli.Context, e *env, o mcpProxyOptions, command []string) e
 	}
 
 	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 	p.Signals = signals
 	// A write to a client that has gone must fail, not kill agmem before it recorded
