@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"syscall"
 	"time"
 
@@ -176,7 +177,10 @@ func (f daemonFlagValues) loader(e *env, repo memrepo.Repo) func() (daemon.Setti
 			if !filepath.IsAbs(w) {
 				w = filepath.Join(repo.Root, w)
 			}
-			s.Watch = append(s.Watch, filepath.Clean(w))
+			// One file followed once, however many ways it is named.
+			if w = filepath.Clean(w); !slices.Contains(s.Watch, w) {
+				s.Watch = append(s.Watch, w)
+			}
 		}
 		s.Flush = flush.Options{LLM: llmSettings(cfg)}
 		s.Keep = cfg.Sync.KeepFor()

@@ -3,6 +3,7 @@
 package flock
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
@@ -10,6 +11,9 @@ import (
 func tryLock(f *os.File) error {
 	return ignoreEINTR(func() error { return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) })
 }
+
+// held says whether tryLock failed because another process holds the lock.
+func held(err error) bool { return errors.Is(err, syscall.EWOULDBLOCK) }
 
 func waitLock(f *os.File) error {
 	return ignoreEINTR(func() error { return syscall.Flock(int(f.Fd()), syscall.LOCK_EX) })

@@ -3,6 +3,7 @@
 package flock
 
 import (
+	"errors"
 	"os"
 
 	"golang.org/x/sys/windows"
@@ -16,6 +17,9 @@ func lockFile(f *os.File, flags uint32) error {
 func tryLock(f *os.File) error {
 	return lockFile(f, windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY)
 }
+
+// held says whether tryLock failed because another process holds the lock.
+func held(err error) bool { return errors.Is(err, windows.ERROR_LOCK_VIOLATION) }
 
 func waitLock(f *os.File) error { return lockFile(f, windows.LOCKFILE_EXCLUSIVE_LOCK) }
 

@@ -15,7 +15,11 @@ func TryAcquire(path string) (*Lock, error) {
 	}
 	if err := tryLock(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, ErrTimeout)
+		if held(err) {
+			return nil, fmt.Errorf("lock %s: %w", path, ErrTimeout)
+		}
+		// Not held: the lock cannot be taken at all (a file system without locks).
+		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return &Lock{f}, nil
 }
