@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/agmem/agmem/capture"
@@ -98,15 +99,33 @@ func rawResult(line []byte, key string) json.RawMessage {
 		json.Unmarshal(line, &rs[0])
 	}
 	for _, r := range rs {
-		if string(bytes.TrimSpace(r.ID)) == key {
+		if idKey(r.ID) == key {
 			return r.Result
 		}
 	}
 	return nil
 }
 
-// key is an id as a map key: ids are compared as sent, so "1" and 1 are two ids.
-func (m *message) key() string { return string(bytes.TrimSpace(m.ID)) }
+// key is an id as a map key.
+func (m *message) key() string { return idKey(m.ID) }
+
+// idKey is an id as the JSON value it is, not as it is spelled: a peer that writes it
+// back as "\u00e9" for "é", or 1.0 for 1, answers the same request. A string and a
+// number stay two ids ("1" is not 1), as JSON-RPC has it.
+func idKey(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return string(raw)
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return strconv.Quote(s)
+	}
+	if f, err := strconv.ParseFloat(string(raw), 64); err == nil && len(raw) <= 16 {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return string(raw)
+}
 
 func (m *message) hasID() bool {
 	k := m.key()

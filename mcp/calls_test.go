@@ -201,3 +201,20 @@ func TestServerName(t *testing.T) {
 		}
 	}
 }
+
+func TestIDKey(t *testing.T) {
+	same := [][2]string{{`1`, `1.0`}, {`"é"`, `"\u00e9"`}, {` 7 `, `7`}}
+	for _, p := range same {
+		if idKey(json.RawMessage(p[0])) != idKey(json.RawMessage(p[1])) {
+			t.Errorf("ids %s and %s are one id", p[0], p[1])
+		}
+	}
+	for _, p := range [][2]string{{`1`, `"1"`}, {`12345678901234567890`, `12345678901234567891`}} {
+		if idKey(json.RawMessage(p[0])) == idKey(json.RawMessage(p[1])) {
+			t.Errorf("ids %s and %s are two ids", p[0], p[1])
+		}
+	}
+	if (&message{ID: json.RawMessage(`null`)}).hasID() {
+		t.Error("a null id is taken for an id")
+	}
+}
