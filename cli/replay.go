@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,6 +52,11 @@ func runReplay(e *env, repo memrepo.Repo, o replayOptions) error {
 	defer w.Flush()
 	var show func(memory.Entry) error
 	if o.asJSON {
+		if ok, err := journalServes(repo.Journal(), o.session); err != nil {
+			return err
+		} else if ok {
+			return repo.Journal().TimelineJSON(o.session, func(raw []byte) error { return writeStored(w, raw, o.events) })
+		}
 		enc := json.NewEncoder(w)
 		show = func(en memory.Entry) error {
 			if en.Observation != nil {
@@ -76,16 +82,14 @@ func runReplay(e *env, repo memrepo.Repo, o replayOptions) error {
 // from the journal and it went on after.
 func eachEntry(repo memrepo.Repo, session string, fn func(memory.Entry) error) error {
 	j := repo.Journal()
+	if ok, err := journalServes(j, session); err != nil {
+		return err
+	} else if ok {
+		return j.Timeline(session, fn)
+	}
 	_, known, err := j.Session(session)
 	if err != nil {
 		return err
-	}
-	forgotten, err := j.WasForgotten(session)
-	if err != nil {
-		return err
-	}
-	if known && !forgotten {
-		return j.Timeline(session, fn)
 	}
 	git, err := repo.Git()
 	if err != nil {
@@ -110,6 +114,40 @@ func eachEntry(repo memrepo.Repo, session string, fn func(memory.Entry) error) e
 		}
 	}
 	return nil
+}
+
+// journalServes says whether the journal alone holds a session: it knows it, and gc
+// never dropped a part of it.
+func journalServes(j *journal.Journal, session string) (bool, error) {
+	_, known, err := j.Session(session)
+	if err != nil || !known {
+		return false, err
+	}
+	forgotten, err := j.WasForgotten(session)
+	return !forgotten, err
+}
+
+// The journal stores an entry as the JSON of a memory.Entry: its one member, an
+// observation or an event, encoded as replay --json writes it.
+var (
+	storedObservation = []byte(`{"observation":`)
+	storedEvent       = []byte(`{"event":`)
+)
+
+// writeStored writes the observation (or, with events, the event) an entry stored in
+// the journal holds, as a line, without decoding it and encoding it again.
+func writeStored(w *bufio.Writer, raw []byte, events bool) error {
+	var member []byte
+	switch {
+	case bytes.HasPrefix(raw, storedObservation):
+		member = raw[len(storedObservation) : len(raw)-1]
+	case bytes.HasPrefix(raw, storedEvent) && events:
+		member = raw[len(storedEvent) : len(raw)-1]
+	default:
+		return nil
+	}
+	w.Write(member)
+	return w.WriteByte('\n')
 }
 
 // joinJournal adds to what git holds of a session what the journal holds, each entry

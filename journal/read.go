@@ -2,7 +2,6 @@ package journal
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -49,10 +48,22 @@ const timelineChunk = 1000
 // Timeline calls fn with each entry of a session in time order. It reads in chunks, one
 // short transaction each, and calls fn outside of them.
 func (j *Journal) Timeline(session string, fn func(memory.Entry) error) error {
+	return j.TimelineJSON(session, func(raw []byte) error {
+		var e memory.Entry
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return fmt.Errorf("decode entry: %w", err)
+		}
+		return fn(e)
+	})
+}
+
+// TimelineJSON is Timeline with each entry as the journal stores it, the JSON of a
+// memory.Entry, for readers that only pass it on. raw is fn's until it returns.
+func (j *Journal) TimelineJSON(session string, fn func(raw []byte) error) error {
 	prefix := sessionKey(session)
 	after := prefix
 	for {
-		var chunk []memory.Entry
+		var chunk [][]byte
 		err := j.view(func(tx *bolt.Tx) error {
 			entries := tx.Bucket(bucketEntries)
 			c := tx.Bucket(bucketTimeline).Cursor()
@@ -61,12 +72,8 @@ func (j *Journal) Timeline(session string, fn func(memory.Entry) error) error {
 				k, _ = c.Next()
 			}
 			for ; k != nil && bytes.HasPrefix(k, prefix) && len(chunk) < timelineChunk; k, _ = c.Next() {
-				seq := binary.BigEndian.Uint64(k[len(k)-8:])
-				var e memory.Entry
-				if err := json.Unmarshal(entries.Get(seqKey(seq)), &e); err != nil {
-					return fmt.Errorf("decode entry %d: %w", seq, err)
-				}
-				chunk = append(chunk, e)
+				// Copied: bbolt's bytes are valid only inside the transaction.
+				chunk = append(chunk, bytes.Clone(entries.Get(k[len(k)-8:])))
 				after = bytes.Clone(k)
 			}
 			return nil
@@ -74,8 +81,8 @@ func (j *Journal) Timeline(session string, fn func(memory.Entry) error) error {
 		if err != nil {
 			return err
 		}
-		for _, e := range chunk {
-			if err := fn(e); err != nil {
+		for _, raw := range chunk {
+			if err := fn(raw); err != nil {
 				return err
 			}
 		}
