@@ -69,15 +69,6 @@ type key struct {
 // keys are every setting agmem reads, section by section.
 var keys = slices.Concat(captureKeys, redactKeys, llmKeys, daemonKeys, syncKeys)
 
-func setDuration(d *time.Duration, s string) error {
-	v, err := time.ParseDuration(s)
-	if err != nil || v <= 0 {
-		return errors.New(`must be a positive duration such as "30m"`)
-	}
-	*d = v
-	return nil
-}
-
 // Default is the built-in configuration.
 func Default() *Config {
 	c := &Config{Capture: classify.Default(), Enabled: true, Withhold: capture.DefaultWithhold(),

@@ -102,13 +102,15 @@ func listKey(name, what string, field func(*Config) *[]string, check func(string
 	}
 }
 
-// stringKey is a setting held in a string field, checked by check.
-func stringKey(name string, field func(*Config) *string, check func(string) error) key {
+// textKey is a setting written as a string and held parsed: parse reads it (and says
+// what it must be when it cannot), show writes it back for agmem config.
+func textKey[T any](name string, field func(*Config) *T, parse func(string) (T, error), show func(T) any) key {
 	set := func(c *Config, s string) error {
-		if err := check(s); err != nil {
+		v, err := parse(s)
+		if err != nil {
 			return err
 		}
-		*field(c) = s
+		*field(c) = v
 		return nil
 	}
 	return key{
@@ -116,27 +118,35 @@ func stringKey(name string, field func(*Config) *string, check func(string) erro
 		fromAny: func(c *Config, v any) error {
 			s, ok := v.(string)
 			if !ok {
-				return errors.New("must be a string")
+				// What parse says of an empty value says what the setting must be.
+				_, err := parse("")
+				if err == nil {
+					err = errors.New("must be a string")
+				}
+				return err
 			}
 			return set(c, s)
 		},
 		fromEnv: set,
-		value:   func(c *Config) any { return *field(c) },
+		value:   func(c *Config) any { return show(*field(c)) },
 	}
+}
+
+// stringKey is a setting held in a string field, checked by check.
+func stringKey(name string, field func(*Config) *string, check func(string) error) key {
+	return textKey(name, field, func(s string) (string, error) { return s, check(s) },
+		func(s string) any { return s })
 }
 
 // durationKey is a setting held in a positive duration, written as "10s" or "30m".
 func durationKey(name string, field func(*Config) *time.Duration) key {
-	return key{
-		name: name,
-		fromAny: func(c *Config, v any) error {
-			s, ok := v.(string)
-			if !ok {
-				return errors.New(`must be a duration such as "10s"`)
-			}
-			return setDuration(field(c), s)
-		},
-		fromEnv: func(c *Config, s string) error { return setDuration(field(c), s) },
-		value:   func(c *Config) any { return field(c).String() },
+	return textKey(name, field, parseDuration, func(d time.Duration) any { return d.String() })
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	v, err := time.ParseDuration(s)
+	if err != nil || v <= 0 {
+		return 0, errors.New(`must be a positive duration such as "30m"`)
 	}
+	return v, nil
 }

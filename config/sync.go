@@ -91,26 +91,7 @@ func checkRemoteName(s string) error {
 
 // keepKey is a duration that may also be given in days: "7d", "36h".
 func keepKey(name string, field func(*Config) *time.Duration) key {
-	set := func(c *Config, s string) error {
-		d, err := ParseKeep(s)
-		if err != nil {
-			return err
-		}
-		*field(c) = d
-		return nil
-	}
-	return key{
-		name: name,
-		fromAny: func(c *Config, v any) error {
-			s, ok := v.(string)
-			if !ok {
-				return errors.New(`must be a duration such as "7d" or "36h"`)
-			}
-			return set(c, s)
-		},
-		fromEnv: set,
-		value:   func(c *Config) any { return FormatKeep(*field(c)) },
-	}
+	return textKey(name, field, ParseKeep, func(d time.Duration) any { return FormatKeep(d) })
 }
 
 // ParseKeep reads how long to keep something: a whole number of days ("7d") or a Go
