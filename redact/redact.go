@@ -320,7 +320,8 @@ func (r *Redactor) findAnchored(found []Finding, ru *rule, text string, at []int
 
 // matches are the rule's matches in text. gitleaks' rules take them as FindAll does;
 // agmem's own rules go on from the end of a rejected match's key rather than of the
-// match, so that in {"a": "password=x"} the value of "a" does not hide the password.
+// match, so that in {"a": "password=x"} the value of "a" does not hide the password,
+// and give only the matches their secret function accepts.
 func (r *Redactor) matches(ru *rule, text string) [][]int {
 	if ru.secret == nil {
 		return ru.re().FindAllStringSubmatchIndex(text, -1)
@@ -337,10 +338,15 @@ func (r *Redactor) matches(ru *rule, text string) [][]int {
 			}
 		}
 		next := m[1]
-		if _, _, ok := ru.secret(text, m); !ok && len(m) > 3 && m[3] > m[0] {
+		_, _, ok := ru.secret(text, m)
+		if !ok && len(m) > 3 && m[3] > m[0] {
 			next = m[3]
 		}
-		out = append(out, m)
+		// A rejected match is dropped here rather than judged again by secretOf,
+		// unless it reaches the end, where findRule may widen the window for it.
+		if ok || m[1] == len(text) {
+			out = append(out, m)
+		}
 		at = max(next, m[0]+1)
 	}
 	return out
