@@ -73,7 +73,7 @@ func TestAgentPayloads(t *testing.T) {
 		{name: "unknown event", payload: `{"session_id":"u1","hook_event_name":"SomethingNew","data":1}`, skip: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			d, err := Decode([]byte(c.payload), DefaultPolicy(), time.Now())
+			d, err := Decode([]byte(c.payload), defaultPolicy(), time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,12 +115,12 @@ func TestAgentPayloads(t *testing.T) {
 func TestAgentPayloadsReviewed(t *testing.T) {
 	long := strings.Repeat("output line ", 8)
 	// Gemini CLI's docs show tool_response as a string too.
-	d, err := Decode([]byte(`{"session_id":"g1","hook_event_name":"AfterTool","timestamp":"2026-11-30T10:00:00Z","tool_name":"run_shell_command","tool_input":{"command":"ls"},"tool_response":"`+long+`"}`), DefaultPolicy(), time.Now())
+	d, err := Decode([]byte(`{"session_id":"g1","hook_event_name":"AfterTool","timestamp":"2026-11-30T10:00:00Z","tool_name":"run_shell_command","tool_input":{"command":"ls"},"tool_response":"`+long+`"}`), defaultPolicy(), time.Now())
 	if err != nil || len(d.Entries) != 1 || !strings.Contains(d.Entries[0].Observation.ResultText(), "output line") {
 		t.Errorf("gemini AfterTool with a string response: %+v, %v", d, err)
 	}
 	// Cursor reports a shell call twice on builds that send postToolUse: one is kept.
-	d, err = Decode([]byte(`{"conversation_id":"k1","hook_event_name":"postToolUse","workspace_roots":["/w"],"tool_name":"Shell","tool_input":{"command":"npm test"},"tool_output":"`+long+`"}`), DefaultPolicy(), time.Now())
+	d, err = Decode([]byte(`{"conversation_id":"k1","hook_event_name":"postToolUse","workspace_roots":["/w"],"tool_name":"Shell","tool_input":{"command":"npm test"},"tool_output":"`+long+`"}`), defaultPolicy(), time.Now())
 	if err != nil || len(d.Entries) != 0 || len(d.Skipped) != 1 {
 		t.Errorf("cursor postToolUse of Shell: %+v, %v; want it skipped", d, err)
 	}

@@ -35,7 +35,7 @@ var nativeSample = []struct {
 func TestDecodeNativeSample(t *testing.T) {
 	for _, tt := range nativeSample {
 		t.Run(tt.tool, func(t *testing.T) {
-			d, err := Decode([]byte(tt.line), DefaultPolicy(), now)
+			d, err := Decode([]byte(tt.line), defaultPolicy(), now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,7 +223,7 @@ func TestDecodeNativeSkipped(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := Decode([]byte(tt.line), DefaultPolicy(), now)
+			d, err := Decode([]byte(tt.line), defaultPolicy(), now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -255,7 +255,7 @@ func TestDecodeRefusesTimeBefore1970(t *testing.T) {
 		`{"tool_name":"x","arguments":{},"timestamp":"1970-01-01T00:30:00+01:00"}`,
 		`{"event":"Stop","session_id":"s","timestamp":"1969-07-20T20:17:40Z"}`,
 	} {
-		d, err := Decode([]byte(line), DefaultPolicy(), now)
+		d, err := Decode([]byte(line), defaultPolicy(), now)
 		if err == nil || !strings.Contains(err.Error(), "1970") {
 			t.Errorf("Decode(%s) = %d entries, %v; want an error about 1970", line, len(d.Entries), err)
 		}
@@ -335,7 +335,7 @@ func TestDecodeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := Decode([]byte(tt.in), DefaultPolicy(), now)
+			d, err := Decode([]byte(tt.in), defaultPolicy(), now)
 			if err == nil {
 				t.Fatalf("Decode(%q) = %+v, want an error", tt.in, d)
 			}
@@ -360,7 +360,7 @@ func TestDecodeRefusesBadSessionID(t *testing.T) {
 		`{"hook_event_name":"Stop","session_id":"a\rAgmem-Batch: x"}`,
 		`{"hook_event_name":"PostToolUse","session_id":"a\u007f","tool_name":"Bash","tool_input":{}}`,
 	} {
-		d, err := Decode([]byte(line), DefaultPolicy(), now)
+		d, err := Decode([]byte(line), defaultPolicy(), now)
 		if err == nil {
 			t.Errorf("Decode(%s) = %d entries, want an error about the session id", line, len(d.Entries))
 		}

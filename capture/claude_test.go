@@ -62,7 +62,7 @@ func field(t *testing.T, line []byte, name string) json.RawMessage {
 
 func decodeOne(t *testing.T, line []byte) memory.Entry {
 	t.Helper()
-	d, err := Decode(line, DefaultPolicy(), now)
+	d, err := Decode(line, defaultPolicy(), now)
 	if err != nil {
 		t.Fatalf("Decode(%s): %v", line, err)
 	}
@@ -298,7 +298,7 @@ func TestDecodeClaudePostToolBatch(t *testing.T) {
 		{"tool_name":"Bash","tool_input":{"command":"go test"},"tool_use_id":"toolu_C","tool_response":{"stdout":"` + long + `"}},
 		{"tool_name":"TodoWrite","tool_input":{"todos":[]},"tool_use_id":"toolu_D"}
 	]}`
-	d, err := Decode([]byte(payload), DefaultPolicy(), now)
+	d, err := Decode([]byte(payload), defaultPolicy(), now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func TestDecodeClaudePostToolBatch(t *testing.T) {
 
 func TestDecodeClaudePostToolBatchBadCall(t *testing.T) {
 	payload := `{"session_id":"s","hook_event_name":"PostToolBatch","tool_calls":[{"tool_name":"Read"},{"tool_input":{}}]}`
-	d, err := Decode([]byte(payload), DefaultPolicy(), now)
+	d, err := Decode([]byte(payload), defaultPolicy(), now)
 	if err == nil || !strings.Contains(err.Error(), "tool call 2") {
 		t.Errorf("Decode = %+v, %v; want an error naming tool call 2", d, err)
 	}
@@ -349,7 +349,7 @@ func TestDecodeClaudePostToolBatchBadCall(t *testing.T) {
 }
 
 func TestDecodeClaudeEmptyBatch(t *testing.T) {
-	d, err := Decode([]byte(`{"session_id":"s","hook_event_name":"PostToolBatch","tool_calls":[]}`), DefaultPolicy(), now)
+	d, err := Decode([]byte(`{"session_id":"s","hook_event_name":"PostToolBatch","tool_calls":[]}`), defaultPolicy(), now)
 	if err != nil || len(d.Entries) != 0 {
 		t.Errorf("empty PostToolBatch = %+v, %v; want nothing and no error", d, err)
 	}
@@ -358,7 +358,7 @@ func TestDecodeClaudeEmptyBatch(t *testing.T) {
 func TestDecodeClaudeUnknownEventSkipped(t *testing.T) {
 	for _, hook := range []string{"PreToolUse", "Notification", "PreCompact", ""} {
 		payload := `{"session_id":"s","hook_event_name":"` + hook + `","tool_name":"Bash","tool_input":{"command":"ls"}}`
-		d, err := Decode([]byte(payload), DefaultPolicy(), now)
+		d, err := Decode([]byte(payload), defaultPolicy(), now)
 		if err != nil {
 			t.Errorf("%q: Decode error %v, want it skipped", hook, err)
 			continue
@@ -381,7 +381,7 @@ func TestDecodeClaudeIgnoredAndShort(t *testing.T) {
 		{"short object result", `{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{},"tool_response":{"stdout":"ok","stderr":""}}`},
 	}
 	for _, tt := range tests {
-		d, err := Decode([]byte(tt.payload), DefaultPolicy(), now)
+		d, err := Decode([]byte(tt.payload), defaultPolicy(), now)
 		if err != nil || len(d.Entries) != 0 || len(d.Skipped) != 1 {
 			t.Errorf("%s: Decode = %d entries, skipped %q, %v; want skipped with a reason", tt.name, len(d.Entries), d.Skipped, err)
 		}

@@ -31,7 +31,7 @@ func FuzzDecode(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	policy := DefaultPolicy()
+	policy := defaultPolicy()
 	policy.MaxValue = 1 << 10 // small, so that the fuzzer reaches the cuts
 	now := time.Date(2025, 3, 4, 5, 6, 7, 0, time.FixedZone("X", -7200))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -70,8 +70,40 @@ func FuzzDecode(f *testing.F) {
 					if !utf8.Valid(raw) {
 						t.Fatalf("entry %d of %q: %s is not UTF-8", i, data, name)
 					}
+					if n := longestString(t, raw); n > policy.MaxValue+len("\n[TRUNCATED: 9999999999 bytes]") {
+						t.Fatalf("entry %d of %q: a string of %s is %d bytes, past the bound of %d", i, data, name, n, policy.MaxValue)
+					}
 				}
 			}
 		}
 	})
+}
+
+// longestString is the length in bytes of the longest string in a JSON value.
+func longestString(t *testing.T, raw []byte) int {
+	if len(raw) == 0 {
+		return 0
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(any) int
+	walk = func(v any) int {
+		n := 0
+		switch x := v.(type) {
+		case string:
+			n = len(x)
+		case []any:
+			for _, e := range x {
+				n = max(n, walk(e))
+			}
+		case map[string]any:
+			for k, e := range x {
+				n = max(n, len(k), walk(e))
+			}
+		}
+		return n
+	}
+	return walk(v)
 }

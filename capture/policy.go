@@ -36,11 +36,6 @@ func DefaultWithhold() []string {
 // DefaultMaxValue is the default bound on a value: 1 MiB.
 const DefaultMaxValue = 1 << 20
 
-// DefaultPolicy is the built-in policy.
-func DefaultPolicy() Policy {
-	return Policy{Rules: classify.Default(), Redactor: redact.Default(), Withhold: DefaultWithhold(), MaxValue: DefaultMaxValue}
-}
-
 // withheldBy returns the first glob that matches file, or "".
 func (p *Policy) withheldBy(file string) string {
 	for _, g := range p.Withhold {

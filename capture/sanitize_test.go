@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agmem/agmem/classify"
 	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/redact"
 )
 
 func sanitized(t *testing.T, p Policy, payload string) *memory.Observation {
@@ -23,7 +25,7 @@ func sanitized(t *testing.T, p Policy, payload string) *memory.Observation {
 }
 
 func TestSanitizeRedactsByKeyAndKeepsOrder(t *testing.T) {
-	o := sanitized(t, DefaultPolicy(), `{"tool_name":"mcp__db__connect","arguments":{"z":1,"password":"hunter22","a":{"api_key":"k-123456789","pin":48213377,"note":"see <docs> & more"},"token":"${TOKEN}"},"result":"connected with token=abcdef123456 ok ok ok ok ok ok ok ok ok ok"}`)
+	o := sanitized(t, defaultPolicy(), `{"tool_name":"mcp__db__connect","arguments":{"z":1,"password":"hunter22","a":{"api_key":"k-123456789","pin":48213377,"note":"see <docs> & more"},"token":"${TOKEN}"},"result":"connected with token=abcdef123456 ok ok ok ok ok ok ok ok ok ok"}`)
 	want := `{"z":1,"password":"[REDACTED:secret-assignment]","a":{"api_key":"[REDACTED:secret-assignment]","pin":48213377,"note":"see <docs> & more"},"token":"${TOKEN}"}`
 	if string(o.Arguments) != want {
 		t.Errorf("arguments\n got %s\nwant %s", o.Arguments, want)
@@ -37,7 +39,7 @@ func TestSanitizeRedactsByKeyAndKeepsOrder(t *testing.T) {
 }
 
 func TestSanitizeCutsLargeValues(t *testing.T) {
-	p := DefaultPolicy()
+	p := defaultPolicy()
 	p.MaxValue = 1024
 	big := strings.Repeat("é", 1000) // 2000 bytes
 	many := `[` + strings.Repeat(`"abcdefghij",`, 200) + `"end"]`
@@ -67,7 +69,7 @@ func TestSanitizeCutsLargeValues(t *testing.T) {
 
 func TestSanitizeBoundsNesting(t *testing.T) {
 	deep := strings.Repeat(`{"a":`, 100) + `"password=hunter2hunter2"` + strings.Repeat("}", 100)
-	o := sanitized(t, DefaultPolicy(), `{"tool_name":"x","arguments":`+deep+`}`)
+	o := sanitized(t, defaultPolicy(), `{"tool_name":"x","arguments":`+deep+`}`)
 	if d := depthOf(t, o.Arguments); d > maxDepth+1 {
 		t.Errorf("arguments keep %d levels of nesting", d)
 	}
@@ -101,7 +103,7 @@ func TestSanitizeWithholdsSecretFiles(t *testing.T) {
 	for _, path := range []string{"/home/u/app/.env", ".env.local", `C:\Users\u\.ssh\config`, "/home/u/.aws/credentials", "keys/server.PEM", "/root/.ssh/id_ed25519"} {
 		in, _ := json.Marshal(map[string]any{"tool_name": "Edit", "arguments": map[string]any{"file_path": path, "old_string": "A=1", "new_string": "A=2", "replace_all": true},
 			"result": "The file has been updated with A=2 and more text here."})
-		o := sanitized(t, DefaultPolicy(), string(in))
+		o := sanitized(t, defaultPolicy(), string(in))
 		if o.Withheld == "" || strings.Contains(string(o.Arguments), "A=") || strings.Contains(string(o.Result), "A=2") {
 			t.Errorf("%s: not withheld: %s %s", path, o.Arguments, o.Result)
 		}
@@ -109,7 +111,7 @@ func TestSanitizeWithholdsSecretFiles(t *testing.T) {
 			t.Errorf("%s: the path and flags are not kept: %s", path, o.Arguments)
 		}
 	}
-	o := sanitized(t, DefaultPolicy(), `{"tool_name":"Read","arguments":{"file_path":"src/environment.go"},"result":"package main // a result long enough to be worth keeping"}`)
+	o := sanitized(t, defaultPolicy(), `{"tool_name":"Read","arguments":{"file_path":"src/environment.go"},"result":"package main // a result long enough to be worth keeping"}`)
 	if o.Withheld != "" {
 		t.Errorf("src/environment.go withheld by %s", o.Withheld)
 	}
@@ -136,7 +138,7 @@ func TestMatchPath(t *testing.T) {
 }
 
 func TestEventsAreRedacted(t *testing.T) {
-	d, err := Decode([]byte(`{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"use password=hunter22 for the db"}`), DefaultPolicy(), time.Now())
+	d, err := Decode([]byte(`{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"use password=hunter22 for the db"}`), defaultPolicy(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,14 +176,14 @@ func TestSanitizeReviewedLeaks(t *testing.T) {
 		{"number under a secret key", `{"tool_name":"x","arguments":{"pin_password":48213377123},"result":"` + long + `"}`, "48213377123"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			o := sanitized(t, DefaultPolicy(), c.payload)
+			o := sanitized(t, defaultPolicy(), c.payload)
 			all, _ := json.Marshal(o)
 			if strings.Contains(string(all), c.secret) {
 				t.Errorf("the secret is kept: %s", all)
 			}
 		})
 	}
-	d, err := Decode([]byte(`{"event":"password=hunter2hunter2 `+pat+`","session_id":"s","attrs":{"`+pat+`":"v"}}`), DefaultPolicy(), time.Now())
+	d, err := Decode([]byte(`{"event":"password=hunter2hunter2 `+pat+`","session_id":"s","attrs":{"`+pat+`":"v"}}`), defaultPolicy(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +193,7 @@ func TestSanitizeReviewedLeaks(t *testing.T) {
 }
 
 func TestSanitizeCutKeepsNoHalfSecret(t *testing.T) {
-	p := DefaultPolicy()
+	p := defaultPolicy()
 	p.MaxValue = 1024
 	pat := "ghp_1234567890abcdefghijABCDEFGHIJ123456"
 	// Earlier redactions shrink the text by more than the reach past the cut.
@@ -203,12 +205,17 @@ func TestSanitizeCutKeepsNoHalfSecret(t *testing.T) {
 }
 
 func TestWithheldBeforeRedaction(t *testing.T) {
-	o := sanitized(t, DefaultPolicy(), `{"tool_name":"Write","arguments":{"file_path":".env","content":"DB_PASSWORD=Zx81Qp0LmN\nghp_1234567890abcdefghijABCDEFGHIJ123456"}}`)
+	o := sanitized(t, defaultPolicy(), `{"tool_name":"Write","arguments":{"file_path":".env","content":"DB_PASSWORD=Zx81Qp0LmN\nghp_1234567890abcdefghijABCDEFGHIJ123456"}}`)
 	if o.Withheld == "" || o.Redactions != 0 {
 		t.Errorf("withheld %q with %d redactions: the withheld content was redacted first", o.Withheld, o.Redactions)
 	}
-	o = sanitized(t, DefaultPolicy(), `{"tool_name":"Read","arguments":{"file_path":".env","path":{"nested":"DB_PASSWORD=Zx81Qp0LmN"}}}`)
+	o = sanitized(t, defaultPolicy(), `{"tool_name":"Read","arguments":{"file_path":".env","path":{"nested":"DB_PASSWORD=Zx81Qp0LmN"}}}`)
 	if strings.Contains(string(o.Arguments), "Zx81Qp0LmN") {
 		t.Errorf("a path key holding an object keeps its contents: %s", o.Arguments)
 	}
+}
+
+// defaultPolicy is the policy of the built-in configuration.
+func defaultPolicy() Policy {
+	return Policy{Rules: classify.Default(), Redactor: redact.Default(), Withhold: DefaultWithhold(), MaxValue: DefaultMaxValue}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agmem/agmem/capture"
+	"github.com/agmem/agmem/config"
 	"github.com/agmem/agmem/memory"
 )
 
@@ -95,7 +96,7 @@ func importFiles(t *testing.T, dir string, names ...string) []imported {
 		paths = append(paths, filepath.Join(dir, n))
 	}
 	got := map[string][]memory.Entry{}
-	files, err := Import(paths, capture.DefaultPolicy(), time.Now(), nil, func(f *File, entries []memory.Entry) error {
+	files, err := Import(paths, policy(t), time.Now(), nil, func(f *File, entries []memory.Entry) error {
 		got[f.Path] = append(got[f.Path], entries...)
 		return nil
 	})
@@ -150,4 +151,14 @@ func TestLineEndsMakeNoNewIDs(t *testing.T) {
 			t.Errorf("%s: an entry without a session", name)
 		}
 	}
+}
+
+// policy is the capture policy of the built-in configuration.
+func policy(t *testing.T) capture.Policy {
+	t.Helper()
+	p, err := config.Default().Policy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -13,8 +13,8 @@ import (
 // Pattern is a rule a user adds: a regex whose whole match, or first non-empty
 // submatch, is a secret.
 type Pattern struct {
-	ID    string `json:"id" toml:"id"`
-	Regex string `json:"regex" toml:"regex"`
+	ID    string `json:"id"`
+	Regex string `json:"regex"`
 }
 
 // Options change the built-in rule set.

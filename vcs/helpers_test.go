@@ -275,3 +275,27 @@ func merged(base, add map[string]string) map[string]string {
 	}
 	return out
 }
+
+// Materialize locks the index and materialises changes (see IndexLock.Materialize).
+func (r *Repo) Materialize(changes []Change) error {
+	l, err := r.LockIndex()
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	return l.Materialize(changes)
+}
+
+// ReadDir reads the files directly inside dir in commit h.
+func (r *Repo) ReadDir(h plumbing.Hash, dir string) ([]File, error) {
+	var out []File
+	err := r.EachFile(h, dir, func(path string, rd io.Reader) error {
+		data, err := io.ReadAll(rd)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		out = append(out, File{Path: path, Data: data})
+		return nil
+	})
+	return out, err
+}

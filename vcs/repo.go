@@ -197,20 +197,6 @@ func (r *Repo) ListDir(h plumbing.Hash, dir string) ([]string, error) {
 	return out, nil
 }
 
-// ReadDir reads the files directly inside dir in commit h.
-func (r *Repo) ReadDir(h plumbing.Hash, dir string) ([]File, error) {
-	var out []File
-	err := r.EachFile(h, dir, func(path string, rd io.Reader) error {
-		data, err := io.ReadAll(rd)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
-		}
-		out = append(out, File{Path: path, Data: data})
-		return nil
-	})
-	return out, err
-}
-
 // EachFile calls fn with a reader of each file directly inside dir in commit h. A blob
 // is inflated only as far as fn reads it.
 func (r *Repo) EachFile(h plumbing.Hash, dir string, fn func(path string, rd io.Reader) error) error {

@@ -95,16 +95,6 @@ func (l *IndexLock) Materialize(changes []Change) error {
 	return nil
 }
 
-// Materialize locks the index and materialises changes (see IndexLock.Materialize).
-func (r *Repo) Materialize(changes []Change) error {
-	l, err := r.LockIndex()
-	if err != nil {
-		return err
-	}
-	defer l.Release()
-	return l.Materialize(changes)
-}
-
 // prepareDirs makes the directories on path's way, refusing any that is a symbolic
 // link: writing through one could land outside the worktree. Directories already seen
 // in this call are not looked at again.
