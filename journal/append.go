@@ -242,8 +242,8 @@ func (a *appendTx) entry(e memory.Entry) (kept string, err error) {
 			return earlier, nil
 		}
 		if seq := a.tx.Bucket(bucketCalls).Get(callKey); seq != nil {
-			var earlier memory.Entry
-			if err := json.Unmarshal(a.entries.Get(seq), &earlier); err != nil {
+			earlier, err := decodeEntry(a.entries.Get(seq))
+			if err != nil {
 				return "", fmt.Errorf("decode entry recorded for %s: %w", o.ToolUseID, err)
 			}
 			return earlier.ID(), nil
@@ -254,7 +254,7 @@ func (a *appendTx) entry(e memory.Entry) (kept string, err error) {
 	if err != nil {
 		return "", err
 	}
-	value, err := json.Marshal(e)
+	value, err := encodeEntry(e)
 	if err != nil {
 		return "", fmt.Errorf("encode %s: %w", id, err)
 	}
@@ -282,6 +282,9 @@ func (a *appendTx) later(bucket []byte, k, v []byte) {
 func (a *appendTx) finish() error {
 	for name, puts := range a.puts {
 		b := a.tx.Bucket([]byte(name))
+		// Ids and times grow: most keys land at the end of their bucket, or of their
+		// session's part of it, where half-full pages would stay half empty.
+		b.FillPercent = appendFill
 		slices.SortFunc(puts, func(x, y put) int { return bytes.Compare(x.k, y.k) })
 		for _, p := range puts {
 			if err := b.Put(p.k, p.v); err != nil {

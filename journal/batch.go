@@ -112,8 +112,8 @@ func loadEntries(tx *bolt.Tx, b *Batch) error {
 		if raw == nil {
 			return fmt.Errorf("batch %s: entry %d is missing from the journal", b.ID, seq)
 		}
-		var e memory.Entry
-		if err := json.Unmarshal(raw, &e); err != nil {
+		e, err := decodeEntry(raw)
+		if err != nil {
 			return fmt.Errorf("batch %s: decode entry %d: %w", b.ID, seq, err)
 		}
 		b.Entries = append(b.Entries, e)

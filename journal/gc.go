@@ -12,7 +12,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/agmem/agmem/flock"
-	"github.com/agmem/agmem/memory"
 )
 
 // Forgotten is what Forget dropped.
@@ -137,11 +136,10 @@ func forgetSession(tx *bolt.Tx, session string) (int, error) {
 	}
 	for _, k := range keys {
 		seq := k[len(k)-8:]
-		var e memory.Entry
-		if err := json.Unmarshal(entries.Get(seq), &e); err != nil {
+		e, err := decodeEntry(entries.Get(seq))
+		if err != nil {
 			return 0, fmt.Errorf("decode entry %x: %w", seq, err)
 		}
-		var err error
 		if o := e.Observation; o != nil && o.ToolUseID != "" {
 			err = entries.Put(seq, stub(o.ID)) // the calls index points here
 		} else {
@@ -239,11 +237,14 @@ func compactInto(src, dst string, mode os.FileMode) error {
 	if err := from.View(func(tx *bolt.Tx) error { return checkSchema(tx) }); err != nil {
 		return err
 	}
-	// Synced once at the end rather than at each of the copy's transactions.
-	to, err := bolt.Open(dst, mode, &bolt.Options{Timeout: time.Second, NoSync: true})
+	// Synced once at the end rather than at each of the copy's transactions or growths.
+	to, err := bolt.Open(dst, mode, &bolt.Options{Timeout: time.Second, NoSync: true, NoGrowSync: true})
 	if err != nil {
 		return err
 	}
+	// Grown in small steps: bbolt's default, 16 MiB at a time, would leave the compacted
+	// file up to 16 MiB larger than what it holds.
+	to.AllocSize = 1 << 20
 	err = bolt.Compact(to, from, compactTxMax)
 	if err == nil {
 		err = to.Sync()

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -15,8 +16,11 @@ import (
 )
 
 // SchemaVersion is the layout of the buckets below. A journal written by a newer agmem
-// is refused rather than misread.
-const SchemaVersion = 1
+// is refused rather than misread. 2: entries are stored compressed (codec.go); a
+// journal of schema 1 is read as it is and moves to 2 with its next write.
+const SchemaVersion = 2
+
+var schemaValue = []byte(strconv.Itoa(SchemaVersion))
 
 // ErrLocked is returned when another process held the journal for the whole timeout.
 var ErrLocked = errors.New("journal is locked by another agmem process")
@@ -138,11 +142,14 @@ func ensureBuckets(tx *bolt.Tx) error {
 			return fmt.Errorf("create bucket %s: %w", name, err)
 		}
 	}
-	meta := tx.Bucket(bucketMeta)
-	if meta.Get(keySchema) == nil {
-		return meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion)))
+	if err := checkSchema(tx); err != nil {
+		return err
 	}
-	return checkSchema(tx)
+	// New, or written by an older agmem: what this one writes needs its schema to be read.
+	if meta := tx.Bucket(bucketMeta); !bytes.Equal(meta.Get(keySchema), schemaValue) {
+		return meta.Put(keySchema, schemaValue)
+	}
+	return nil
 }
 
 func checkSchema(tx *bolt.Tx) error {

@@ -57,8 +57,8 @@ func (j *Journal) Timeline(session string, fn func(memory.Entry) error) error {
 	})
 }
 
-// TimelineJSON is Timeline with each entry as the journal stores it, the JSON of a
-// memory.Entry, for readers that only pass it on. raw is fn's until it returns.
+// TimelineJSON is Timeline with each entry as JSON, the JSON of a memory.Entry as it
+// was recorded, for readers that only pass it on. raw is fn's until it returns.
 func (j *Journal) TimelineJSON(session string, fn func(raw []byte) error) error {
 	prefix := sessionKey(session)
 	after := prefix
@@ -81,7 +81,12 @@ func (j *Journal) TimelineJSON(session string, fn func(raw []byte) error) error 
 		if err != nil {
 			return err
 		}
-		for _, raw := range chunk {
+		// Decompressed out here, with the journal free for writers again.
+		for _, stored := range chunk {
+			raw, err := entryJSON(stored)
+			if err != nil {
+				return fmt.Errorf("decode entry: %w", err)
+			}
 			if err := fn(raw); err != nil {
 				return err
 			}

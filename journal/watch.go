@@ -63,10 +63,6 @@ type Backlog struct {
 // Empty is true when a flush would have nothing to do.
 func (b Backlog) Empty() bool { return b.Observations+b.Events+b.Batches == 0 }
 
-// observationPrefix starts every stored observation: memory.Entry encodes the one kind
-// it holds as its only member.
-var observationPrefix = []byte(`{"observation":`)
-
 // Backlog counts what waits for a flush. It reads only the pending set's keys and the
 // first bytes of their entries, so it is cheap enough to ask every second.
 func (j *Journal) Backlog() (Backlog, error) {
@@ -76,7 +72,7 @@ func (j *Journal) Backlog() (Backlog, error) {
 		c := tx.Bucket(bucketPending).Cursor()
 		for k, _ := c.First(); k != nil; k, _ = c.Next() {
 			seq := k[bytes.IndexByte(k, 0)+1:]
-			if bytes.HasPrefix(entries.Get(seq), observationPrefix) {
+			if holdsObservation(entries.Get(seq)) {
 				b.Observations++
 			} else {
 				b.Events++

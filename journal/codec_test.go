@@ -1,0 +1,109 @@
+package journal
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/agmem/agmem/memory"
+)
+
+// Entries are stored compressed and read back as the JSON they were recorded as.
+func TestEntriesStoredCompressed(t *testing.T) {
+	j := newJournal(t)
+	e := observation("s", "read_file", memory.Semantic, t0)
+	e.Observation.Result, _ = json.Marshal(strings.Repeat("package main\n\nfunc main() {}\n", 100))
+	want, _ := json.Marshal(e)
+	mustAppend(t, j, t0, e, event("s", "SessionEnd", t0.Add(1)))
+
+	var stored [][]byte
+	if err := j.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketEntries).ForEach(func(_, v []byte) error {
+			stored = append(stored, append([]byte(nil), v...))
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if stored[0][0] != tagObservation || stored[1][0] != tagEvent {
+		t.Fatalf("tags %#x, %#x: want an observation's, then an event's", stored[0][0], stored[1][0])
+	}
+	if len(stored[0]) >= len(want)/4 {
+		t.Errorf("a %d-byte entry of repeated text is stored in %d bytes", len(want), len(stored[0]))
+	}
+	var got [][]byte
+	if err := j.TimelineJSON("s", func(raw []byte) error {
+		got = append(got, append([]byte(nil), raw...))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || string(got[0]) != string(want) {
+		t.Errorf("TimelineJSON gave %d entries, the first:\n%s\nwant:\n%s", len(got), got[0], want)
+	}
+	if b, err := j.Backlog(); err != nil || b.Observations != 1 || b.Events != 1 {
+		t.Errorf("Backlog = %+v, %v; want 1 observation and 1 event", b, err)
+	}
+}
+
+// A journal of schema 1 holds entries as plain JSON: they are read as they are, a flush
+// commits them, and the first write moves the journal to schema 2.
+func TestSchema1EntriesRead(t *testing.T) {
+	j := newJournal(t)
+	writeSchema(t, j.Path(), "1")
+	old := observation("s", "read_file", memory.Semantic, t0)
+	// Written as schema 1 did, with bbolt directly: this agmem's writes would move it to 2.
+	db, err := bolt.Open(j.Path(), 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		a := newAppendTx(tx)
+		raw, _ := json.Marshal(old)
+		seq, _ := a.entries.NextSequence()
+		if err := a.entries.Put(seqKey(seq), raw); err != nil {
+			return err
+		}
+		a.later(bucketIDs, []byte(old.ID()), seqKey(seq))
+		a.later(bucketTimeline, timelineKey("s", old.Time(), seq), nil)
+		a.later(bucketPending, sessionKey("s", seqKey(seq)), nil)
+		a.sessions.get(tx, "s").count(old)
+		return a.finish()
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readSchema(t, j.Path()); got != "1" {
+		t.Fatalf("schema = %q before any write of this agmem", got)
+	}
+	if b, err := j.Backlog(); err != nil || b.Observations != 1 {
+		t.Errorf("Backlog = %+v, %v", b, err)
+	}
+
+	mustAppend(t, j, t0, observation("s", "write_file", memory.Procedural, t0.Add(1)))
+	if got := readSchema(t, j.Path()); got != strconv.Itoa(SchemaVersion) {
+		t.Errorf("schema = %q after a write, want %d", got, SchemaVersion)
+	}
+	if got := ids(timeline(t, j, "s")); len(got) != 2 || got[0] != old.ID() {
+		t.Errorf("timeline %v, want the schema 1 entry %s first", got, old.ID())
+	}
+	batches, err := j.PrepareBatches("", t0)
+	if err != nil || len(batches) != 1 || len(batches[0].Entries) != 2 {
+		t.Fatalf("PrepareBatches = %+v, %v", batches, err)
+	}
+}
+
+// A stored entry of no known kind is an error, not a panic or a silent skip.
+func TestUnknownEntryKind(t *testing.T) {
+	for _, stored := range [][]byte{nil, {9, 1, 2}, {tagObservation, 0xff, 0xff, 0xff}} {
+		if _, err := decodeEntry(stored); err == nil {
+			t.Errorf("decodeEntry(%x) read an entry", stored)
+		}
+	}
+}
