@@ -5,6 +5,7 @@
 //	go run ./scripts/bench hook  -agmem BIN [-runs 500]
 //	go run ./scripts/bench flush -agmem BIN [-n 1000,10000] [-history 100000]
 //	go run ./scripts/bench concurrent -agmem BIN [-writers 16] [-n 10000]
+//	go run ./scripts/bench ingest -agmem BIN [-n 100000]
 package main
 
 import (
@@ -23,7 +24,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench hook|flush [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench hook|flush|concurrent|mcp|ingest [flags]")
 		os.Exit(1)
 	}
 	var err error
@@ -36,6 +37,10 @@ func main() {
 		err = concurrent(os.Args[2:])
 	case "mcp":
 		err = mcpLatency(os.Args[2:])
+	case "ingest":
+		err = ingest(os.Args[2:])
+	case "observations": // ingest's input, written by a process of its own
+		err = observations(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown benchmark %q", os.Args[1])
 	}

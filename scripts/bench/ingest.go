@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ingest records n native observations of about 1 KiB with one `agmem record --jsonl`,
+// as one session, then replays that session as --json from the journal, and, after a
+// flush, from git in a fresh clone. Each run reports its wall time and peak RSS.
+func ingest(args []string) error {
+	fs := flag.NewFlagSet("ingest", flag.ExitOnError)
+	bin := fs.String("agmem", "agmem", "the agmem binary")
+	n := fs.Int("n", 100000, "observations")
+	fs.Parse(args)
+	dir, err := newMemoryRepo(*bin, "agmem-bench-ingest-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	input := filepath.Join(dir, ".agmem", "input.jsonl")
+	// Written by a process of its own: a child's peak RSS counts the highest its parent's
+	// ever was before the exec, and this one must stay small.
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if _, err := run(dir, nil, nil, self, "observations", "-n", strconv.Itoa(*n), "-o", input); err != nil {
+		return err
+	}
+	fi, err := os.Stat(input)
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	fmt.Printf("input: %d observations, %.1f MB of JSONL (results cut from Go's own sources), one session\n",
+		*n, float64(size)/1e6)
+	fmt.Printf("%-34s %-10s %-16s %s\n", "", "wall", "observations/s", "peak RSS")
+
+	rec, err := measure(dir, input, os.DevNull, *bin, "--repo", dir, "record", "--jsonl")
+	if err != nil {
+		return err
+	}
+	rec.row("record --jsonl", *n)
+	fi, err = os.Stat(filepath.Join(dir, ".agmem", "journal.db"))
+	if err != nil {
+		return err
+	}
+	var used int64
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		used = st.Blocks * 512
+	}
+	fmt.Printf("%-34s %.1f MB on disk (%.1f MB apparent, sparse): %.2f× the input\n", "journal.db",
+		float64(used)/1e6, float64(fi.Size())/1e6, float64(used)/float64(size))
+
+	replayed := filepath.Join(dir, ".agmem", "replayed.jsonl")
+	fromJournal, err := measure(dir, os.DevNull, replayed, *bin, "--repo", dir, "replay", "--json", "--session", benchSession)
+	if err == nil {
+		err = checkLines(replayed, *n)
+	}
+	if err != nil {
+		return err
+	}
+	fromJournal.row("replay --json, from the journal", *n)
+
+	flush, err := measure(dir, os.DevNull, os.DevNull, *bin, "--repo", dir, "flush", "--no-llm")
+	if err != nil {
+		return err
+	}
+	flush.row("flush (for scale, no target)", *n)
+	clone := dir + "-clone"
+	defer os.RemoveAll(clone)
+	if out, err := exec.Command("git", "clone", "-q", dir, clone).CombinedOutput(); err != nil {
+		return fmt.Errorf("git clone: %w: %s", err, out)
+	}
+	if _, err := run(clone, nil, nil, *bin, "init", clone); err != nil {
+		return err
+	}
+	fromGit, err := measure(clone, os.DevNull, replayed, *bin, "--repo", clone, "replay", "--json", "--session", benchSession)
+	if err == nil {
+		err = checkLines(replayed, *n)
+	}
+	if err != nil {
+		return err
+	}
+	fromGit.row("replay --json, from git (a clone)", *n)
+	return nil
+}
+
+const benchSession = "bench-ingest"
+
+// observations writes n native observations to a file: read_file calls whose results
+// are about 1 KiB pieces of Go's standard library, as a coding agent reads them.
+func observations(args []string) error {
+	fs := flag.NewFlagSet("observations", flag.ExitOnError)
+	n := fs.Int("n", 100000, "observations")
+	path := fs.String("o", "observations.jsonl", "the file to write")
+	fs.Parse(args)
+	pieces, err := sourcePieces(*n, 1000)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(*path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	start := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	for i := 0; i < *n; i++ {
+		line, err := json.Marshal(map[string]any{
+			"tool_name":   "read_file",
+			"tool_use_id": fmt.Sprintf("toolu_%08d", i),
+			"arguments":   map[string]string{"path": pieces[i].path},
+			"result":      pieces[i].text,
+			"session_id":  benchSession,
+			"timestamp":   start.Add(time.Duration(i) * 100 * time.Millisecond).Format(time.RFC3339Nano),
+		})
+		if err != nil {
+			return err
+		}
+		w.Write(line)
+		w.WriteByte('\n')
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+type piece struct{ path, text string }
+
+// sourcePieces cuts n pieces of about size bytes from Go's sources, again from the
+// start if they run out.
+func sourcePieces(n, size int) ([]piece, error) {
+	root := filepath.Join(runtime.GOROOT(), "src")
+	var pieces []piece
+	errEnough := errors.New("enough")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		for len(data) >= size && len(pieces) < n {
+			pieces = append(pieces, piece{rel, strings.ToValidUTF8(string(data[:size]), "?")})
+			data = data[size:]
+		}
+		if len(pieces) == n {
+			return errEnough
+		}
+		return nil
+	})
+	if err != nil && err != errEnough {
+		return nil, err
+	}
+	if len(pieces) == 0 {
+		return nil, fmt.Errorf("no Go sources under %s", root)
+	}
+	for i := len(pieces); i < n; i++ {
+		pieces = append(pieces, pieces[i%len(pieces)])
+	}
+	return pieces, nil
+}
+
+// checkLines fails unless the file at path has n lines.
+func checkLines(path string, n int) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if got := strings.Count(string(data), "\n"); got != n {
+		return fmt.Errorf("%s: %d lines, want %d", path, got, n)
+	}
+	return nil
+}
+
+// measured is one process's wall time and peak RSS.
+type measured struct {
+	wall time.Duration
+	rss  int64 // bytes
+}
+
+func (m measured) row(name string, n int) {
+	fmt.Printf("%-34s %-10s %-16.0f %.0f MB\n", name, fmt.Sprintf("%.2f s", m.wall.Seconds()),
+		float64(n)/m.wall.Seconds(), float64(m.rss)/1e6)
+}
+
+// measure runs a process with stdin and stdout on files.
+func measure(dir, stdin, stdout, name string, args ...string) (measured, error) {
+	in, err := os.Open(stdin)
+	if err != nil {
+		return measured{}, err
+	}
+	defer in.Close()
+	out, err := os.Create(stdout)
+	if err != nil {
+		return measured{}, err
+	}
+	defer out.Close()
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Stdin, cmd.Stdout = dir, in, out
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	start := time.Now()
+	err = cmd.Run()
+	m := measured{wall: time.Since(start)}
+	if err != nil {
+		return m, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, errb.String())
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		m.rss = ru.Maxrss * 1024
+	}
+	return m, nil
+}
