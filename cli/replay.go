@@ -57,6 +57,9 @@ func runReplay(e *env, repo memrepo.Repo, o replayOptions) error {
 		} else if ok {
 			return repo.Journal().TimelineJSON(o.session, func(raw []byte) error { return writeStored(w, raw, o.events) })
 		}
+		if done, err := replayFromGit(w, repo, o); done || err != nil {
+			return err
+		}
 		enc := json.NewEncoder(w)
 		show = func(en memory.Entry) error {
 			if en.Observation != nil {
@@ -105,8 +108,7 @@ func eachEntry(repo memrepo.Repo, session string, fn func(memory.Entry) error) e
 		}
 	}
 	if len(entries) == 0 {
-		return withHint(errors.New("no session "+session+" in the journal or the git history"),
-			`"agmem sessions" lists the sessions there are`)
+		return noSession(session)
 	}
 	for _, en := range entries {
 		if err := fn(en); err != nil {
@@ -114,6 +116,28 @@ func eachEntry(repo memrepo.Repo, session string, fn func(memory.Entry) error) e
 		}
 	}
 	return nil
+}
+
+// replayFromGit streams a session the journal does not know at all from git, as
+// TimelineJSON streams the journal's: a fresh clone replays a session of any size in
+// little memory. done is false when the journal knows part of it (gc forgot the rest):
+// the two are then joined.
+func replayFromGit(w *bufio.Writer, repo memrepo.Repo, o replayOptions) (done bool, err error) {
+	if _, known, err := repo.Journal().Session(o.session); known || err != nil {
+		return false, err
+	}
+	git, err := repo.Git()
+	if err != nil {
+		return true, err
+	}
+	n, err := history.SessionJSON(git, o.session, func(raw []byte) error { return writeStored(w, raw, o.events) })
+	if err != nil {
+		return true, fmt.Errorf("read session %s from git: %w", o.session, err)
+	}
+	if n == 0 {
+		return true, noSession(o.session)
+	}
+	return true, nil
 }
 
 // journalServes says whether the journal alone holds a session: it knows it, and gc
@@ -148,6 +172,11 @@ func writeStored(w *bufio.Writer, raw []byte, events bool) error {
 	}
 	w.Write(member)
 	return w.WriteByte('\n')
+}
+
+func noSession(session string) error {
+	return withHint(errors.New("no session "+session+" in the journal or the git history"),
+		`"agmem sessions" lists the sessions there are`)
 }
 
 // joinJournal adds to what git holds of a session what the journal holds, each entry

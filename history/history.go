@@ -10,6 +10,7 @@ package history
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -50,19 +51,16 @@ func sources(repo *vcs.Repo) ([]source, error) {
 // Session is the entries of one session found in git, in time order, each entry once,
 // gathered from this repo's branch and every fetched one.
 func Session(repo *vcs.Repo, id string) ([]memory.Entry, error) {
-	srcs, err := sources(repo)
-	if err != nil {
-		return nil, err
-	}
-	var all []memory.Entry
-	for _, s := range srcs {
-		entries, err := readDir(repo, s, render.SessionDir(id), nil)
-		if err != nil {
-			return nil, err
+	var out []memory.Entry
+	_, err := SessionJSON(repo, id, func(raw []byte) error {
+		var e memory.Entry
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return fmt.Errorf("session %s: %w", id, err)
 		}
-		all = append(all, entries...)
-	}
-	return bySession(all)[id], nil
+		out = append(out, e)
+		return nil
+	})
+	return out, err
 }
 
 // Found is a session found in git.
@@ -107,20 +105,16 @@ func Sessions(repo *vcs.Repo, known func(session string) bool) (map[string]Found
 	return out, nil
 }
 
-// readDir reads the records in dir on the branch s. With skip, a record whose first
-// line is an entry of a session skip returns true for is not read further: a record
-// holds one batch, so one session.
+// readDir reads the records in dir on the branch s. A record whose first line is an
+// entry of a session skip returns true for is not read further: a record holds one
+// batch, so one session.
 func readDir(repo *vcs.Repo, s source, dir string, skip func(session string) bool) ([]memory.Entry, error) {
 	var names []string
 	data := map[string][]byte{}
 	err := repo.EachFile(s.tip, dir, func(path string, rd io.Reader) error {
 		names = append(names, path)
 		var err error
-		if skip == nil {
-			data[path], err = io.ReadAll(rd)
-		} else {
-			data[path], err = bufio.NewReader(rd).ReadBytes('\n')
-		}
+		data[path], err = bufio.NewReader(rd).ReadBytes('\n')
 		if err != nil && err != io.EOF {
 			return fmt.Errorf("%s: %s: %w", s.name, path, err)
 		}
@@ -129,35 +123,33 @@ func readDir(repo *vcs.Repo, s source, dir string, skip func(session string) boo
 	if err != nil {
 		return nil, err
 	}
+	// Only first lines were read: read the records wanted whole.
 	records := render.RecordFiles(names)
-	if skip != nil {
-		// Only first lines were read: read the records wanted whole.
-		wanted := map[string]bool{}
-		kept := records[:0]
-		for _, rec := range records {
-			if head, err := render.ParseSessionRecord(data[rec[0]]); err == nil && len(head) == 1 && skip(head[0].Session()) {
-				continue
-			}
-			kept = append(kept, rec)
-			for _, name := range rec {
-				wanted[name] = true
-			}
+	wanted := map[string]bool{}
+	kept := records[:0]
+	for _, rec := range records {
+		if head, err := render.ParseSessionRecord(data[rec[0]]); err == nil && len(head) == 1 && skip(head[0].Session()) {
+			continue
 		}
-		records = kept
-		if len(wanted) > 0 {
-			err := repo.EachFile(s.tip, dir, func(path string, rd io.Reader) error {
-				if !wanted[path] {
-					return nil
-				}
-				var err error
-				if data[path], err = io.ReadAll(rd); err != nil {
-					return fmt.Errorf("%s: %s: %w", s.name, path, err)
-				}
+		kept = append(kept, rec)
+		for _, name := range rec {
+			wanted[name] = true
+		}
+	}
+	records = kept
+	if len(wanted) > 0 {
+		err := repo.EachFile(s.tip, dir, func(path string, rd io.Reader) error {
+			if !wanted[path] {
 				return nil
-			})
-			if err != nil {
-				return nil, err
 			}
+			var err error
+			if data[path], err = io.ReadAll(rd); err != nil {
+				return fmt.Errorf("%s: %s: %w", s.name, path, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	var all []memory.Entry

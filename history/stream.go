@@ -1,0 +1,210 @@
+package history
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/render"
+	"github.com/agmem/agmem/vcs"
+)
+
+// SessionJSON calls fn with each entry of session id that git holds, as the JSON of a
+// memory.Entry in the form the journal stores it (json.Marshal's), in Session's order,
+// and returns how many there were. raw is fn's until it returns.
+//
+// It holds no record whole: a first pass reads each line's id, time and session (the
+// rest of the line is only scanned), to drop repeats and invalid lines and to learn the
+// order; a second reads the records again and passes the kept lines on. Lines found out
+// of time order (a session flushed from two clones, say) are held until every line is
+// read, then sorted.
+func SessionJSON(repo *vcs.Repo, id string, fn func(raw []byte) error) (int, error) {
+	srcs, err := sources(repo)
+	if err != nil {
+		return 0, err
+	}
+	dir := render.SessionDir(id)
+	var records []record
+	for _, s := range srcs {
+		rs, err := recordsIn(repo, s, dir)
+		if err != nil {
+			return 0, err
+		}
+		records = append(records, rs...)
+	}
+
+	// First pass: which lines to keep (numbered in reading order), and when each is.
+	var keep []bool
+	var times []time.Time // of the kept lines, in reading order
+	inOrder := true
+	seen := map[string]bool{}
+	for i := range records {
+		rec := &records[i]
+		var heads []lineHead
+		err := rec.eachLine(repo, func(line []byte) error {
+			h, err := readHead(line)
+			heads = append(heads, h)
+			return err
+		})
+		if err != nil && rec.src.name != Local {
+			// Another repo's broken or hostile record hides what it holds, not the
+			// session.
+			rec.skip = true
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("%s: %s: %w", rec.src.name, rec.parts[0], err)
+		}
+		for _, h := range heads {
+			kept := h.session == id && !seen[h.id]
+			keep = append(keep, kept)
+			if !kept {
+				continue
+			}
+			seen[h.id] = true
+			if n := len(times); n > 0 && h.at.Before(times[n-1]) {
+				inOrder = false
+			}
+			times = append(times, h.at)
+		}
+	}
+
+	// Second pass: the kept lines, passed on as they come, or held and sorted.
+	var held [][]byte
+	line, kept := 0, 0
+	var escaped bytes.Buffer
+	for _, rec := range records {
+		if rec.skip {
+			continue
+		}
+		err := rec.eachLine(repo, func(raw []byte) error {
+			line++
+			if !keep[line-1] {
+				return nil
+			}
+			kept++
+			// Records are written without HTML escaping; the journal's JSON has it.
+			escaped.Reset()
+			json.HTMLEscape(&escaped, raw)
+			if !inOrder {
+				held = append(held, bytes.Clone(escaped.Bytes()))
+				return nil
+			}
+			return fn(escaped.Bytes())
+		})
+		if err != nil {
+			return kept, err
+		}
+	}
+	if !inOrder {
+		order := make([]int, len(held))
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(a, b int) bool { return times[order[a]].Before(times[order[b]]) })
+		for _, i := range order {
+			if err := fn(held[i]); err != nil {
+				return kept, err
+			}
+		}
+	}
+	return kept, nil
+}
+
+// record is one batch's session record on a branch: its parts, in order.
+type record struct {
+	src   source
+	parts []string
+	skip  bool // unreadable, from another repo: passed over
+}
+
+// recordsIn lists the records in dir on the branch s.
+func recordsIn(repo *vcs.Repo, s source, dir string) ([]record, error) {
+	var names []string
+	err := repo.EachFile(s.tip, dir, func(path string, _ io.Reader) error {
+		names = append(names, path)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.name, err)
+	}
+	var out []record
+	for _, parts := range render.RecordFiles(names) {
+		out = append(out, record{src: s, parts: parts})
+	}
+	return out, nil
+}
+
+// eachLine calls fn with each line of the record that is not blank, without its
+// newline. A line may run on from one part into the next.
+func (rec record) eachLine(repo *vcs.Repo, fn func(line []byte) error) error {
+	var carry []byte
+	for _, part := range rec.parts {
+		data, err := repo.FileAt(rec.src.tip, part)
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", rec.src.name, part, err)
+		}
+		if len(carry) > 0 {
+			data = append(carry, data...)
+		}
+		for {
+			end := bytes.IndexByte(data, '\n')
+			if end < 0 {
+				break
+			}
+			if line := bytes.TrimSpace(data[:end]); len(line) > 0 {
+				if err := fn(line); err != nil {
+					return err
+				}
+			}
+			data = data[end+1:]
+		}
+		carry = append(carry[:0:0], data...)
+	}
+	if line := bytes.TrimSpace(carry); len(line) > 0 {
+		return fn(line)
+	}
+	return nil
+}
+
+// lineHead is what the first pass reads of a record's line.
+type lineHead struct {
+	id, session string
+	at          time.Time
+}
+
+// readHead reads a line's id, session and time, and checks what Entry.Validate checks;
+// every other member is scanned, not kept.
+func readHead(line []byte) (lineHead, error) {
+	type head struct {
+		ID        string    `json:"id"`
+		SessionID string    `json:"session_id"`
+		Timestamp time.Time `json:"timestamp"`
+		ToolName  string    `json:"tool_name"`
+	}
+	var h struct {
+		Observation *head `json:"observation"`
+		Event       *head `json:"event"`
+	}
+	if err := json.Unmarshal(line, &h); err != nil {
+		return lineHead{}, err
+	}
+	var e memory.Entry
+	var got *head
+	switch {
+	case h.Observation != nil && h.Event == nil:
+		got = h.Observation
+		e.Observation = &memory.Observation{ID: got.ID, SessionID: got.SessionID, ToolName: got.ToolName}
+	case h.Event != nil && h.Observation == nil:
+		got = h.Event
+		e.Event = &memory.Event{ID: got.ID, SessionID: got.SessionID}
+	}
+	if err := e.Validate(); err != nil {
+		return lineHead{}, err
+	}
+	return lineHead{id: got.ID, session: got.SessionID, at: got.Timestamp}, nil
+}
