@@ -1,0 +1,154 @@
+package verify
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agmem/agmem/render"
+)
+
+func TestCheckAfterFlushesIsConsistent(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s1", 3)
+	m.record("s2", 2)
+	m.flush()
+	m.record("s1", 1)
+	m.flush()
+	m.record("s3", 4)
+
+	r := m.check()
+	if !r.Consistent() {
+		t.Fatalf("problems after plain flushes: %v", r.Problems)
+	}
+	if r.Commits != 3 || r.Observations != 6 || r.PendingObservations != 4 || r.Branch != "main" {
+		t.Errorf("report = %+v, want 3 commits, 6 observations, 4 pending on main", r)
+	}
+}
+
+func TestCheckRevertedThenCherryPickedBatch(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s1", 2)
+	m.flush()
+	m.gitCLI("revert", "--no-edit", "HEAD")
+
+	r := m.check()
+	if got, want := kinds(r), []Kind{MissingFromHead, MissingFromHead, MissingFromHead}; !slices.Equal(got, want) {
+		t.Fatalf("after git revert: %v, want a record and two markdown files missing from HEAD", r.Problems)
+	}
+	if !strings.Contains(r.Problems[0].Message+r.Problems[1].Message+r.Problems[2].Message, "the session record of batch") {
+		t.Errorf("the record is not named among %v", r.Problems)
+	}
+
+	m.gitCLI("cherry-pick", "HEAD~1")
+	r = m.check()
+	if got := kinds(r); !slices.Equal(got, []Kind{Duplicate}) || !strings.Contains(r.Problems[0].Message, "in both commit") {
+		t.Fatalf("after the batch was picked again: %v, want one duplicate batch", r.Problems)
+	}
+}
+
+func TestCheckTrailerThatLies(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s1", 2)
+	m.flush()
+	msg := m.gitCLI("log", "-1", "--format=%B")
+	m.gitCLI("commit", "--amend", "-q", "-m", strings.Replace(msg, "Agmem-Observations: 2", "Agmem-Observations: 5", 1))
+
+	r := m.check()
+	if got := kinds(r); !slices.Equal(got, []Kind{TrailerMismatch}) {
+		t.Fatalf("problems = %v, want one trailer mismatch", r.Problems)
+	}
+	if want := `Agmem-Observations: "5", but its session record holds 2`; !strings.Contains(r.Problems[0].Message, want) {
+		t.Errorf("message %q does not say %q", r.Problems[0].Message, want)
+	}
+}
+
+func TestRepairRecommitsWhatAResetLost(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s1", 2)
+	m.flush()
+	lost := m.record("s1", 3)
+	m.flush()
+	m.gitCLI("reset", "-q", "--hard", "HEAD~1")
+
+	r := m.check()
+	if got := kinds(r); !slices.Equal(got, []Kind{LostCommit}) || !slices.Equal(r.Problems[0].Entries, lost) {
+		t.Fatalf("after the reset: %v, want the 3 observations of the lost commit", r.Problems)
+	}
+
+	done, after := m.repair()
+	if done.Requeued != 3 || len(done.Commits) != 1 || done.Commits[0].Observations != 3 {
+		t.Errorf("repair did %+v, want 3 entries committed again in one commit", done)
+	}
+	if !after.Consistent() || after.Observations != 5 {
+		t.Fatalf("after repair: %+v", after)
+	}
+	if again := m.flush(); len(again) != 0 {
+		t.Errorf("a flush after the repair committed %v again", again)
+	}
+}
+
+func TestRepairRequeuesABatchMarkedInALostCommit(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s1", 1)
+	m.flush()
+	m.record("s1", 2)
+	// A flush that committed, was marked, and then lost its commit to a reset before it
+	// could finish: the batch names a commit the branch does not hold.
+	_, tip, err := m.git.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches, err := m.j.PrepareBatches(tip.String(), time.Now().UTC())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.j.MarkCommitted(batches[0], strings.Repeat("ab", 20)); err != nil {
+		t.Fatal(err)
+	}
+
+	r := m.check()
+	if got := kinds(r); !slices.Equal(got, []Kind{LostCommit}) || len(r.Problems[0].Entries) != 2 ||
+		!strings.Contains(r.Problems[0].Message, "which branch main no longer holds") {
+		t.Fatalf("problems = %v, want the batch's lost commit", r.Problems)
+	}
+	done, after := m.repair()
+	if done.Requeued != 2 || len(done.Commits) != 1 || !after.Consistent() || after.Observations != 3 {
+		t.Fatalf("repair did %+v and left %+v", done, after)
+	}
+}
+
+func TestCheckPendingEntryAlreadyCommitted(t *testing.T) {
+	m := newMemRepo(t)
+	ids := m.record("s1", 1)
+	m.flush()
+	// Requeue trusts its caller; told wrongly, it makes a duplicate in waiting.
+	if _, err := m.j.Requeue(ids); err != nil {
+		t.Fatal(err)
+	}
+	r := m.check()
+	if got := kinds(r); !slices.Equal(got, []Kind{Duplicate}) || !strings.Contains(r.Problems[0].Message, "a flush would commit it twice") {
+		t.Fatalf("problems = %v, want a pending entry already committed", r.Problems)
+	}
+}
+
+func TestCheckFilesUnderAgmemDirs(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s1", 1)
+	m.flush()
+	files := strings.Fields(m.gitCLI("ls-files", "current", render.SessionsDir))
+	if len(files) != 2 {
+		t.Fatalf("ls-files = %v", files)
+	}
+	m.gitCLI("mv", files[0], "current/semantic/renamed.md")
+	m.gitCLI("commit", "-q", "-m", "rename a memory")
+
+	r := m.check()
+	if got, want := kinds(r), []Kind{MissingFromHead, Unexplained}; !slices.Equal(got, want) {
+		t.Fatalf("problems = %v, want %v", r.Problems, want)
+	}
+	if r.Problems[0].Path != files[0] || r.Problems[1].Path != "current/semantic/renamed.md" {
+		t.Errorf("paths = %q, %q", r.Problems[0].Path, r.Problems[1].Path)
+	}
+}
