@@ -133,6 +133,15 @@ func (m *memRepo) gitCLI(args ...string) string {
 	return string(out)
 }
 
+// onlyProblem fails the test unless r found one problem, of kind k, saying text.
+func onlyProblem(t *testing.T, r *Report, k Kind, text string) Problem {
+	t.Helper()
+	if len(r.Problems) != 1 || r.Problems[0].Kind != k || !strings.Contains(r.Problems[0].Message, text) {
+		t.Fatalf("problems = %v, want one %s saying %q", r.Problems, k, text)
+	}
+	return r.Problems[0]
+}
+
 // kinds are the kinds of the problems found, in order.
 func kinds(r *Report) []Kind {
 	var out []Kind

@@ -43,9 +43,7 @@ func TestCheckRevertedThenCherryPickedBatch(t *testing.T) {
 
 	m.gitCLI("cherry-pick", "HEAD~1")
 	r = m.check()
-	if got := kinds(r); !slices.Equal(got, []Kind{Duplicate}) || !strings.Contains(r.Problems[0].Message, "in both commit") {
-		t.Fatalf("after the batch was picked again: %v, want one duplicate batch", r.Problems)
-	}
+	onlyProblem(t, r, Duplicate, "in both commit")
 }
 
 func TestCheckTrailerThatLies(t *testing.T) {
@@ -55,13 +53,7 @@ func TestCheckTrailerThatLies(t *testing.T) {
 	msg := m.gitCLI("log", "-1", "--format=%B")
 	m.gitCLI("commit", "--amend", "-q", "-m", strings.Replace(msg, "Agmem-Observations: 2", "Agmem-Observations: 5", 1))
 
-	r := m.check()
-	if got := kinds(r); !slices.Equal(got, []Kind{TrailerMismatch}) {
-		t.Fatalf("problems = %v, want one trailer mismatch", r.Problems)
-	}
-	if want := `Agmem-Observations: "5", but its session record holds 2`; !strings.Contains(r.Problems[0].Message, want) {
-		t.Errorf("message %q does not say %q", r.Problems[0].Message, want)
-	}
+	onlyProblem(t, m.check(), TrailerMismatch, `Agmem-Observations: "5", but its session record holds 2`)
 }
 
 func TestRepairRecommitsWhatAResetLost(t *testing.T) {
@@ -72,9 +64,8 @@ func TestRepairRecommitsWhatAResetLost(t *testing.T) {
 	m.flush()
 	m.gitCLI("reset", "-q", "--hard", "HEAD~1")
 
-	r := m.check()
-	if got := kinds(r); !slices.Equal(got, []Kind{LostCommit}) || !slices.Equal(r.Problems[0].Entries, lost) {
-		t.Fatalf("after the reset: %v, want the 3 observations of the lost commit", r.Problems)
+	if p := onlyProblem(t, m.check(), LostCommit, "3 entries of session s1"); !slices.Equal(p.Entries, lost) {
+		t.Fatalf("lost entries %v, want %v", p.Entries, lost)
 	}
 
 	done, after := m.repair()
@@ -108,10 +99,8 @@ func TestRepairRequeuesABatchMarkedInALostCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r := m.check()
-	if got := kinds(r); !slices.Equal(got, []Kind{LostCommit}) || len(r.Problems[0].Entries) != 2 ||
-		!strings.Contains(r.Problems[0].Message, "which branch main no longer holds") {
-		t.Fatalf("problems = %v, want the batch's lost commit", r.Problems)
+	if p := onlyProblem(t, m.check(), LostCommit, "which branch main no longer holds"); len(p.Entries) != 2 {
+		t.Fatalf("lost entries %v, want the batch's 2", p.Entries)
 	}
 	done, after := m.repair()
 	if done.Requeued != 2 || len(done.Commits) != 1 || !after.Consistent() || after.Observations != 3 {
@@ -127,10 +116,7 @@ func TestCheckPendingEntryAlreadyCommitted(t *testing.T) {
 	if _, err := m.j.Requeue(ids); err != nil {
 		t.Fatal(err)
 	}
-	r := m.check()
-	if got := kinds(r); !slices.Equal(got, []Kind{Duplicate}) || !strings.Contains(r.Problems[0].Message, "a flush would commit it twice") {
-		t.Fatalf("problems = %v, want a pending entry already committed", r.Problems)
-	}
+	onlyProblem(t, m.check(), Duplicate, "a flush would commit it twice")
 }
 
 func TestCheckFilesUnderAgmemDirs(t *testing.T) {
