@@ -98,6 +98,7 @@ func newApp(e *env) *ucli.App {
 			newPushCommand(e),
 			newPullCommand(e),
 			newGCCommand(e),
+			newVerifyCommand(e),
 			newHooksCommand(e),
 			newMCPCommand(e),
 			newRedactCommand(e),
