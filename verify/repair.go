@@ -21,34 +21,37 @@ type Repaired struct {
 //  3. files of HEAD under current/ and sessions/ that the worktree lacks are written
 //     back from HEAD.
 //
-// Nothing recorded is deleted, and no file the worktree holds is overwritten.
+// Nothing recorded is deleted, and no file the worktree holds is overwritten. A
+// damaged journal is not written to: Repair then does nothing and returns the report.
 func Repair(stateDir string, j *journal.Journal, repo *vcs.Repo, opts flush.Options) (Repaired, *Report, error) {
 	var done Repaired
-	var err error
-	if done.Requeued, err = requeueLost(stateDir, j, repo); err != nil {
-		return done, nil, err
+	requeued, report, err := requeueLost(stateDir, j, repo)
+	if err != nil || report.Damaged() {
+		return done, report, err
 	}
+	done.Requeued = requeued
 	if done.Commits, err = flush.Run(stateDir, j, repo, opts); err != nil {
 		return done, nil, err
 	}
 	if done.Restored, err = restoreWorktree(stateDir, repo); err != nil {
 		return done, nil, err
 	}
-	report, err := Check(stateDir, j, repo)
+	report, err = Check(stateDir, j, repo)
 	return done, report, err
 }
 
-// requeueLost puts the entries of LostCommit problems back into the pending set. The
-// check and the requeue run under one writer lock: no flush can commit them in between.
-func requeueLost(stateDir string, j *journal.Journal, repo *vcs.Repo) (int, error) {
+// requeueLost puts the entries of LostCommit problems back into the pending set, and
+// returns how many and the check that found them. The check and the requeue run under
+// one writer lock: no flush can commit them in between.
+func requeueLost(stateDir string, j *journal.Journal, repo *vcs.Repo) (int, *Report, error) {
 	lock, err := flush.Lock(stateDir)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer lock.Release()
 	report, err := check(j, repo)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	var ids []string
 	for _, p := range report.Problems {
@@ -57,9 +60,10 @@ func requeueLost(stateDir string, j *journal.Journal, repo *vcs.Repo) (int, erro
 		}
 	}
 	if len(ids) == 0 {
-		return 0, nil
+		return 0, report, nil
 	}
-	return j.Requeue(ids)
+	n, err := j.Requeue(ids)
+	return n, report, err
 }
 
 // restoreWorktree writes back HEAD's files under current/ and sessions/ that the

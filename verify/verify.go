@@ -6,6 +6,8 @@
 //   - the branch's agmem commits (those with an Agmem-Batch trailer): each batch in one
 //     commit, each entry in one batch, each commit's Agmem-Observations and Agmem-Events
 //     trailers equal to what its session record holds;
+//   - the journal file itself (journal.Check): a damaged journal is reported, and not
+//     compared with git nor repaired;
 //   - the journal against the branch: every entry the journal counts as committed is in
 //     a commit reachable from the branch (a branch moved back by hand loses some), no
 //     pending entry is committed already, and every unfinished batch is listed;
@@ -70,6 +72,8 @@ const (
 	// Unexplained: a file of HEAD under current/ or sessions/ that no commit of agmem's
 	// wrote.
 	Unexplained Kind = "unexplained-file"
+	// DamagedJournal: what journal.Check finds wrong with the journal file.
+	DamagedJournal Kind = "damaged-journal"
 )
 
 // Repairable says whether Repair resolves problems of this kind.
@@ -119,7 +123,7 @@ func Check(stateDir string, j *journal.Journal, repo *vcs.Repo) (*Report, error)
 
 func check(j *journal.Journal, repo *vcs.Repo) (*Report, error) {
 	// Read first and whole: the journal is closed again before any git work.
-	inv, err := j.Inventory()
+	damage, inv, err := readJournal(j)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +131,7 @@ func check(j *journal.Journal, repo *vcs.Repo) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Branch: branch.Short(), Problems: []Problem{}}
+	r := &Report{Branch: branch.Short(), Problems: damage}
 	if !tip.IsZero() {
 		r.Head = tip.String()
 	}
@@ -137,7 +141,9 @@ func check(j *journal.Journal, repo *vcs.Repo) (*Report, error) {
 	}
 	r.Commits, r.Observations, r.Events = len(b.batches), b.observations, b.events
 	r.Problems = append(r.Problems, b.problems...)
-	r.Problems = append(r.Problems, b.againstJournal(inv, r)...)
+	if inv != nil {
+		r.Problems = append(r.Problems, b.againstJournal(inv, r)...)
+	}
 	files, err := agmemFiles(repo, tip)
 	if err != nil {
 		return nil, err
@@ -145,6 +151,29 @@ func check(j *journal.Journal, repo *vcs.Repo) (*Report, error) {
 	r.Problems = append(r.Problems, b.againstHead(files)...)
 	r.Problems = append(r.Problems, againstWorktree(repo.Root, files)...)
 	return r, nil
+}
+
+// readJournal checks the journal file, and reads its inventory unless it is damaged:
+// what a damaged journal says is not worth comparing with git.
+func readJournal(j *journal.Journal) ([]Problem, *journal.Inventory, error) {
+	findings, err := j.Check()
+	if err != nil && !errors.Is(err, os.ErrNotExist) { // a missing journal is an empty one
+		return nil, nil, err
+	}
+	damage := []Problem{}
+	for _, f := range findings {
+		damage = append(damage, Problem{Kind: DamagedJournal, Message: f})
+	}
+	if len(damage) > 0 {
+		return damage, nil, nil
+	}
+	inv, err := j.Inventory()
+	return damage, inv, err
+}
+
+// Damaged says whether the journal file itself is damaged.
+func (r *Report) Damaged() bool {
+	return slices.ContainsFunc(r.Problems, func(p Problem) bool { return p.Kind == DamagedJournal })
 }
 
 // branch is what the agmem commits reachable from the branch tip hold.

@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"bytes"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -136,5 +138,38 @@ func TestCheckFilesUnderAgmemDirs(t *testing.T) {
 	}
 	if r.Problems[0].Path != files[0] || r.Problems[1].Path != "current/semantic/renamed.md" {
 		t.Errorf("paths = %q, %q", r.Problems[0].Path, r.Problems[1].Path)
+	}
+}
+
+func TestDamagedJournalIsReportedAndLeftAlone(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s1", 2)
+	m.flush()
+	m.record("s1", 1)
+	// Garbage over the first meta page: bbolt would open the journal from the other one,
+	// a transaction older, without a word.
+	f, err := os.OpenFile(m.j.Path(), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("garbage, not a bbolt meta page, written over it"), 16); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	before, err := os.ReadFile(m.j.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	r := m.check()
+	if !r.Damaged() || r.Problems[0].Kind != DamagedJournal || r.Commits != 1 || r.Observations != 2 {
+		t.Fatalf("report = %+v, want the damage, and the branch read all the same", r)
+	}
+	done, after := m.repair()
+	if done.Requeued != 0 || done.Commits != nil || !after.Damaged() {
+		t.Errorf("repair of a damaged journal did %+v, left %v", done, after.Problems)
+	}
+	if now, err := os.ReadFile(m.j.Path()); err != nil || !bytes.Equal(now, before) {
+		t.Errorf("repair wrote to the damaged journal (%v)", err)
 	}
 }
