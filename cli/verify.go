@@ -70,10 +70,13 @@ func runVerify(e *env, repo memrepo.Repo, repair, asJSON bool) error {
 		return nil
 	}
 	hint := "verify --repair never overwrites or deletes a file: keep or undo the change with git"
-	if r.Repairable() && !repair {
+	switch {
+	case r.Damaged():
+		hint = "verify --repair leaves a damaged journal alone: move .agmem/journal.db aside to record again (what is in git is kept)"
+	case r.Repairable() && !repair:
 		hint = `run "agmem verify --repair"`
 	}
-	return withHint(fmt.Errorf("the journal and branch %s disagree: %d problems", r.Branch, len(r.Problems)), hint)
+	return withHint(fmt.Errorf("the journal and branch %s are not consistent: %d problem(s)", r.Branch, len(r.Problems)), hint)
 }
 
 func printRepaired(e *env, done verify.Repaired) {
@@ -97,7 +100,7 @@ func printReport(e *env, r *verify.Report) {
 	}
 	verdict := "consistent"
 	if !r.Consistent() {
-		verdict = fmt.Sprintf("%d problems", len(r.Problems))
+		verdict = fmt.Sprintf("%d problem(s)", len(r.Problems))
 	}
 	fmt.Fprintf(e.stdout, "branch %s: %d agmem commits, %d observations, %d events: %s\n",
 		r.Branch, r.Commits, r.Observations, r.Events, verdict)
