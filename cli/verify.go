@@ -69,14 +69,21 @@ func runVerify(e *env, repo memrepo.Repo, repair, asJSON bool) error {
 	if r.Consistent() {
 		return nil
 	}
-	hint := "verify --repair never overwrites or deletes a file: keep or undo the change with git"
+	return withHint(fmt.Errorf("the journal and branch %s are not consistent: %d problem(s)", r.Branch, len(r.Problems)),
+		verifyHint(r, repair))
+}
+
+// verifyHint says what to do about the problems a check found, the most pressing first.
+func verifyHint(r *verify.Report, repaired bool) string {
 	switch {
 	case r.Damaged():
-		hint = "verify --repair leaves a damaged journal alone: move .agmem/journal.db aside to record again (what is in git is kept)"
-	case r.Repairable() && !repair:
-		hint = `run "agmem verify --repair"`
+		return "verify --repair leaves a damaged journal alone: move .agmem/journal.db aside to record again (what is in git is kept)"
+	case r.Repairable() && !repaired:
+		return `run "agmem verify --repair"`
+	case r.Has(verify.OnOtherBranch):
+		return `switch back to the branch that holds them ("git switch NAME"), or merge it into this one`
 	}
-	return withHint(fmt.Errorf("the journal and branch %s are not consistent: %d problem(s)", r.Branch, len(r.Problems)), hint)
+	return "verify --repair never overwrites or deletes a file: keep or undo the change with git"
 }
 
 func printRepaired(e *env, done verify.Repaired) {

@@ -94,6 +94,14 @@ func (m *memRepo) record(session string, n int) []string {
 	return ids
 }
 
+// flushed records n observations of session and flushes them; it returns their ids.
+func (m *memRepo) flushed(session string, n int) []string {
+	m.t.Helper()
+	ids := m.record(session, n)
+	m.flush()
+	return ids
+}
+
 func (m *memRepo) flush() []flush.Commit {
 	m.t.Helper()
 	commits, err := flush.Run(m.stateDir(), m.j, m.git, flush.Options{})

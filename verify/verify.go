@@ -9,8 +9,9 @@
 //   - the journal file itself (journal.Check): a damaged journal is reported, and not
 //     compared with git nor repaired;
 //   - the journal against the branch: every entry the journal counts as committed is in
-//     a commit reachable from the branch (a branch moved back by hand loses some), no
-//     pending entry is committed already, and every unfinished batch is listed;
+//     a commit reachable from the branch (a branch moved back by hand loses some; one
+//     checked out instead of it holds others), no pending entry is committed already,
+//     and every unfinished batch is listed;
 //   - HEAD: every session record and rendered file the branch's commits wrote is there,
 //     and nothing under current/ or sessions/ is there that no record explains;
 //   - the worktree: every such file of HEAD is there, as HEAD has it.
@@ -74,6 +75,10 @@ const (
 	Unexplained Kind = "unexplained-file"
 	// DamagedJournal: what journal.Check finds wrong with the journal file.
 	DamagedJournal Kind = "damaged-journal"
+	// OnOtherBranch: entries the journal counts as committed that the checked-out branch
+	// lacks and another local branch holds: HEAD was switched by hand. Committing them
+	// again would put them twice in the history, so Repair leaves them.
+	OnOtherBranch Kind = "on-other-branch"
 )
 
 // Repairable says whether Repair resolves problems of this kind.
@@ -86,7 +91,7 @@ type Problem struct {
 	Kind    Kind     `json:"kind"`
 	Message string   `json:"message"`
 	Path    string   `json:"path,omitempty"`    // the file it is about, if any
-	Entries []string `json:"entries,omitempty"` // LostCommit: the ids Repair commits again
+	Entries []string `json:"entries,omitempty"` // the entries it is about, when it names some
 }
 
 func (p Problem) String() string { return string(p.Kind) + ": " + p.Message }
@@ -135,14 +140,18 @@ func check(j *journal.Journal, repo *vcs.Repo) (*Report, error) {
 	if !tip.IsZero() {
 		r.Head = tip.String()
 	}
-	b, err := readBranch(repo, tip)
+	b, err := readBranch(repo, tip, nil)
 	if err != nil {
 		return nil, err
 	}
 	r.Commits, r.Observations, r.Events = len(b.batches), b.observations, b.events
 	r.Problems = append(r.Problems, b.problems...)
 	if inv != nil {
-		r.Problems = append(r.Problems, b.againstJournal(inv, r)...)
+		others, err := readOtherBranches(repo, branch, b)
+		if err != nil {
+			return nil, err
+		}
+		r.Problems = append(r.Problems, b.againstJournal(inv, others, r)...)
 	}
 	files, err := agmemFiles(repo, tip)
 	if err != nil {
@@ -172,8 +181,11 @@ func readJournal(j *journal.Journal) ([]Problem, *journal.Inventory, error) {
 }
 
 // Damaged says whether the journal file itself is damaged.
-func (r *Report) Damaged() bool {
-	return slices.ContainsFunc(r.Problems, func(p Problem) bool { return p.Kind == DamagedJournal })
+func (r *Report) Damaged() bool { return r.Has(DamagedJournal) }
+
+// Has says whether the check found a problem of kind k.
+func (r *Report) Has(k Kind) bool {
+	return slices.ContainsFunc(r.Problems, func(p Problem) bool { return p.Kind == k })
 }
 
 // branch is what the agmem commits reachable from the branch tip hold.
@@ -194,9 +206,9 @@ type renderedPaths struct {
 	short, long string
 }
 
-// readBranch reads every commit reachable from tip, and the session record of each
-// that carries an Agmem-Batch trailer.
-func readBranch(repo *vcs.Repo, tip plumbing.Hash) (*branch, error) {
+// readBranch reads every commit reachable from tip, except those in skip and what only
+// they reach, and the session record of each that carries an Agmem-Batch trailer.
+func readBranch(repo *vcs.Repo, tip plumbing.Hash, skip map[plumbing.Hash]bool) (*branch, error) {
 	b := &branch{reachable: map[plumbing.Hash]bool{}, batches: map[string]plumbing.Hash{},
 		entries: map[string]plumbing.Hash{}, records: map[string]string{}}
 	twice := map[[2]plumbing.Hash][]string{} // entries found in both commits
@@ -205,7 +217,7 @@ func readBranch(repo *vcs.Repo, tip plumbing.Hash) (*branch, error) {
 	for len(queue) > 0 {
 		h := queue[0]
 		queue = queue[1:]
-		if h.IsZero() || b.reachable[h] {
+		if h.IsZero() || b.reachable[h] || skip[h] {
 			continue
 		}
 		b.reachable[h] = true
@@ -345,12 +357,49 @@ func readRecord(c *object.Commit, session, batch string) ([]memory.Entry, []stri
 	return nil, nil, nil
 }
 
+// otherBranches is what the other local branches hold that the checked-out one lacks.
+type otherBranches struct {
+	entries map[string]string        // entry id → the branch that holds it
+	commits map[plumbing.Hash]string // commit → the branch that reaches it
+}
+
+func readOtherBranches(repo *vcs.Repo, current plumbing.ReferenceName, b *branch) (*otherBranches, error) {
+	others := &otherBranches{entries: map[string]string{}, commits: map[plumbing.Hash]string{}}
+	branches, err := repo.Branches()
+	if err != nil {
+		return nil, err
+	}
+	for _, br := range branches {
+		if br.Name == current {
+			continue
+		}
+		other, err := readBranch(repo, br.Tip, b.reachable)
+		if err != nil {
+			return nil, fmt.Errorf("branch %s: %w", br.Name.Short(), err)
+		}
+		for id := range other.entries {
+			if _, seen := others.entries[id]; !seen {
+				others.entries[id] = br.Name.Short()
+			}
+		}
+		for h := range other.reachable {
+			if _, seen := others.commits[h]; !seen {
+				others.commits[h] = br.Name.Short()
+			}
+		}
+	}
+	return others, nil
+}
+
 // againstJournal checks where the journal says each entry stands against the branch,
 // and counts what is pending into r.
-func (b *branch) againstJournal(inv *journal.Inventory, r *Report) []Problem {
+func (b *branch) againstJournal(inv *journal.Inventory, others *otherBranches, r *Report) []Problem {
 	var problems []Problem
-	lost := map[string][]string{} // session → entries committed, by the journal, and on no commit
-	var lostOrder []string
+	// Entries committed, says the journal, and on no commit of the branch, by the
+	// branch that holds them ("" for none) and session.
+	type place struct{ branch, session string }
+	lost := map[place][]string{}
+	var lostOrder []place
 	batchEntries := map[string][]string{}
 	for _, e := range inv.Entries {
 		commit, committed := b.entries[e.ID]
@@ -368,10 +417,11 @@ func (b *branch) againstJournal(inv *journal.Inventory, r *Report) []Problem {
 		case e.Batch != "":
 			batchEntries[e.Batch] = append(batchEntries[e.Batch], e.ID)
 		case !committed:
-			if lost[e.Session] == nil {
-				lostOrder = append(lostOrder, e.Session)
+			at := place{others.entries[e.ID], e.Session}
+			if lost[at] == nil {
+				lostOrder = append(lostOrder, at)
 			}
-			lost[e.Session] = append(lost[e.Session], e.ID)
+			lost[at] = append(lost[at], e.ID)
 		}
 	}
 	for _, batch := range inv.Batches {
@@ -386,15 +436,23 @@ func (b *branch) againstJournal(inv *journal.Inventory, r *Report) []Problem {
 			}
 		case b.reachable[commit]:
 			problems = append(problems, Problem{Kind: Unfinished, Message: what + " is in commit " + short(commit) + " but was not finished (worktree, index)"})
+		case others.commits[commit] != "":
+			problems = append(problems, Problem{Kind: OnOtherBranch, Entries: batchEntries[batch.ID], Message: fmt.Sprintf(
+				"%s was committed in %s, on branch %s, not on the checked-out branch %s", what, short(commit), others.commits[commit], r.Branch)})
 		default:
 			problems = append(problems, Problem{Kind: LostCommit, Entries: batchEntries[batch.ID], Message: fmt.Sprintf(
 				"%s was committed in %s, which branch %s no longer holds", what, short(commit), r.Branch)})
 		}
 	}
-	for _, session := range lostOrder {
-		ids := lost[session]
+	for _, at := range lostOrder {
+		ids := lost[at]
+		if at.branch != "" {
+			problems = append(problems, Problem{Kind: OnOtherBranch, Entries: ids, Message: fmt.Sprintf(
+				"%s of session %s on branch %s, not on the checked-out branch %s (first: %s)", entriesText(len(ids)), at.session, at.branch, r.Branch, ids[0])})
+			continue
+		}
 		problems = append(problems, Problem{Kind: LostCommit, Entries: ids, Message: fmt.Sprintf(
-			"%s of session %s committed, says the journal, but on no commit of branch %s (first: %s)", entriesText(len(ids)), session, r.Branch, ids[0])})
+			"%s of session %s committed, says the journal, but on no commit of branch %s (first: %s)", entriesText(len(ids)), at.session, r.Branch, ids[0])})
 	}
 	return problems
 }

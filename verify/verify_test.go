@@ -14,10 +14,8 @@ import (
 func TestCheckAfterFlushesIsConsistent(t *testing.T) {
 	m := newMemRepo(t)
 	m.record("s1", 3)
-	m.record("s2", 2)
-	m.flush()
-	m.record("s1", 1)
-	m.flush()
+	m.flushed("s2", 2)
+	m.flushed("s1", 1)
 	m.record("s3", 4)
 
 	r := m.check()
@@ -31,8 +29,7 @@ func TestCheckAfterFlushesIsConsistent(t *testing.T) {
 
 func TestCheckRevertedThenCherryPickedBatch(t *testing.T) {
 	m := newMemRepo(t)
-	m.record("s1", 2)
-	m.flush()
+	m.flushed("s1", 2)
 	m.gitCLI("revert", "--no-edit", "HEAD")
 
 	r := m.check()
@@ -50,8 +47,7 @@ func TestCheckRevertedThenCherryPickedBatch(t *testing.T) {
 
 func TestCheckTrailerThatLies(t *testing.T) {
 	m := newMemRepo(t)
-	m.record("s1", 2)
-	m.flush()
+	m.flushed("s1", 2)
 	msg := m.gitCLI("log", "-1", "--format=%B")
 	m.gitCLI("commit", "--amend", "-q", "-m", strings.Replace(msg, "Agmem-Observations: 2", "Agmem-Observations: 5", 1))
 
@@ -60,10 +56,8 @@ func TestCheckTrailerThatLies(t *testing.T) {
 
 func TestRepairRecommitsWhatAResetLost(t *testing.T) {
 	m := newMemRepo(t)
-	m.record("s1", 2)
-	m.flush()
-	lost := m.record("s1", 3)
-	m.flush()
+	m.flushed("s1", 2)
+	lost := m.flushed("s1", 3)
 	m.gitCLI("reset", "-q", "--hard", "HEAD~1")
 
 	if p := onlyProblem(t, m.check(), LostCommit, "3 entries of session s1"); !slices.Equal(p.Entries, lost) {
@@ -84,8 +78,7 @@ func TestRepairRecommitsWhatAResetLost(t *testing.T) {
 
 func TestRepairRequeuesABatchMarkedInALostCommit(t *testing.T) {
 	m := newMemRepo(t)
-	m.record("s1", 1)
-	m.flush()
+	m.flushed("s1", 1)
 	m.record("s1", 2)
 	// A flush that committed, was marked, and then lost its commit to a reset before it
 	// could finish: the batch names a commit the branch does not hold.
@@ -112,8 +105,7 @@ func TestRepairRequeuesABatchMarkedInALostCommit(t *testing.T) {
 
 func TestCheckPendingEntryAlreadyCommitted(t *testing.T) {
 	m := newMemRepo(t)
-	ids := m.record("s1", 1)
-	m.flush()
+	ids := m.flushed("s1", 1)
 	// Requeue trusts its caller; told wrongly, it makes a duplicate in waiting.
 	if _, err := m.j.Requeue(ids); err != nil {
 		t.Fatal(err)
@@ -123,8 +115,7 @@ func TestCheckPendingEntryAlreadyCommitted(t *testing.T) {
 
 func TestCheckFilesUnderAgmemDirs(t *testing.T) {
 	m := newMemRepo(t)
-	m.record("s1", 1)
-	m.flush()
+	m.flushed("s1", 1)
 	files := strings.Fields(m.gitCLI("ls-files", "current", render.SessionsDir))
 	if len(files) != 2 {
 		t.Fatalf("ls-files = %v", files)
@@ -143,8 +134,7 @@ func TestCheckFilesUnderAgmemDirs(t *testing.T) {
 
 func TestDamagedJournalIsReportedAndLeftAlone(t *testing.T) {
 	m := newMemRepo(t)
-	m.record("s1", 2)
-	m.flush()
+	m.flushed("s1", 2)
 	m.record("s1", 1)
 	// Garbage over the first meta page: bbolt would open the journal from the other one,
 	// a transaction older, without a word.
@@ -171,5 +161,24 @@ func TestDamagedJournalIsReportedAndLeftAlone(t *testing.T) {
 	}
 	if now, err := os.ReadFile(m.j.Path()); err != nil || !bytes.Equal(now, before) {
 		t.Errorf("repair wrote to the damaged journal (%v)", err)
+	}
+}
+
+func TestRepairLeavesWhatAnotherBranchHolds(t *testing.T) {
+	m := newMemRepo(t)
+	m.flushed("s1", 1)
+	m.flushed("s1", 2)
+	m.gitCLI("switch", "-q", "-c", "side", "HEAD~1")
+
+	onlyProblem(t, m.check(), OnOtherBranch, "2 entries of session s1 on branch main, not on the checked-out branch side")
+	done, after := m.repair()
+	if done.Requeued != 0 || len(done.Commits) != 0 {
+		t.Errorf("repair did %+v: committing them on side too would put them twice in the history", done)
+	}
+	onlyProblem(t, after, OnOtherBranch, "on branch main")
+
+	m.gitCLI("switch", "-q", "main")
+	if r := m.check(); !r.Consistent() {
+		t.Errorf("back on main: %v", r.Problems)
 	}
 }
