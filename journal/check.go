@@ -19,11 +19,12 @@ import (
 // or none for a sound journal. It looks at what bbolt keeps (both meta pages valid, the
 // file as long as its pages, every page in use reachable once and never also free, keys
 // in order) and at agmem's own invariants: every bucket there, the schema recorded and
-// one this agmem reads, every entry decodable and indexed by its id, every indexed id
+// a number, every entry decodable and indexed by its id, every indexed id
 // and every pending key naming an entry.
 //
 // Damage that keeps the journal from opening at all is a finding too. The error is for a
-// journal that could not be looked at: missing (os.ErrNotExist), locked, unreadable.
+// journal that could not be looked at: missing (os.ErrNotExist), written by a newer
+// agmem (ErrNewerSchema), locked, unreadable.
 // Check takes the journal lock and reads every page, so it is not for the record path.
 func (j *Journal) Check() ([]string, error) {
 	var findings []string
@@ -35,6 +36,9 @@ func (j *Journal) Check() ([]string, error) {
 		}
 		findings = metas
 		return db.View(func(tx *bolt.Tx) error {
+			if err := checkSchema(tx); errors.Is(err, ErrNewerSchema) {
+				return err // not damage: this agmem cannot tell what is right in it
+			}
 			// bbolt's check runs on a goroutine of its own, where a fault on a page cannot
 			// be recovered: reading every key first faults here instead, where with
 			// recovers it. (with has also made sure that no page lies past the file's end.)
@@ -118,9 +122,8 @@ func checkInvariants(tx *bolt.Tx) []string {
 
 	if raw := tx.Bucket(bucketMeta).Get(keySchema); raw == nil {
 		found("no schema version is recorded")
-	} else if v, err := strconv.Atoi(string(raw)); err != nil || v > SchemaVersion {
-		found("schema version %q is not one this agmem reads (up to %d)", raw, SchemaVersion)
-		return findings // the buckets may not be laid out as this agmem knows them
+	} else if _, err := strconv.Atoi(string(raw)); err != nil {
+		found("schema version %q is not a number", raw)
 	}
 
 	entries, ids := tx.Bucket(bucketEntries), tx.Bucket(bucketIDs)

@@ -248,6 +248,9 @@ func (j *Journal) classify(err error) error {
 	default:
 		return err
 	}
+	if pe, ok := err.(*fs.PathError); ok && pe.Path == j.path {
+		return fmt.Errorf("%w (%s): %s: %w", kind, j.path, pe.Op, pe.Err) // the path once
+	}
 	return fmt.Errorf("%w (%s): %w", kind, j.path, err)
 }
 
