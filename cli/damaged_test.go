@@ -1,9 +1,6 @@
-//go:build linux
-
 package cli_test
 
 import (
-	"bytes"
 	"crypto/rand"
 	"errors"
 	"os"
@@ -11,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -19,18 +15,13 @@ import (
 	"github.com/agmem/agmem/journal"
 )
 
-// run runs agmem in dir and returns its stdout, stderr and exit code.
-func run(t *testing.T, dir, stdin string, args ...string) (string, string, int) {
+// run runs agmem in dir with extra environment, and returns its stdout, stderr and exit
+// code.
+func run(t *testing.T, dir string, env []string, stdin string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command("agmem", args...)
-	cmd.Dir = dir
-	cmd.Env = gitEnv(dir)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	cmd, out, errb := agmemCommand(dir, env, stdin, args...)
 	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
+	if err := cmd.Run(); err != nil && !errors.As(err, &exit) {
 		t.Fatal(err)
 	}
 	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
@@ -54,7 +45,7 @@ var commands = [][]string{{"record", "--jsonl"}, {"flush"}, {"status"}, {"replay
 // panic.
 func checkRefused(t *testing.T, dir string, args []string, says, hint string) {
 	t.Helper()
-	_, stderr, code := run(t, dir, observations(2, 1, "after"), args...)
+	_, stderr, code := run(t, dir, nil, observations(2, 1, "after"), args...)
 	ls := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 	if code != 1 || len(ls) != 2 || !strings.HasPrefix(ls[0], "agmem: ") || !strings.Contains(ls[0], says) ||
 		!strings.HasPrefix(ls[1], "agmem: hint: ") || !strings.Contains(ls[1], hint) {
@@ -63,16 +54,22 @@ func checkRefused(t *testing.T, dir string, args []string, says, hint string) {
 	}
 }
 
-// usedSize is how much of the journal file its pages take: bbolt grows the file ahead.
-func usedSize(t *testing.T, path string) int64 {
+// readRaw reads the journal file at path with bbolt alone.
+func readRaw(t *testing.T, path string, fn func(*bolt.Tx)) {
 	t.Helper()
 	db, err := bolt.Open(path, 0, &bolt.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	db.View(func(tx *bolt.Tx) error { fn(tx); return nil })
+}
+
+// usedSize is how much of the journal file its pages take: bbolt grows the file ahead.
+func usedSize(t *testing.T, path string) int64 {
+	t.Helper()
 	var size int64
-	db.View(func(tx *bolt.Tx) error { size = tx.Size(); return nil })
+	readRaw(t, path, func(tx *bolt.Tx) { size = tx.Size() })
 	return size
 }
 
@@ -80,15 +77,9 @@ func usedSize(t *testing.T, path string) int64 {
 // every command reads it.
 func entriesPage(t *testing.T, path string) int64 {
 	t.Helper()
-	db, err := bolt.Open(path, 0, &bolt.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	var at int64
-	db.View(func(tx *bolt.Tx) error {
-		at = int64(tx.Bucket([]byte("entries")).RootPage()) * int64(db.Info().PageSize)
-		return nil
+	readRaw(t, path, func(tx *bolt.Tx) {
+		at = int64(tx.Bucket([]byte("entries")).RootPage()) * int64(tx.DB().Info().PageSize)
 	})
 	if at == 0 {
 		t.Fatal("the entries are inline in their bucket: too few for this test")
@@ -165,7 +156,7 @@ func TestDamagedJournal(t *testing.T) {
 				checkRefused(t, dir, []string{"verify"}, c.says, c.hint)
 				return
 			}
-			if out, _, code := run(t, dir, "", "verify"); code != 1 || !strings.Contains(out, "damaged-journal: ") {
+			if out, _, code := run(t, dir, nil, "", "verify"); code != 1 || !strings.Contains(out, "damaged-journal: ") {
 				t.Errorf("agmem verify: exit %d, stdout:\n%s\nwant exit 1 and what is damaged", code, out)
 			}
 			if err := os.Rename(path, path+".damaged"); err != nil {
@@ -176,108 +167,5 @@ func TestDamagedJournal(t *testing.T) {
 			}
 			mustAgmem(t, dir, observations(2, 1, "again"), "record", "--jsonl")
 		})
-	}
-}
-
-// TestReadOnlyJournal makes the journal file immutable, then the whole memory repo a
-// read-only mount (root ignores permission bits, so chmod would prove nothing here).
-func TestReadOnlyJournal(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("chattr +i and mount need root")
-	}
-	t.Run("file", func(t *testing.T) {
-		dir := t.TempDir()
-		ids := recordedRepo(t, dir)
-		path := filepath.Join(dir, ".agmem", "journal.db")
-		if out, err := exec.Command("chattr", "+i", path).CombinedOutput(); err != nil {
-			t.Skipf("chattr +i is not possible here: %v: %s", err, out)
-		}
-		t.Cleanup(func() { exec.Command("chattr", "-i", path).Run() })
-		for _, args := range commands[:2] {
-			checkRefused(t, dir, args, "journal is read-only", "writable")
-		}
-		// Reading needs no writing: what was recorded is all there.
-		mustAgmem(t, dir, "", "status")
-		if out := mustAgmem(t, dir, "", "replay", "--session", "s1", "--json"); countLines(out) != 60 {
-			t.Errorf("replay of a read-only journal: %d observations, want 60", countLines(out))
-		}
-		exec.Command("chattr", "-i", path).Run()
-		mustAgmem(t, dir, "", "flush")
-		checkExactlyOnce(t, dir, ids)
-	})
-	t.Run("mount", func(t *testing.T) {
-		dir := t.TempDir()
-		ids := recordedRepo(t, dir)
-		if err := syscall.Mount(dir, dir, "", syscall.MS_BIND, ""); err != nil {
-			t.Skipf("a bind mount is not possible here: %v", err)
-		}
-		t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
-		if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
-			t.Fatalf("remount read-only: %v", err)
-		}
-		for _, args := range commands {
-			checkRefused(t, dir, args, "read-only", "writable")
-		}
-		if err := syscall.Unmount(dir, 0); err != nil {
-			t.Fatal(err)
-		}
-		mustAgmem(t, dir, "", "flush")
-		checkExactlyOnce(t, dir, ids)
-	})
-}
-
-// TestFullDisk fills the disk that holds a memory repo (a small tmpfs): a record that
-// needs room fails and says so, and once there is room again, every observation
-// acknowledged before is still there and one flush commits each exactly once.
-func TestFullDisk(t *testing.T) {
-	disk := t.TempDir()
-	if err := syscall.Mount("tmpfs", disk, "tmpfs", 0, "size=8m"); err != nil {
-		t.Skipf("mounting a small tmpfs is not possible here (it needs root): %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(disk, syscall.MNT_DETACH) })
-	dir := filepath.Join(disk, "repo")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ids := recordedRepo(t, dir)
-
-	filler := filepath.Join(disk, "filler")
-	fill(t, filler)
-	big := `{"tool_name":"Read","arguments":{"path":"big"},"result":"` + strings.Repeat("x", 1<<20) + `","session_id":"s1"}`
-	_, stderr, code := run(t, dir, big, "record")
-	ls := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
-	if code != 1 || len(ls) != 2 || !strings.Contains(ls[0], "no space left") || !strings.Contains(ls[1], "free some space") {
-		t.Fatalf("record on a full disk: exit %d, stderr:\n%s\nwant exit 1, no space left, and a hint", code, stderr)
-	}
-	_, stderr, code = run(t, dir, "", "flush")
-	if ls := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n"); code != 1 || len(ls) != 2 || !strings.HasPrefix(ls[1], "agmem: hint: ") {
-		t.Errorf("flush on a full disk: exit %d, stderr:\n%s\nwant exit 1, one line and a hint", code, stderr)
-	}
-	mustAgmem(t, dir, "", "status")
-
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
-	ids = append(ids, lines(mustAgmem(t, dir, observations(3, 1, "room"), "record", "--jsonl"))...)
-	mustAgmem(t, dir, "", "flush")
-	checkExactlyOnce(t, dir, ids)
-}
-
-// fill writes path until its disk is full.
-func fill(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	chunk := make([]byte, 4096)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			return
-		}
 	}
 }

@@ -25,6 +25,7 @@ import (
 // Damage that keeps the journal from opening at all is a finding too. The error is for a
 // journal that could not be looked at: missing (os.ErrNotExist), written by a newer
 // agmem (ErrNewerSchema), locked, unreadable.
+//
 // Check takes the journal lock and reads every page, so it is not for the record path.
 func (j *Journal) Check() ([]string, error) {
 	var findings []string
