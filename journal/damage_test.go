@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -157,5 +158,22 @@ func TestFileCutShortIsDamaged(t *testing.T) {
 				t.Errorf("the damaged file went from %d to %d bytes: agmem wrote to it", size, now.Size())
 			}
 		})
+	}
+}
+
+// TestCompactOfDamagedJournal checks that gc's compaction stops at a damaged page with
+// ErrDamaged and leaves the journal file as it was.
+func TestCompactOfDamagedJournal(t *testing.T) {
+	j := filledJournal(t)
+	overwrite(t, j, rootPage(t, j)+pageFlags, []byte{0xff, 0xff})
+	before, err := os.ReadFile(j.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := j.Compact(); !errors.Is(err, ErrDamaged) {
+		t.Fatalf("Compact of a damaged journal: %v, want ErrDamaged", err)
+	}
+	if after, _ := os.ReadFile(j.path); !bytes.Equal(before, after) {
+		t.Error("Compact changed the damaged journal")
 	}
 }

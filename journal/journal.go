@@ -125,7 +125,7 @@ var errIncomplete = errors.New("journal has no buckets yet")
 // with takes the journal lock, opens the file, runs fn and closes everything again.
 // What the file or its disk does to bbolt comes back as an error that says so:
 // ErrDamaged, ErrReadOnly or ErrDiskFull (see classify).
-func (j *Journal) with(readOnly bool, fn func(*bolt.DB) error) (err error) {
+func (j *Journal) with(readOnly bool, fn func(*bolt.DB) error) error {
 	lock, err := flock.Acquire(j.lock, j.Timeout)
 	if err != nil {
 		if errors.Is(err, flock.ErrTimeout) {
@@ -134,18 +134,55 @@ func (j *Journal) with(readOnly bool, fn func(*bolt.DB) error) (err error) {
 		return j.classify(err)
 	}
 	defer lock.Release()
-	// bbolt trusts the file: on damaged pages it panics, and on pages past the end of a
-	// file cut short the mapping faults, which this turns into a panic too.
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	var file *os.File
+	return j.guard(&file, func() error {
+		// Our own lock already serialises agmem processes; bbolt's flock only guards
+		// against other programs opening the file, so its timeout can stay short.
+		db, err := bolt.Open(j.path, 0o644, &bolt.Options{Timeout: time.Second, ReadOnly: readOnly,
+			// Mapped, not read: a map large enough from the start spares a big transaction
+			// the remaps (each copies every node it holds) of a file that grows.
+			InitialMmapSize: initialMmap,
+			OpenFile: func(_ string, flag int, perm os.FileMode) (*os.File, error) {
+				f, err := j.openFile(flag, perm)
+				file = f
+				return f, err
+			}})
+		if err != nil {
+			if errors.Is(err, bolt.ErrTimeout) {
+				return fmt.Errorf("%w (%s)", ErrLocked, j.path)
+			}
+			if failure := j.classify(err); failure != err {
+				return failure
+			}
+			return fmt.Errorf("open journal %s: %w", j.path, err)
+		}
+		err = db.View(func(tx *bolt.Tx) error { return checkLength(tx, file) })
+		if err == nil {
+			err = fn(db)
+		}
+		err = j.classify(err)
+		if cerr := db.Close(); err == nil && cerr != nil {
+			err = j.classify(fmt.Errorf("close journal: %w", cerr))
+		}
+		return err
+	})
+}
+
+// guard runs fn, which reads the journal file with bbolt, and returns a panic that the
+// file caused as ErrDamaged. bbolt trusts the file: on damaged pages it panics, and on
+// pages past the end of a file cut short its map faults, which guard makes a panic too.
+// *bboltFile, if fn has set it, is the file bbolt opened: it is freed on a panic so
+// that the process can go on using the journal.
+func (j *Journal) guard(bboltFile **os.File, fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
 			// bbolt has rolled its transaction back, or has panicked doing so, and then
 			// db.Close would wait for ever on its own lock. Freeing the file instead
 			// leaves only the map of it behind, address space until the process ends.
-			if file != nil {
-				unlockFile(file)
-				file.Close()
+			if f := *bboltFile; f != nil {
+				unlockFile(f)
+				f.Close()
 			}
 			if !raisedByFile(p) {
 				panic(p)
@@ -153,35 +190,7 @@ func (j *Journal) with(readOnly bool, fn func(*bolt.DB) error) (err error) {
 			err = j.damaged(p)
 		}
 	}()
-	// Our own lock already serialises agmem processes; bbolt's flock only guards against
-	// other programs opening the file, so its timeout can stay short.
-	db, err := bolt.Open(j.path, 0o644, &bolt.Options{Timeout: time.Second, ReadOnly: readOnly,
-		// Mapped, not read: a map large enough from the start spares a big transaction
-		// the remaps (each copies every node it holds) of a file that grows.
-		InitialMmapSize: initialMmap,
-		OpenFile: func(_ string, flag int, perm os.FileMode) (*os.File, error) {
-			f, err := j.openFile(flag, perm)
-			file = f
-			return f, err
-		}})
-	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
-			return fmt.Errorf("%w (%s)", ErrLocked, j.path)
-		}
-		if failure := j.classify(err); failure != err {
-			return failure
-		}
-		return fmt.Errorf("open journal %s: %w", j.path, err)
-	}
-	err = db.View(func(tx *bolt.Tx) error { return checkLength(tx, file) })
-	if err == nil {
-		err = fn(db)
-	}
-	err = j.classify(err)
-	if cerr := db.Close(); err == nil && cerr != nil {
-		err = j.classify(fmt.Errorf("close journal: %w", cerr))
-	}
-	return err
+	return fn()
 }
 
 // openFile opens the journal file for bbolt. A file too short to hold bbolt's two meta
