@@ -5,7 +5,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -56,9 +55,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 
 func report(w io.Writer, err error) {
 	fmt.Fprintf(w, "agmem: %s\n", oneLine(err.Error()))
-	var h *Hinted
-	if errors.As(err, &h) && h.Hint != "" {
-		fmt.Fprintf(w, "agmem: hint: %s\n", h.Hint)
+	if hint := hintFor(err); hint != "" {
+		fmt.Fprintf(w, "agmem: hint: %s\n", hint)
 	}
 }
 
@@ -98,6 +96,7 @@ func newApp(e *env) *ucli.App {
 			newPushCommand(e),
 			newPullCommand(e),
 			newGCCommand(e),
+			newVerifyCommand(e),
 			newHooksCommand(e),
 			newMCPCommand(e),
 			newRedactCommand(e),

@@ -13,17 +13,24 @@ import (
 // agmem runs the agmem command in dir with extra environment, returning its stdout.
 func agmem(t *testing.T, dir string, env []string, stdin string, args ...string) (string, error) {
 	t.Helper()
+	cmd, out, errb := agmemCommand(dir, env, stdin, args...)
+	err := cmd.Run()
+	if err != nil {
+		err = fmt.Errorf("agmem %s: %w: %s", strings.Join(args, " "), err, errb.String())
+	}
+	return out.String(), err
+}
+
+// agmemCommand is the agmem command in dir with extra environment, not started yet, and
+// the buffers its stdout and stderr go to.
+func agmemCommand(dir string, env []string, stdin string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	cmd := exec.Command("agmem", args...)
 	cmd.Dir = dir
 	cmd.Env = append(gitEnv(dir), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if err != nil {
-		err = fmt.Errorf("agmem %s: %w: %s", strings.Join(args, " "), err, errb.String())
-	}
-	return out.String(), err
+	return cmd, &out, &errb
 }
 
 func mustAgmem(t *testing.T, dir string, stdin string, args ...string) string {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,18 +44,7 @@ func mcpLines(calls ...string) string {
 // its stdout, stderr and exit code.
 func proxy(t *testing.T, dir string, env []string, stdin string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command("agmem", append([]string{"mcp", "proxy"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(gitEnv(dir), env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+	return run(t, dir, env, stdin, append([]string{"mcp", "proxy"}, args...)...)
 }
 
 // replayed is each observation of session in the journal, as replay --json prints it.

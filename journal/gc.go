@@ -207,7 +207,10 @@ func (j *Journal) Compact() (before, after int64, err error) {
 		return 0, 0, fmt.Errorf("compact journal: %w", err)
 	}
 	tmp := j.path + ".compact"
-	if err := compactInto(j.path, tmp, fi.Mode().Perm()); err != nil {
+	compact := func() error { return j.classify(compactInto(j.path, tmp, fi.Mode().Perm())) }
+	// After a panic, the files compactInto opened stay mapped, and locked, until the
+	// process ends.
+	if err := j.guard(new(*os.File), compact); err != nil {
 		os.Remove(tmp)
 		return 0, 0, fmt.Errorf("compact journal %s: %w", j.path, err)
 	}

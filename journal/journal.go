@@ -3,14 +3,21 @@ package journal
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/agmem/agmem/flock"
 )
@@ -27,6 +34,18 @@ var ErrLocked = errors.New("journal is locked by another agmem process")
 
 // ErrNewerSchema is returned for a journal written by a newer agmem.
 var ErrNewerSchema = errors.New("journal was written by a newer agmem")
+
+// ErrDamaged is returned for a journal file that bbolt cannot read as one: cut short,
+// overwritten, or inconsistent. The error says what was found; Check finds the rest.
+var ErrDamaged = errors.New("journal is damaged")
+
+// ErrReadOnly is returned when the journal, its lock or their file system cannot be
+// written.
+var ErrReadOnly = errors.New("journal is read-only")
+
+// ErrDiskFull is returned when the journal's disk has no room for a transaction. The
+// transaction leaves nothing behind, and everything committed before it stays.
+var ErrDiskFull = errors.New("no space left on the journal's disk")
 
 var (
 	bucketMeta     = []byte("meta")     // schema, open session, last flush
@@ -108,32 +127,179 @@ func (j *Journal) view(fn func(*bolt.Tx) error) error {
 var errIncomplete = errors.New("journal has no buckets yet")
 
 // with takes the journal lock, opens the file, runs fn and closes everything again.
+// What the file or its disk does to bbolt comes back as an error that says so:
+// ErrDamaged, ErrReadOnly or ErrDiskFull (see classify).
 func (j *Journal) with(readOnly bool, fn func(*bolt.DB) error) error {
 	lock, err := flock.Acquire(j.lock, j.Timeout)
 	if err != nil {
 		if errors.Is(err, flock.ErrTimeout) {
 			return fmt.Errorf("%w (%s)", ErrLocked, j.path)
 		}
-		return err
+		return j.classify(err)
 	}
 	defer lock.Release()
-	// Our own lock already serialises agmem processes; bbolt's flock only guards against
-	// other programs opening the file, so its timeout can stay short.
-	db, err := bolt.Open(j.path, 0o644, &bolt.Options{Timeout: time.Second, ReadOnly: readOnly,
-		// Mapped, not read: a map large enough from the start spares a big transaction
-		// the remaps (each copies every node it holds) of a file that grows.
-		InitialMmapSize: initialMmap})
-	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
-			return fmt.Errorf("%w (%s)", ErrLocked, j.path)
+	var file *os.File
+	return j.guard(&file, func() error {
+		// Our own lock already serialises agmem processes; bbolt's flock only guards
+		// against other programs opening the file, so its timeout can stay short.
+		db, err := bolt.Open(j.path, 0o644, &bolt.Options{Timeout: time.Second, ReadOnly: readOnly,
+			// Mapped, not read: a map large enough from the start spares a big transaction
+			// the remaps (each copies every node it holds) of a file that grows.
+			InitialMmapSize: initialMmap,
+			OpenFile: func(_ string, flag int, perm os.FileMode) (*os.File, error) {
+				f, err := j.openFile(flag, perm)
+				file = f
+				return f, err
+			}})
+		if err != nil {
+			if errors.Is(err, bolt.ErrTimeout) {
+				return fmt.Errorf("%w (%s)", ErrLocked, j.path)
+			}
+			if failure := j.classify(err); failure != err {
+				return failure
+			}
+			return fmt.Errorf("open journal %s: %w", j.path, err)
 		}
-		return fmt.Errorf("open journal %s: %w", j.path, err)
+		err = db.View(func(tx *bolt.Tx) error { return checkLength(tx, file) })
+		if err == nil {
+			err = fn(db)
+		}
+		err = j.classify(err)
+		if cerr := db.Close(); err == nil && cerr != nil {
+			err = j.classify(fmt.Errorf("close journal: %w", cerr))
+		}
+		return err
+	})
+}
+
+// guard runs fn, which reads the journal file with bbolt, and returns a panic that the
+// file caused as ErrDamaged. bbolt trusts the file: on damaged pages it panics, and on
+// pages past the end of a file cut short its map faults, which guard makes a panic too.
+// *bboltFile, if fn has set it, is the file bbolt opened: it is freed on a panic so
+// that the process can go on using the journal.
+func (j *Journal) guard(bboltFile **os.File, fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			// bbolt has rolled its transaction back, or has panicked doing so, and then
+			// db.Close would wait for ever on its own lock. Freeing the file instead
+			// leaves only the map of it behind, address space until the process ends.
+			if f := *bboltFile; f != nil {
+				unlockFile(f)
+				f.Close()
+			}
+			if !raisedByFile(p) {
+				panic(p)
+			}
+			err = j.damaged(p)
+		}
+	}()
+	return fn()
+}
+
+// openFile opens the journal file for bbolt. A file too short to hold bbolt's two meta
+// pages is refused: bbolt would make a new journal of an empty one, and so hide that what
+// it held is gone.
+func (j *Journal) openFile(flag int, perm os.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(j.path, flag&^os.O_CREATE, perm)
+	if errors.Is(err, os.ErrNotExist) && flag&os.O_CREATE != 0 {
+		return os.OpenFile(j.path, flag|os.O_EXCL, perm)
 	}
-	err = fn(db)
-	if cerr := db.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("close journal: %w", cerr)
+	if err != nil {
+		return nil, err
 	}
-	return err
+	if fi, err := f.Stat(); err == nil && fi.Size() < 2*smallestPage {
+		f.Close()
+		return nil, damage(fmt.Sprintf("the file is %d bytes, too few for a journal", fi.Size()))
+	}
+	return f, nil
+}
+
+// smallestPage is the smallest page bbolt is given on any system agmem runs on: bbolt
+// takes the system's page size.
+const smallestPage = 4096
+
+// checkLength finds a file shorter than the pages its meta page counts: bbolt would
+// fault on the pages cut off, or write on with zeros in their place.
+func checkLength(tx *bolt.Tx, file *os.File) error {
+	fi, err := file.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() < tx.Size() {
+		return damage(fmt.Sprintf("the file is %d bytes, its pages take %d: it was cut short", fi.Size(), tx.Size()))
+	}
+	return nil
+}
+
+// damage is what agmem itself finds wrong with the journal file.
+type damage string
+
+func (d damage) Error() string { return string(d) }
+
+// classify wraps err in the sentinel that tells the user what to do about it, when it is
+// one of those: damage, a read-only file or file system, a full disk. Other errors, and
+// nil, pass unchanged.
+func (j *Journal) classify(err error) error {
+	var kind error
+	var syntax *json.SyntaxError
+	var mistyped *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, new(damage)), errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum),
+		errors.Is(err, berrors.ErrVersionMismatch),
+		// agmem only ever stores JSON it wrote itself
+		errors.As(err, &syntax), errors.As(err, &mistyped):
+		kind = ErrDamaged
+	case errors.Is(err, syscall.EROFS), errors.Is(err, fs.ErrPermission):
+		kind = ErrReadOnly
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT),
+		// bbolt reports a failed grow or sync with %s, which drops the error's type.
+		strings.Contains(err.Error(), syscall.ENOSPC.Error()):
+		kind = ErrDiskFull
+	default:
+		return err
+	}
+	if pe, ok := err.(*fs.PathError); ok && pe.Path == j.path {
+		return fmt.Errorf("%w (%s): %s: %w", kind, j.path, pe.Op, pe.Err) // the path once
+	}
+	return fmt.Errorf("%w (%s): %w", kind, j.path, err)
+}
+
+// damaged is ErrDamaged for a panic that the journal file caused.
+func (j *Journal) damaged(p any) error {
+	what := fmt.Sprint(p)
+	if _, fault := p.(addressed); fault {
+		what = "a page lies past the end of the file (was it cut short?) or cannot be read"
+	}
+	return fmt.Errorf("%w (%s): %s", ErrDamaged, j.path, what)
+}
+
+// addressed is the runtime error of a memory fault.
+type addressed interface{ Addr() uintptr }
+
+// raisedByFile says whether a panic being recovered came from the journal file rather
+// than from a bug in agmem: raised in bbolt's code, or a memory fault away from nil,
+// which inside a transaction can only be on bbolt's map of the file.
+func raisedByFile(p any) bool {
+	if f, ok := p.(addressed); ok && f.Addr() >= 1<<16 {
+		return true
+	}
+	pc := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(2, pc)])
+	for panicking := false; ; {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.gopanic":
+			panicking = true
+		case panicking && !strings.HasPrefix(f.Function, "runtime."):
+			return strings.HasPrefix(f.Function, "go.etcd.io/bbolt")
+		}
+		if !more {
+			return false
+		}
+	}
 }
 
 func ensureBuckets(tx *bolt.Tx) error {

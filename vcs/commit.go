@@ -12,8 +12,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/agmem/agmem/failpoint"
 )
@@ -37,6 +35,7 @@ type Draft struct {
 	r       *Repo
 	base    plumbing.Hash // the tip the draft was started on
 	head    plumbing.Hash // the last commit sealed, or base
+	subject string        // the last commit's subject, for the reflog
 	tree    *treeEditor
 	staged  *stage
 	changes []Change
@@ -44,19 +43,33 @@ type Draft struct {
 
 // stage holds a draft's new objects, in the order they were made.
 type stage struct {
-	*memory.ObjectStorage
-	order []plumbing.Hash
-	seen  map[plumbing.Hash]bool
+	objects map[plumbing.Hash]stagedObject
+	order   []plumbing.Hash
 }
 
-func (s *stage) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
-	h, err := s.ObjectStorage.SetEncodedObject(o)
-	if err == nil && !s.seen[h] {
-		s.seen[h] = true
+// stagedObject is a new object's content, or a delta against an object staged before it.
+type stagedObject struct {
+	typ  plumbing.ObjectType
+	data []byte
+	base plumbing.Hash // set when data is a delta
+}
+
+// add stages the object h, unless it is staged already.
+func (s *stage) add(h plumbing.Hash, o stagedObject) {
+	if _, ok := s.objects[h]; !ok {
+		s.objects[h] = o
 		s.order = append(s.order, h)
 	}
-	return h, err
 }
+
+// put stages data as a whole object of type t and returns its id.
+func (s *stage) put(t plumbing.ObjectType, data []byte) plumbing.Hash {
+	h := plumbing.ComputeHash(t, data)
+	s.add(h, stagedObject{typ: t, data: data})
+	return h
+}
+
+func (s *stage) object(h plumbing.Hash) (stagedObject, error) { return s.objects[h], nil }
 
 // NewDraft starts a draft on tip (the zero hash for a first commit).
 func (r *Repo) NewDraft(tip plumbing.Hash) (*Draft, error) {
@@ -68,7 +81,7 @@ func (r *Repo) NewDraft(tip plumbing.Hash) (*Draft, error) {
 		}
 		baseTree = c.TreeHash
 	}
-	st := &stage{ObjectStorage: &memory.NewStorage().ObjectStorage, seen: map[plumbing.Hash]bool{}}
+	st := &stage{objects: map[plumbing.Hash]stagedObject{}}
 	te, err := newTreeEditor(r.st, st, baseTree)
 	if err != nil {
 		return nil, err
@@ -81,10 +94,7 @@ func (d *Draft) Exists(path string) (bool, error) { return d.tree.Exists(path) }
 
 // Put places data at path, replacing a file already there.
 func (d *Draft) Put(path string, data []byte) error {
-	h, err := writeBlob(d.staged, data)
-	if err != nil {
-		return fmt.Errorf("write blob for %s: %w", path, err)
-	}
+	h := d.staged.put(plumbing.BlobObject, data)
 	if err := d.tree.Put(path, h); err != nil {
 		return err
 	}
@@ -98,26 +108,26 @@ func (d *Draft) Changes() []Change { return d.changes }
 // Seal makes a commit of everything put since the last Seal, on top of the last commit,
 // and returns its hash. The commit reaches the repository with Publish.
 func (d *Draft) Seal(message string, when time.Time) (plumbing.Hash, error) {
-	root, err := d.tree.Write()
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("write tree: %w", err)
-	}
+	root := d.tree.Write()
 	author, committer := d.r.signature(), d.r.committer()
 	author.When, committer.When = when, when
 	c := &object.Commit{Author: author, Committer: committer, Message: message, TreeHash: root}
 	if !d.head.IsZero() {
 		c.ParentHashes = []plumbing.Hash{d.head}
 	}
-	obj := d.staged.NewEncodedObject()
-	if err := c.Encode(obj); err != nil {
+	var obj plumbing.MemoryObject
+	if err := c.Encode(&obj); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
 	}
-	h, err := d.staged.SetEncodedObject(obj)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("write commit: %w", err)
+	var encoded bytes.Buffer
+	if rd, err := obj.Reader(); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
+	} else if _, err := encoded.ReadFrom(rd); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
 	}
-	d.head = h
-	return h, nil
+	d.head = d.staged.put(plumbing.CommitObject, encoded.Bytes())
+	d.subject, _, _ = strings.Cut(message, "\n")
+	return d.head, nil
 }
 
 // Publish writes the draft's objects into the repository as one pack, then moves
@@ -134,21 +144,12 @@ func (d *Draft) Publish(branch plumbing.ReferenceName) error {
 	} else if tip != d.base {
 		return ErrRefMoved
 	}
-	if _, err := d.r.writePack(d.staged, d.staged.order); err != nil {
+	if _, err := d.r.writePack(d.staged.order, d.staged.object); err != nil {
 		return err
 	}
 	failpoint.Hit("commit-before-ref")
-	return d.r.moveBranch(branch, d.base, d.head, d.reflogMessage())
-}
-
-// reflogMessage says in the reflog what moved the branch, as git's own commands do.
-func (d *Draft) reflogMessage() string {
-	c, err := object.GetCommit(d.staged, d.head)
-	if err != nil {
-		return "agmem"
-	}
-	subject, _, _ := strings.Cut(c.Message, "\n")
-	return "agmem: " + subject
+	// The reflog says what moved the branch, as git's own commands do.
+	return d.r.moveBranch(branch, d.base, d.head, "agmem: "+d.subject)
 }
 
 // Commit seals what was put as one commit and publishes it.
@@ -158,23 +159,6 @@ func (d *Draft) Commit(branch plumbing.ReferenceName, message string, when time.
 		return plumbing.ZeroHash, err
 	}
 	return h, d.Publish(branch)
-}
-
-func writeBlob(st storer.EncodedObjectStorer, data []byte) (plumbing.Hash, error) {
-	obj := st.NewEncodedObject()
-	obj.SetType(plumbing.BlobObject)
-	obj.SetSize(int64(len(data)))
-	w, err := obj.Writer()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if _, err := w.Write(data); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if err := w.Close(); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return st.SetEncodedObject(obj)
 }
 
 // moveBranch is a compare-and-swap on the branch, done as git does it: take
@@ -304,12 +288,13 @@ func (r *Repo) diffTrees(prefix string, old, new plumbing.Hash, out *[]Change) e
 	if err != nil {
 		return err
 	}
-	for name, e := range after.entries {
-		was, existed := before.entries[name]
+	for i := range after.len() {
+		e := after.entry(i)
+		was, existed := before.lookup(e.Name)
 		if existed && was.Hash == e.Hash {
 			continue
 		}
-		path := prefix + name
+		path := prefix + e.Name
 		switch {
 		case e.Mode == filemode.Dir:
 			oldSub := plumbing.ZeroHash

@@ -3,6 +3,7 @@ package vcs
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"io/fs"
 	"os/exec"
 	"path/filepath"
@@ -62,7 +63,7 @@ func (r *Repo) packLoose() error {
 	if len(loose) == 0 {
 		return nil
 	}
-	if _, err := r.writePack(r.st, loose); err != nil {
+	if _, err := r.writePack(loose, r.wholeObject); err != nil {
 		return fmt.Errorf("pack loose objects: %w", err)
 	}
 	for _, h := range loose { // each is in the pack, synced, by now
@@ -71,6 +72,21 @@ func (r *Repo) packLoose() error {
 		}
 	}
 	return nil
+}
+
+// wholeObject reads the object h from the repository.
+func (r *Repo) wholeObject(h plumbing.Hash) (stagedObject, error) {
+	obj, err := r.st.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return stagedObject{}, err
+	}
+	rd, err := obj.Reader()
+	if err != nil {
+		return stagedObject{}, err
+	}
+	defer rd.Close()
+	data, err := io.ReadAll(rd)
+	return stagedObject{typ: obj.Type(), data: data}, err
 }
 
 // objectBytes is the size of the files under .git/objects.

@@ -2,6 +2,7 @@ package vcs
 
 import (
 	"bufio"
+	"cmp"
 	"compress/zlib"
 	"crypto/sha1"
 	"encoding/binary"
@@ -12,49 +13,157 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // writePack stores objects as one pack file and its index in .git/objects/pack, in one
 // pass: each object is compressed once, and the index is built from the offsets and
 // checksums noted while writing rather than by reading the pack back. Objects are stored
-// whole (no deltas) at zlib's fastest level: a flush's objects are new small files and
-// the trees above them, and git gc repacks them tighter whenever a person likes.
-func (r *Repo) writePack(st storer.EncodedObjectStorer, hashes []plumbing.Hash) (string, error) {
+// as objectOf gives them, whole or as a delta against one before them, at zlib's fastest
+// level: a flush's objects are new small files and the trees above them, and git gc
+// repacks them tighter whenever a person likes.
+func (r *Repo) writePack(hashes []plumbing.Hash, objectOf func(plumbing.Hash) (stagedObject, error)) (string, error) {
 	// An object twice in one pack makes git refuse the whole pack: its header would count
 	// more objects than its index.
 	hashes = dedupe(hashes)
-	dir := filepath.Join(r.gitDir, "objects", "pack")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.CreateTemp(dir, "tmp_pack_") // git gc removes what a crash leaves
+	pw, err := r.newPackWriter(len(hashes))
 	if err != nil {
 		return "", fmt.Errorf("write pack: %w", err)
 	}
-	defer os.Remove(tmp.Name()) // after the rename below, this removes nothing
-
-	idx := new(idxfile.Writer)
-	sum, err := encodePack(tmp, st, hashes, idx)
-	if err == nil {
-		err = tmp.Sync() // the journal will count these objects as committed
+	defer pw.abandon()
+	for _, h := range hashes {
+		o, err := objectOf(h)
+		if err == nil {
+			err = pw.add(h, o)
+		}
+		if err != nil {
+			return "", fmt.Errorf("write pack: object %s: %w", h, err)
+		}
 	}
-	if cerr := tmp.Close(); err == nil {
+	return pw.finish()
+}
+
+// tempPrefix starts the names of the files a pack is written under before it is put
+// in place. They are agmem's own, so that agmem can remove what a killed process left
+// (git gc removes them too: they start with "tmp_").
+const tempPrefix = "tmp_agmem_"
+
+// packWriter writes the pack format (version 2) into a temporary file: a header, each
+// object's type and size then its zlib stream, and the SHA-1 of all of it; and builds
+// the pack's index on the way.
+type packWriter struct {
+	r   *Repo
+	dir string
+	tmp *os.File
+	bw  *bufio.Writer
+	sum hash.Hash
+	w   *countingWriter // into bw and sum; into crc too while an entry is written
+	crc hash.Hash32
+	zw  *zlib.Writer
+	idx idxfile.Writer
+	at  map[plumbing.Hash]int64 // where each object written so far starts
+}
+
+func (r *Repo) newPackWriter(count int) (*packWriter, error) {
+	dir := filepath.Join(r.gitDir, "objects", "pack")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp(dir, tempPrefix+"pack_")
+	if err != nil {
+		return nil, err
+	}
+	pw := &packWriter{r: r, dir: dir, tmp: tmp, sum: sha1.New(), crc: crc32.NewIEEE(),
+		at: make(map[plumbing.Hash]int64, count)}
+	pw.bw = bufio.NewWriterSize(io.MultiWriter(tmp, pw.sum), 1<<20)
+	pw.w = &countingWriter{w: pw.bw}
+	pw.zw, _ = zlib.NewWriterLevel(nil, zlib.BestSpeed)
+	header := binary.BigEndian.AppendUint32([]byte("PACK\x00\x00\x00\x02"), uint32(count))
+	if _, err := pw.w.Write(header); err != nil {
+		pw.abandon()
+		return nil, err
+	}
+	if err := pw.idx.OnHeader(uint32(count)); err != nil {
+		pw.abandon()
+		return nil, err
+	}
+	return pw, nil
+}
+
+// add compresses o into the pack; a delta's base must be in the pack already.
+func (pw *packWriter) add(h plumbing.Hash, o stagedObject) error {
+	pos := pw.w.n
+	header := objectHeader(o.typ, int64(len(o.data)))
+	if !o.base.IsZero() {
+		basePos, ok := pw.at[o.base]
+		if !ok {
+			return fmt.Errorf("the base of a delta, %s, is not in the pack", o.base)
+		}
+		header = appendDeltaOffset(objectHeader(plumbing.OFSDeltaObject, int64(len(o.data))), pos-basePos)
+	}
+	pw.crc.Reset()
+	pw.w.tee = pw.crc
+	defer func() { pw.w.tee = nil }()
+	if _, err := pw.w.Write(header); err != nil {
+		return err
+	}
+	pw.zw.Reset(pw.w)
+	if _, err := pw.zw.Write(o.data); err != nil {
+		return err
+	}
+	if err := pw.zw.Close(); err != nil {
+		return err
+	}
+	pw.note(h, pos, pw.crc.Sum32())
+	return nil
+}
+
+// addEntry writes an entry of another pack as it is: header and compressed data.
+func (pw *packWriter) addEntry(h plumbing.Hash, entry []byte, crc uint32) error {
+	pos := pw.w.n
+	if _, err := pw.w.Write(entry); err != nil {
+		return err
+	}
+	pw.note(h, pos, crc)
+	return nil
+}
+
+func (pw *packWriter) note(h plumbing.Hash, pos int64, crc uint32) {
+	pw.at[h] = pos
+	pw.idx.Add(h, uint64(pos), crc)
+}
+
+// finish writes the pack's checksum, syncs the pack (the journal will count its objects
+// as committed) and puts it in place with its index. It returns the pack's path without
+// its extension.
+func (pw *packWriter) finish() (string, error) {
+	if err := pw.bw.Flush(); err != nil {
+		return "", fmt.Errorf("write pack: %w", err)
+	}
+	sum := pw.sum.Sum(nil)
+	if _, err := pw.tmp.Write(sum); err != nil {
+		return "", fmt.Errorf("write pack: %w", err)
+	}
+	if err := pw.idx.OnFooter(plumbing.Hash(sum)); err != nil {
+		return "", fmt.Errorf("write pack index: %w", err)
+	}
+	err := pw.tmp.Sync()
+	if cerr := pw.tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return "", fmt.Errorf("write pack: %w", err)
 	}
-	base := filepath.Join(dir, "pack-"+hex.EncodeToString(sum))
+	base := filepath.Join(pw.dir, "pack-"+hex.EncodeToString(sum))
 	// The .idx goes in place first. A process killed between the two renames leaves an
 	// .idx without its .pack, which git and go-git both pass over; go-git cannot open a
 	// repository holding a .pack without its .idx.
-	mi, err := idx.Index()
+	mi, err := pw.idx.Index()
 	if err != nil {
 		return "", fmt.Errorf("write pack index: %w", err)
 	}
@@ -64,70 +173,20 @@ func (r *Repo) writePack(st storer.EncodedObjectStorer, hashes []plumbing.Hash) 
 	}); err != nil {
 		return "", fmt.Errorf("write pack index: %w", err)
 	}
-	if err := os.Chmod(tmp.Name(), 0o444); err != nil { // git's packs are read-only
+	if err := os.Chmod(pw.tmp.Name(), 0o444); err != nil { // git's packs are read-only
 		return "", fmt.Errorf("write pack: %w", err)
 	}
-	if err := os.Rename(tmp.Name(), base+".pack"); err != nil {
+	if err := os.Rename(pw.tmp.Name(), base+".pack"); err != nil {
 		return "", fmt.Errorf("write pack: %w", err)
 	}
-	r.st.Reindex()
-	return base, syncDir(dir)
+	pw.r.st.Reindex()
+	return base, syncDir(pw.dir)
 }
 
-// encodePack writes the pack format (version 2): a header, each object's type and size
-// then its zlib stream, and the SHA-1 of all of it, which it returns.
-func encodePack(f io.Writer, st storer.EncodedObjectStorer, hashes []plumbing.Hash, idx *idxfile.Writer) ([]byte, error) {
-	sum := sha1.New()
-	bw := bufio.NewWriterSize(io.MultiWriter(f, sum), 1<<20)
-	w := &countingWriter{w: bw}
-	header := []byte("PACK\x00\x00\x00\x02")
-	header = binary.BigEndian.AppendUint32(header, uint32(len(hashes)))
-	if _, err := w.Write(header); err != nil {
-		return nil, err
-	}
-	if err := idx.OnHeader(uint32(len(hashes))); err != nil {
-		return nil, err
-	}
-	zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
-	crc := crc32.NewIEEE()
-	for _, h := range hashes {
-		obj, err := st.EncodedObject(plumbing.AnyObject, h)
-		if err != nil {
-			return nil, fmt.Errorf("object %s: %w", h, err)
-		}
-		pos := w.n
-		crc.Reset()
-		w.tee = crc
-		if _, err := w.Write(objectHeader(obj.Type(), obj.Size())); err != nil {
-			return nil, err
-		}
-		rd, err := obj.Reader()
-		if err != nil {
-			return nil, err
-		}
-		zw.Reset(w)
-		_, err = io.Copy(zw, rd)
-		rd.Close()
-		if err == nil {
-			err = zw.Close()
-		}
-		if err != nil {
-			return nil, err
-		}
-		w.tee = nil
-		idx.Add(h, uint64(pos), crc.Sum32())
-	}
-	if err := bw.Flush(); err != nil {
-		return nil, err
-	}
-	packSum := sum.Sum(nil)
-	if _, err := f.Write(packSum); err != nil {
-		return nil, err
-	}
-	if err := idx.OnFooter(plumbing.Hash(packSum)); err != nil {
-		return nil, err
-	}
-	return packSum, nil
+// abandon removes the temporary file; after finish, it removes nothing. It is safe to defer.
+func (pw *packWriter) abandon() {
+	pw.tmp.Close()
+	os.Remove(pw.tmp.Name())
 }
 
 // objectHeader is a pack entry's header: the type in bits 4-6 of the first byte, the
@@ -139,6 +198,45 @@ func objectHeader(t plumbing.ObjectType, size int64) []byte {
 		b = append(b, byte(size&0x7f))
 	}
 	return b
+}
+
+// appendDeltaOffset appends how far back a delta's base starts, as git writes it: 7
+// bits a byte, high first, high bit set while more follow, each byte but the last one
+// less than its bits say.
+func appendDeltaOffset(b []byte, offset int64) []byte {
+	var enc [10]byte
+	i := len(enc) - 1
+	enc[i] = byte(offset & 0x7f)
+	for offset >>= 7; offset > 0; offset >>= 7 {
+		offset--
+		i--
+		enc[i] = 0x80 | byte(offset&0x7f)
+	}
+	return append(b, enc[i:]...)
+}
+
+// readDeltaOffset reads what appendDeltaOffset wrote, and how many bytes it took.
+func readDeltaOffset(b []byte) (offset int64, n int, err error) {
+	for n < len(b) && n < 10 {
+		c := b[n]
+		n++
+		offset = offset<<7 | int64(c&0x7f)
+		if c&0x80 == 0 {
+			return offset, n, nil
+		}
+		offset++
+	}
+	return 0, 0, fmt.Errorf("bad delta offset")
+}
+
+// entryHeaderLen is the length of a pack entry's type and size header, and its type.
+func entryHeaderLen(entry []byte) (plumbing.ObjectType, int, error) {
+	for n, c := range entry {
+		if c&0x80 == 0 {
+			return plumbing.ObjectType(entry[0] >> 4 & 7), n + 1, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("bad entry header")
 }
 
 // countingWriter counts what it writes, and copies it to tee when tee is set.
@@ -160,7 +258,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // writeFileAtomic writes a read-only file under a temporary name, syncs it and renames
 // it into place, so that a reader sees all of it or nothing.
 func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "tmp_idx_") // git gc removes what a crash leaves
+	tmp, err := os.CreateTemp(filepath.Dir(path), tempPrefix+"idx_")
 	if err != nil {
 		return err
 	}
@@ -191,15 +289,24 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 // merged as git gc --auto would, geometrically: a pack at least twice the size of all
 // smaller ones together is kept, and all packs smaller than it are merged into one, so
 // that an object is rewritten a few times in its life, not once every few flushes.
-// Merging does no delta search: go-git's took seconds for tens of thousands of objects,
-// under the flush lock. git gc compresses a memory repo as it does any other.
+// Merging copies each object's entry as it is, compressed, deltas and all: it costs
+// reading and writing the bytes, not inflating and deflating them (which took seconds
+// for tens of thousands of objects, under the flush lock). git gc compresses a memory
+// repo as it does any other.
 const maxPacks = 16
 
-// MergePacks merges packs once there are more than maxPacks of them (see maxPacks). The
-// old packs go only once the new one is on disk. Call it under the writer lock, once
-// git's own locks are released: it changes nothing that git commands wait for.
+// MergePacks merges packs once there are more than maxPacks of them (see maxPacks), and
+// removes the temporary files of packs that killed agmem processes left. The old packs
+// go only once the new one is on disk. Call it under the writer lock, once git's own
+// locks are released: it changes nothing that git commands wait for.
 func (r *Repo) MergePacks() error {
 	dir := filepath.Join(r.gitDir, "objects", "pack")
+	// Under the writer lock, no other agmem process is writing one.
+	if left, err := filepath.Glob(filepath.Join(dir, tempPrefix+"*")); err == nil {
+		for _, name := range left {
+			os.Remove(name)
+		}
+	}
 	before, err := listPacks(dir)
 	if err != nil || len(before) <= maxPacks {
 		return err
@@ -216,16 +323,28 @@ func (r *Repo) MergePacks() error {
 		}
 		merge = merge[1:] // big enough to keep
 	}
-	var hashes []plumbing.Hash
-	for _, p := range merge {
-		hs, err := packHashes(p.base + ".idx")
-		if err != nil {
+	contents := make([][]idxfile.Entry, len(merge))
+	unique := map[plumbing.Hash]bool{}
+	for i, p := range merge {
+		if contents[i], err = packEntries(p.base + ".idx"); err != nil {
 			return err
 		}
-		hashes = append(hashes, hs...)
+		for _, e := range contents[i] {
+			unique[e.Hash] = true
+		}
 	}
-	// writePack syncs the merged pack before it returns: only then do the old ones go.
-	merged, err := r.writePack(r.st, hashes)
+	pw, err := r.newPackWriter(len(unique))
+	if err != nil {
+		return fmt.Errorf("merge packs: %w", err)
+	}
+	defer pw.abandon()
+	for i, p := range merge {
+		if err := copyEntries(pw, p, contents[i]); err != nil {
+			return fmt.Errorf("merge packs: %w", err)
+		}
+	}
+	// finish syncs the merged pack before it returns: only then do the old ones go.
+	merged, err := pw.finish()
 	if err != nil {
 		return fmt.Errorf("merge packs: %w", err)
 	}
@@ -236,6 +355,72 @@ func (r *Repo) MergePacks() error {
 		}
 	}
 	r.st.Reindex()
+	return nil
+}
+
+// copyEntries copies the entries of pack p into pw, in the pack's order, each checked
+// against its index's CRC. An object pw holds already is not copied again; a delta
+// whose base moved gets the new distance to it.
+func copyEntries(pw *packWriter, p packFile, entries []idxfile.Entry) error {
+	slices.SortFunc(entries, func(a, b idxfile.Entry) int { return cmp.Compare(a.Offset, b.Offset) })
+	f, err := os.Open(p.base + ".pack")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rd := bufio.NewReaderSize(f, 1<<20)
+	end := uint64(p.size) - sha1.Size
+	moved := make(map[uint64]int64, len(entries)) // offset in p: offset in pw
+	var buf []byte
+	for i, e := range entries {
+		next := end
+		if i+1 < len(entries) {
+			next = entries[i+1].Offset
+		}
+		if i == 0 {
+			if _, err := rd.Discard(int(e.Offset)); err != nil {
+				return fmt.Errorf("read %s: %w", p.base, err)
+			}
+		}
+		if next <= e.Offset || next > end {
+			return fmt.Errorf("read %s: object %s has no room", p.base, e.Hash)
+		}
+		buf = slices.Grow(buf[:0], int(next-e.Offset))[:next-e.Offset]
+		if _, err := io.ReadFull(rd, buf); err != nil {
+			return fmt.Errorf("read %s: %w", p.base, err)
+		}
+		if crc32.ChecksumIEEE(buf) != e.CRC32 {
+			return fmt.Errorf("read %s: object %s is damaged (CRC mismatch)", p.base, e.Hash)
+		}
+		if pos, ok := pw.at[e.Hash]; ok {
+			moved[e.Offset] = pos
+			continue
+		}
+		moved[e.Offset] = pw.w.n
+		t, n, err := entryHeaderLen(buf)
+		if err != nil {
+			return fmt.Errorf("read %s: object %s: %w", p.base, e.Hash, err)
+		}
+		if t != plumbing.OFSDeltaObject {
+			if err := pw.addEntry(e.Hash, buf, e.CRC32); err != nil {
+				return err
+			}
+			continue
+		}
+		back, m, err := readDeltaOffset(buf[n:])
+		if err != nil {
+			return fmt.Errorf("read %s: object %s: %w", p.base, e.Hash, err)
+		}
+		basePos, ok := moved[e.Offset-uint64(back)]
+		if !ok {
+			return fmt.Errorf("read %s: the base of %s is not an object before it", p.base, e.Hash)
+		}
+		entry := appendDeltaOffset(slices.Clone(buf[:n]), pw.w.n-basePos)
+		entry = append(entry, buf[n+m:]...)
+		if err := pw.addEntry(e.Hash, entry, crc32.ChecksumIEEE(entry)); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -274,8 +459,8 @@ func dedupe(hashes []plumbing.Hash) []plumbing.Hash {
 	return unique
 }
 
-// packHashes lists the objects a pack index names.
-func packHashes(idxPath string) ([]plumbing.Hash, error) {
+// packEntries lists the objects a pack index names, with their offsets and CRCs.
+func packEntries(idxPath string) ([]idxfile.Entry, error) {
 	f, err := os.Open(idxPath)
 	if err != nil {
 		return nil, err
@@ -285,20 +470,20 @@ func packHashes(idxPath string) ([]plumbing.Hash, error) {
 	if err := idxfile.NewDecoder(bufio.NewReader(f)).Decode(idx); err != nil {
 		return nil, fmt.Errorf("read %s: %w", idxPath, err)
 	}
-	entries, err := idx.Entries()
+	iter, err := idx.Entries()
 	if err != nil {
 		return nil, err
 	}
-	defer entries.Close()
-	var out []plumbing.Hash
+	defer iter.Close()
+	var out []idxfile.Entry
 	for {
-		e, err := entries.Next()
+		e, err := iter.Next()
 		if err == io.EOF {
 			return out, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, e.Hash)
+		out = append(out, *e)
 	}
 }

@@ -1,7 +1,10 @@
 package vcs
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -9,7 +12,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/go-git/go-git/v5/storage"
 )
 
 // A Change is a file to add to (or replace in) the tree, and to write into the worktree.
@@ -19,43 +21,150 @@ type Change struct {
 	hash plumbing.Hash
 }
 
-// dir is one directory of the tree being edited. Only directories on changed paths are
-// ever loaded, so an edit costs in proportion to its changes, not to the repo.
+// dir is one directory of the tree being edited, kept as git encodes it: the tree object
+// last read or written, and the entries put since. Only directories on changed paths are
+// ever loaded, each once a draft, and writing one again merges the few entries put into
+// its sorted bytes: an edit costs in proportion to its changes, and a directory of a
+// hundred thousand files costs a copy of its bytes, not a parse and a sort.
 type dir struct {
-	entries map[string]object.TreeEntry
+	raw     []byte        // the tree object last read or written: entries in git's order
+	offsets []int         // where each entry of raw starts, and len(raw) last
+	hash    plumbing.Hash // raw's object id; zero for a directory this draft made
+	depth   int           // deltas from raw to a whole object in the draft's pack; inRepo if raw is not in it
+	puts    map[string]object.TreeEntry
 	subdirs map[string]*dir // loaded (and possibly changed) subdirectories
 	changed bool
+}
+
+// inRepo is the depth of a tree the repository holds already: a pack may not hold a
+// delta against an object outside it, so the next version is written whole.
+const inRepo = -1
+
+// maxDeltaDepth bounds a chain of deltas, as git's own default (pack.depth) does: a
+// reader applies every delta of the chain to get the object.
+const maxDeltaDepth = 50
+
+func newDir() *dir {
+	return &dir{offsets: []int{0}, depth: inRepo, puts: map[string]object.TreeEntry{}, subdirs: map[string]*dir{}}
+}
+
+// loadDir reads the tree h (an empty directory for the zero hash).
+func loadDir(st storer.EncodedObjectStorer, h plumbing.Hash) (*dir, error) {
+	d := newDir()
+	if h.IsZero() {
+		return d, nil
+	}
+	obj, err := st.EncodedObject(plumbing.TreeObject, h)
+	if err != nil {
+		return nil, fmt.Errorf("read tree %s: %w", h, err)
+	}
+	rd, err := obj.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("read tree %s: %w", h, err)
+	}
+	defer rd.Close()
+	raw := make([]byte, obj.Size())
+	if _, err := io.ReadFull(rd, raw); err != nil {
+		return nil, fmt.Errorf("read tree %s: %w", h, err)
+	}
+	if d.offsets, err = entryOffsets(raw); err != nil {
+		return nil, fmt.Errorf("read tree %s: %w", h, err)
+	}
+	d.raw, d.hash = raw, h
+	return d, nil
+}
+
+// entryOffsets finds where each entry of an encoded tree starts: "<mode> <name>\0" and
+// a 20-byte object id.
+func entryOffsets(raw []byte) ([]int, error) {
+	offsets := []int{}
+	for off := 0; off < len(raw); {
+		offsets = append(offsets, off)
+		nul := bytes.IndexByte(raw[off:], 0)
+		if nul < 0 || off+nul+1+len(plumbing.ZeroHash) > len(raw) || bytes.IndexByte(raw[off:off+nul], ' ') < 0 {
+			return nil, fmt.Errorf("malformed entry at byte %d", off)
+		}
+		off += nul + 1 + len(plumbing.ZeroHash)
+	}
+	return append(offsets, len(raw)), nil
+}
+
+func (d *dir) len() int { return len(d.offsets) - 1 }
+
+// entry decodes the i-th entry of raw.
+func (d *dir) entry(i int) object.TreeEntry {
+	e := d.raw[d.offsets[i]:d.offsets[i+1]]
+	sp, nul := bytes.IndexByte(e, ' '), bytes.IndexByte(e, 0)
+	mode, _ := filemode.New(string(e[:sp]))
+	var h plumbing.Hash
+	copy(h[:], e[nul+1:])
+	return object.TreeEntry{Name: string(e[sp+1 : nul]), Mode: mode, Hash: h}
+}
+
+// name is the i-th entry's name, without decoding the rest.
+func (d *dir) name(i int) []byte {
+	e := d.raw[d.offsets[i]:d.offsets[i+1]]
+	return e[bytes.IndexByte(e, ' ')+1 : bytes.IndexByte(e, 0)]
+}
+
+// isDir says whether the i-th entry is a directory: git writes its mode as "40000".
+func (d *dir) isDir(i int) bool { return d.raw[d.offsets[i]] == '4' }
+
+// search is the index of the first entry of raw that git orders at or after name.
+func (d *dir) search(name string, isDir bool) int {
+	key := []byte(name)
+	return sort.Search(d.len(), func(i int) bool {
+		return gitCompare(d.name(i), d.isDir(i), key, isDir) >= 0
+	})
+}
+
+// lookup finds the entry called name, put or read.
+func (d *dir) lookup(name string) (object.TreeEntry, bool) {
+	if e, ok := d.puts[name]; ok {
+		return e, true
+	}
+	// A file and a directory of one name sort apart: "a" < "a.md" < "a/".
+	for _, isDir := range []bool{false, true} {
+		if i := d.search(name, isDir); i < d.len() && string(d.name(i)) == name {
+			return d.entry(i), true
+		}
+	}
+	return object.TreeEntry{}, false
+}
+
+// gitCompare orders tree entries as git does: by name, a directory's name read as if it
+// ended in "/".
+func gitCompare(a []byte, aDir bool, b []byte, bDir bool) int {
+	n := min(len(a), len(b))
+	if c := bytes.Compare(a[:n], b[:n]); c != 0 {
+		return c
+	}
+	next := func(name []byte, isDir bool) int {
+		switch {
+		case n < len(name):
+			return int(name[n])
+		case isDir:
+			return '/'
+		}
+		return 0
+	}
+	return next(a, aDir) - next(b, bDir)
 }
 
 // treeEditor edits the tree of a commit by adding files. It reads existing trees from
 // the repository and writes new ones to out, the draft's staging area.
 type treeEditor struct {
-	st   storage.Storer
-	out  storer.EncodedObjectStorer
+	st   storer.EncodedObjectStorer
+	out  *stage
 	root *dir
 }
 
-func newTreeEditor(st storage.Storer, out storer.EncodedObjectStorer, base plumbing.Hash) (*treeEditor, error) {
+func newTreeEditor(st storer.EncodedObjectStorer, out *stage, base plumbing.Hash) (*treeEditor, error) {
 	root, err := loadDir(st, base)
 	if err != nil {
 		return nil, err
 	}
 	return &treeEditor{st: st, out: out, root: root}, nil
-}
-
-func loadDir(st storage.Storer, h plumbing.Hash) (*dir, error) {
-	d := &dir{entries: map[string]object.TreeEntry{}, subdirs: map[string]*dir{}}
-	if h.IsZero() {
-		return d, nil
-	}
-	t, err := object.GetTree(st, h)
-	if err != nil {
-		return nil, fmt.Errorf("read tree %s: %w", h, err)
-	}
-	for _, e := range t.Entries {
-		d.entries[e.Name] = e
-	}
-	return d, nil
 }
 
 // walk returns the directory holding path's last component, loading (and, with create,
@@ -67,7 +176,7 @@ func (te *treeEditor) walk(path string, create bool) (*dir, string, error) {
 	for _, name := range parts[:len(parts)-1] {
 		sub, ok := d.subdirs[name]
 		if !ok {
-			e, exists := d.entries[name]
+			e, exists := d.lookup(name)
 			switch {
 			case exists && e.Mode != filemode.Dir:
 				return nil, "", fmt.Errorf("%s: %s is a file, not a directory", path, name)
@@ -91,7 +200,7 @@ func (te *treeEditor) Exists(path string) (bool, error) {
 	if d == nil || err != nil {
 		return false, err
 	}
-	_, ok := d.entries[name]
+	_, ok := d.lookup(name)
 	if !ok {
 		_, ok = d.subdirs[name]
 	}
@@ -108,10 +217,10 @@ func (te *treeEditor) Put(path string, blob plumbing.Hash) error {
 		return err
 	}
 	// A directory made by this draft is in subdirs only until Write.
-	if e, ok := d.entries[name]; ok && e.Mode == filemode.Dir || d.subdirs[name] != nil {
+	if e, ok := d.lookup(name); ok && e.Mode == filemode.Dir || d.subdirs[name] != nil {
 		return fmt.Errorf("%s is a directory", path)
 	}
-	d.entries[name] = object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: blob}
+	d.puts[name] = object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: blob}
 	markChanged(te.root, strings.Split(path, "/"))
 	return nil
 }
@@ -128,39 +237,71 @@ func markChanged(d *dir, parts []string) {
 
 // Write stores every tree changed since the last Write, deepest first, and returns the
 // root tree's hash. The editor goes on from that tree.
-func (te *treeEditor) Write() (plumbing.Hash, error) {
-	return te.write(te.root)
+func (te *treeEditor) Write() plumbing.Hash {
+	te.write(te.root)
+	return te.root.hash
 }
 
-func (te *treeEditor) write(d *dir) (plumbing.Hash, error) {
+// write makes d's new tree object: raw's entries with the puts merged in by name, a
+// put replacing the entry of its name. A tree whose last version is in the draft is
+// staged as a delta against it: copies of the unchanged runs and the new entries.
+func (te *treeEditor) write(d *dir) {
 	for name, sub := range d.subdirs {
-		if !sub.changed {
-			continue
+		if sub.changed {
+			te.write(sub)
+			d.puts[name] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: sub.hash}
 		}
-		h, err := te.write(sub)
-		if err != nil {
-			return plumbing.ZeroHash, err
+	}
+	puts := make([]object.TreeEntry, 0, len(d.puts))
+	for _, e := range d.puts {
+		puts = append(puts, e)
+	}
+	slices.SortFunc(puts, func(a, b object.TreeEntry) int {
+		return gitCompare([]byte(a.Name), a.Mode == filemode.Dir, []byte(b.Name), b.Mode == filemode.Dir)
+	})
+
+	raw := make([]byte, 0, len(d.raw)+len(puts)*80)
+	offsets := make([]int, 0, len(d.offsets)+len(puts))
+	delta := newDeltaWriter()
+	kept := 0 // raw's entries before kept are in the new tree or replaced
+	keep := func(end int) {
+		shift := len(raw) - d.offsets[kept]
+		for _, off := range d.offsets[kept:end] {
+			offsets = append(offsets, off+shift)
 		}
-		d.entries[name] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h}
+		delta.copy(d.offsets[kept], d.offsets[end]-d.offsets[kept])
+		raw = append(raw, d.raw[d.offsets[kept]:d.offsets[end]]...)
+		kept = end
 	}
-	t := &object.Tree{Entries: make([]object.TreeEntry, 0, len(d.entries))}
-	for _, e := range d.entries {
-		t.Entries = append(t.Entries, e)
-	}
-	// git orders a tree's entries by name, a directory's name read as if it ended in "/".
-	sortKey := func(e object.TreeEntry) string {
-		if e.Mode == filemode.Dir {
-			return e.Name + "/"
+	for _, e := range puts {
+		i := d.search(e.Name, e.Mode == filemode.Dir)
+		keep(i)
+		if i < d.len() && string(d.name(i)) == e.Name {
+			kept++ // replaced
 		}
-		return e.Name
+		offsets = append(offsets, len(raw))
+		start := len(raw)
+		raw = fmt.Appendf(raw, "%o %s\x00", uint32(e.Mode), e.Name)
+		raw = append(raw, e.Hash[:]...)
+		delta.insert(raw[start:])
 	}
-	sort.Slice(t.Entries, func(i, j int) bool { return sortKey(t.Entries[i]) < sortKey(t.Entries[j]) })
-	obj := te.out.NewEncodedObject()
-	if err := t.Encode(obj); err != nil {
-		return plumbing.ZeroHash, err
+	keep(d.len())
+	offsets = append(offsets, len(raw))
+
+	h := plumbing.ComputeHash(plumbing.TreeObject, raw)
+	if h != d.hash {
+		obj := stagedObject{typ: plumbing.TreeObject, data: raw}
+		depth := 0
+		if d.depth != inRepo && d.depth < maxDeltaDepth {
+			if diff := delta.finish(len(d.raw), len(raw)); len(diff) < len(raw)/2 {
+				obj, depth = stagedObject{typ: plumbing.TreeObject, data: diff, base: d.hash}, d.depth+1
+			}
+		}
+		te.out.add(h, obj)
+		d.raw, d.offsets, d.hash, d.depth = raw, offsets, h, depth
 	}
+	clear(d.puts)
 	d.changed = false
-	return te.out.SetEncodedObject(obj)
 }
 
 // checkPath refuses any path that could leave the worktree or touch git's own files.

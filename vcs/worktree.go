@@ -48,9 +48,11 @@ func (l *IndexLock) Release() { l.lock.abort() }
 
 // Materialize writes committed files into the worktree and records them in the index,
 // so that the worktree, the index and HEAD agree (`git status` is clean for them), then
-// releases the lock. It may be run again for the same files: it converges.
+// releases the lock. It may be run again for the same files: it converges, except that
+// a file a person edited since it was written is left as they made it.
 func (l *IndexLock) Materialize(changes []Change) error {
 	r := l.r
+	changes = l.withoutHandEdits(changes)
 	safeDirs := map[string]bool{} // directories known to exist and not to be links
 	for i, c := range changes {
 		if err := checkPath(c.Path); err != nil {

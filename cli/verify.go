@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/agmem/agmem/flush"
+	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/vcs"
+	"github.com/agmem/agmem/verify"
+)
+
+func newVerifyCommand(e *env) *ucli.Command {
+	var repair, asJSON bool
+	return &ucli.Command{
+		Name:  "verify",
+		Usage: "cross-check the journal and the git history; exit 1 if they disagree",
+		Description: "Checks that every committed observation is on the branch exactly once, that each\n" +
+			"commit's trailers match its session record, that HEAD and the worktree hold every\n" +
+			"file agmem committed and nothing under current/ or sessions/ that no record\n" +
+			"explains, and lists unfinished flushes and what is pending.\n\n" +
+			"--repair finishes unfinished flushes, commits again what a branch moved by hand\n" +
+			"lost, and restores agmem's files deleted from the worktree, then checks again.\n" +
+			"It deletes nothing recorded and never overwrites a file edited by hand. Its\n" +
+			"commit messages come from agmem's template.",
+		Flags: []ucli.Flag{
+			&ucli.BoolFlag{Name: "repair", Usage: "resolve what can be resolved, then check again", Destination: &repair},
+			&ucli.BoolFlag{Name: "json", Usage: "one JSON document", Destination: &asJSON},
+		},
+		Action: onRepo(e, func(_ *ucli.Context, repo memrepo.Repo) error {
+			return runVerify(e, repo, repair, asJSON)
+		}),
+	}
+}
+
+func runVerify(e *env, repo memrepo.Repo, repair, asJSON bool) error {
+	git, err := repo.Git()
+	if err != nil {
+		return err
+	}
+	var out struct {
+		Repaired *verify.Repaired `json:"repaired,omitempty"`
+		*verify.Report
+	}
+	if repair {
+		var done verify.Repaired
+		done, out.Report, err = verify.Repair(repo.StateDir(), repo.Journal(), git,
+			flush.Options{Warn: func(err error) { warn(e, err) }})
+		out.Repaired = &done
+		if !asJSON {
+			printRepaired(e, done)
+		}
+	} else {
+		out.Report, err = verify.Check(repo.StateDir(), repo.Journal(), git)
+	}
+	if err != nil {
+		return withHint(err, gitStateHint(err, "nothing recorded is lost: run \"agmem verify\" again once the cause is fixed"))
+	}
+	r := out.Report
+	if asJSON {
+		line, _ := json.Marshal(out)
+		fmt.Fprintf(e.stdout, "%s\n", line)
+	} else {
+		printReport(e, r)
+	}
+	if r.Consistent() {
+		return nil
+	}
+	return withHint(fmt.Errorf("the journal and branch %s are not consistent: %d problem(s)", r.Branch, len(r.Problems)),
+		verifyHint(r, repair))
+}
+
+// verifyHint says what to do about the problems a check found, the most pressing first.
+func verifyHint(r *verify.Report, repaired bool) string {
+	switch {
+	case r.Damaged():
+		return "verify --repair leaves a damaged journal alone: move .agmem/journal.db aside to record again (what is in git is kept)"
+	case r.Repairable() && !repaired:
+		return `run "agmem verify --repair"`
+	case r.Has(verify.OnOtherBranch):
+		return `switch back to the branch that holds them ("git switch NAME"), or merge it into this one`
+	}
+	return "verify --repair never overwrites or deletes a file: keep or undo the change with git"
+}
+
+func printRepaired(e *env, done verify.Repaired) {
+	if done.Requeued > 0 {
+		fmt.Fprintf(e.stdout, "repair: %d entries whose commit the branch lost are pending again\n", done.Requeued)
+	}
+	for _, c := range done.Commits {
+		fmt.Fprintf(e.stdout, "repair: committed %s %s %d observations\n", c.Hash, c.Session, c.Observations)
+	}
+	for _, p := range done.Restored {
+		fmt.Fprintf(e.stdout, "repair: restored %s from HEAD\n", p)
+	}
+}
+
+func printReport(e *env, r *verify.Report) {
+	for _, p := range r.Problems {
+		fmt.Fprintln(e.stdout, oneLine(p.String()))
+	}
+	if r.PendingObservations+r.PendingEvents > 0 {
+		fmt.Fprintf(e.stdout, "pending: %d observations, %d events (the next flush commits them)\n", r.PendingObservations, r.PendingEvents)
+	}
+	verdict := "consistent"
+	if !r.Consistent() {
+		verdict = fmt.Sprintf("%d problem(s)", len(r.Problems))
+	}
+	fmt.Fprintf(e.stdout, "branch %s: %d agmem commits, %d observations, %d events: %s\n",
+		r.Branch, r.Commits, r.Observations, r.Events, verdict)
+}
+
+// gitStateHint is the advice for an error that a state of the git repo caused, else
+// fallback.
+func gitStateHint(err error, fallback string) string {
+	if errors.Is(err, vcs.ErrDetached) {
+		return `check the memory repo's branch out again (e.g. "git switch main"): agmem commits only to a branch, and nothing recorded is lost`
+	}
+	return fallback
+}
