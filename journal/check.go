@@ -2,7 +2,6 @@ package journal
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -11,8 +10,6 @@ import (
 	"strconv"
 
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/agmem/agmem/memory"
 )
 
 // Check reads the whole journal and returns what is wrong with it, one line per finding,
@@ -129,8 +126,7 @@ func checkInvariants(tx *bolt.Tx) []string {
 
 	entries, ids := tx.Bucket(bucketEntries), tx.Bucket(bucketIDs)
 	entries.ForEach(func(seq, raw []byte) error {
-		var e memory.Entry
-		if err := json.Unmarshal(raw, &e); err != nil {
+		if e, err := decodeEntry(raw); err != nil {
 			found("entry %d does not decode: %v", seqOf(seq), err)
 		} else if at := ids.Get([]byte(e.ID())); string(at) != string(seq) {
 			found("entry %d (%s) is not in the id index", seqOf(seq), e.ID())

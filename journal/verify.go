@@ -7,8 +7,6 @@ import (
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/agmem/agmem/memory"
 )
 
 // Inventory is where every entry the journal holds stands, read in one transaction for
@@ -55,8 +53,12 @@ func (j *Journal) Inventory() (*Inventory, error) {
 			return err
 		}
 		return tx.Bucket(bucketEntries).ForEach(func(k, v []byte) error {
+			raw, err := entryJSON(v)
+			if err != nil {
+				return fmt.Errorf("decode entry %x: %w", k, err)
+			}
 			var e entryHead
-			if err := json.Unmarshal(v, &e); err != nil {
+			if err := json.Unmarshal(raw, &e); err != nil {
 				return fmt.Errorf("decode entry %x: %w", k, err)
 			}
 			id, session, event := e.identity()
@@ -141,8 +143,8 @@ func (j *Journal) Requeue(ids []string) (int, error) {
 		sessions := sessionUpdates{}
 		pending := tx.Bucket(bucketPending)
 		for _, seq := range seqs {
-			var e memory.Entry
-			if err := json.Unmarshal(tx.Bucket(bucketEntries).Get(seqKey(seq)), &e); err != nil {
+			e, err := decodeEntry(tx.Bucket(bucketEntries).Get(seqKey(seq)))
+			if err != nil {
 				return fmt.Errorf("requeue entry %d: %w", seq, err)
 			}
 			k := sessionKey(e.Session(), seqKey(seq))
