@@ -1,7 +1,9 @@
 package cli_test
 
 import (
+	"encoding/hex"
 	"errors"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,7 +76,11 @@ func TestFullDisk(t *testing.T) {
 
 	filler := filepath.Join(disk, "filler")
 	fill(t, filler)
-	big := `{"tool_name":"Read","arguments":{"path":"big"},"result":"` + strings.Repeat("x", 1<<20) + `","session_id":"s1"}`
+	// Random text: the journal compresses entries, and a repeated letter would fit in
+	// the room it already has.
+	noise := make([]byte, 512<<10)
+	rand.New(rand.NewSource(1)).Read(noise)
+	big := `{"tool_name":"Read","arguments":{"path":"big"},"result":"` + hex.EncodeToString(noise) + `","session_id":"s1"}`
 	_, stderr, code := run(t, dir, nil, big, "record")
 	ls := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 	if code != 1 || len(ls) != 2 || !strings.Contains(ls[0], "no space left") || !strings.Contains(ls[1], "free some space") {
