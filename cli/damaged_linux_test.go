@@ -26,7 +26,7 @@ func TestReadOnlyJournal(t *testing.T) {
 			t.Skipf("chattr +i is not possible here: %v: %s", err, out)
 		}
 		t.Cleanup(func() { exec.Command("chattr", "-i", path).Run() })
-		for _, args := range commands[:2] {
+		for _, args := range commands[:3] {
 			checkRefused(t, dir, args, "journal is read-only", "writable")
 		}
 		// Reading needs no writing: what was recorded is all there.

@@ -37,8 +37,8 @@ func recordedRepo(t *testing.T, dir string) []string {
 	return append(ids, lines(mustAgmem(t, dir, observations(60, 3, "pending"), "record", "--jsonl"))...)
 }
 
-// commands are what an agent and its user run: two that write, then two that read.
-var commands = [][]string{{"record", "--jsonl"}, {"flush"}, {"status"}, {"replay", "--session", "s1"}}
+// commands are what an agent and its user run: three that write, then two that read.
+var commands = [][]string{{"record", "--jsonl"}, {"flush"}, {"gc"}, {"status"}, {"replay", "--session", "s1"}}
 
 // checkRefused runs a command and asserts what it must do when it cannot use the
 // journal: exit 1 (2 would block the agent), one line that says why, one hint, and no
