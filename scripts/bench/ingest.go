@@ -54,6 +54,9 @@ func ingest(args []string) error {
 		return err
 	}
 	rec.row("record --jsonl", *n)
+	rate := float64(*n) / rec.wall.Seconds()
+	row(fmt.Sprintf("ingest: record --jsonl of %d", *n), "≥ 50,000/s", fmt.Sprintf("%.0f/s", rate), rate >= 50000)
+	row("ingest: peak RSS", "≤ 200 MB", mb(rec.rss), rec.rss <= 200e6)
 	fi, err = os.Stat(filepath.Join(dir, ".agmem", "journal.db"))
 	if err != nil {
 		return err
@@ -64,6 +67,8 @@ func ingest(args []string) error {
 	}
 	fmt.Printf("%-34s %.1f MB on disk (%.1f MB apparent, sparse): %.2f× the input\n", "journal.db",
 		float64(used)/1e6, float64(fi.Size())/1e6, float64(used)/float64(size))
+	perInput := float64(used) / float64(size)
+	row("journal: bytes on disk ÷ JSON recorded", "≤ 1.5×", fmt.Sprintf("%.2f×", perInput), perInput <= 1.5)
 
 	replayed := filepath.Join(dir, ".agmem", "replayed.jsonl")
 	fromJournal, err := measure(dir, os.DevNull, replayed, *bin, "--repo", dir, "replay", "--json", "--session", benchSession)
@@ -74,6 +79,7 @@ func ingest(args []string) error {
 		return err
 	}
 	fromJournal.row("replay --json, from the journal", *n)
+	replayRows("replay from the journal", fromJournal, *n)
 
 	flush, err := measure(dir, os.DevNull, os.DevNull, *bin, "--repo", dir, "flush", "--no-llm")
 	if err != nil {
@@ -96,6 +102,7 @@ func ingest(args []string) error {
 		return err
 	}
 	fromGit.row("replay --json, from git (a clone)", *n)
+	replayRows("replay from git", fromGit, *n)
 	return nil
 }
 
@@ -177,6 +184,15 @@ func sourcePieces(n, size int) ([]piece, error) {
 	return pieces, nil
 }
 
+// replayRows are the summary's rows of one replay.
+func replayRows(name string, m measured, n int) {
+	rate := float64(n) / m.wall.Seconds()
+	row(name+": observations/s", "≥ 100,000/s", fmt.Sprintf("%.0f/s", rate), rate >= 100000)
+	row(name+": peak RSS", "≤ 100 MB", mb(m.rss), m.rss <= 100e6)
+}
+
+func mb(bytes int64) string { return fmt.Sprintf("%.0f MB", float64(bytes)/1e6) }
+
 // checkLines fails unless the file at path has n lines.
 func checkLines(path string, n int) error {
 	data, err := os.ReadFile(path)
@@ -196,8 +212,8 @@ type measured struct {
 }
 
 func (m measured) row(name string, n int) {
-	fmt.Printf("%-34s %-10s %-16.0f %.0f MB\n", name, fmt.Sprintf("%.2f s", m.wall.Seconds()),
-		float64(n)/m.wall.Seconds(), float64(m.rss)/1e6)
+	fmt.Printf("%-34s %-10s %-16.0f %s\n", name, fmt.Sprintf("%.2f s", m.wall.Seconds()),
+		float64(n)/m.wall.Seconds(), mb(m.rss))
 }
 
 // measure runs a process with stdin and stdout on files.

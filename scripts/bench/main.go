@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -137,6 +138,9 @@ func hook(args []string) error {
 	fmt.Printf("%-34s median %-10s p99 %s\n", "/bin/true", ms(percentile(truth, .5)), ms(percentile(truth, .99)))
 	fmt.Printf("%-34s median %-10s p99 %s\n", "agmem record (PostToolUse)", ms(percentile(rec, .5)), ms(percentile(rec, .99)))
 	fmt.Printf("%-34s median %s\n", "agmem record − /bin/true", ms(percentile(rec, .5)-percentile(truth, .5)))
+	above := percentile(rec, .5) - percentile(truth, .5)
+	row("hook: record − /bin/true, median", "≤ 3 ms", ms(above), above <= 3*time.Millisecond)
+	row("hook: record p99", "≤ 20 ms", ms(percentile(rec, .99)), percentile(rec, .99) <= 20*time.Millisecond)
 	fmt.Printf("%-34s median %-10s p99 %s\n", "agmem record (6 secrets)", ms(percentile(secret, .5)), ms(percentile(secret, .99)))
 	fmt.Printf("%-34s median %s\n", "agmem record (6 secrets) − /bin/true", ms(percentile(secret, .5)-percentile(truth, .5)))
 	if *scale {
@@ -185,21 +189,25 @@ func flushes(args []string) error {
 		return err
 	}
 	fmt.Printf("made a repo with %d files in its history in %s\n", *history, time.Since(start).Round(time.Millisecond))
+	var self syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	fmt.Printf("(a child's peak RSS counts this process's own, %s, from before its exec)\n", mb(self.Maxrss*1024))
 
 	fmt.Printf("median of %d runs each\n", *reps)
 	fmt.Printf("%-8s  %-12s  %-14s  %-7s  %s\n", "pending", "new repo", "100k history", "ratio", "git add -A && git commit, same files, same history")
 	for _, n := range ns {
 		var dNew, dHist, dGit []time.Duration
+		var peak int64 // RSS, of the flushes into the big history
 		for r := 0; r < *reps; r++ {
 			fresh := filepath.Join(root, fmt.Sprintf("new-%d-%d", n, r))
 			if _, err := run(root, nil, nil, *bin, "init", fresh); err != nil {
 				return err
 			}
-			d, err := timeFlush(*bin, fresh, n)
+			m, err := timeFlush(*bin, fresh, n)
 			if err != nil {
 				return err
 			}
-			dNew = append(dNew, d)
+			dNew = append(dNew, m.wall)
 
 			work := filepath.Join(root, fmt.Sprintf("hist-%d-%d", n, r))
 			if _, err := run(root, nil, nil, "cp", "-a", big, work); err != nil {
@@ -212,11 +220,12 @@ func flushes(args []string) error {
 			if _, err := run(root, nil, nil, "cp", "-a", work, gitCopy); err != nil {
 				return err
 			}
-			if d, err = timeFlush(*bin, work, n); err != nil {
+			if m, err = timeFlush(*bin, work, n); err != nil {
 				return err
 			}
-			dHist = append(dHist, d)
-			if d, err = timeGitCommit(work, gitCopy); err != nil {
+			dHist, peak = append(dHist, m.wall), max(peak, m.rss)
+			d, err := timeGitCommit(work, gitCopy)
+			if err != nil {
 				return err
 			}
 			dGit = append(dGit, d)
@@ -224,20 +233,26 @@ func flushes(args []string) error {
 			// were deleted costs far more, which would time the file system, not agmem.
 		}
 		mNew, mHist, mGit := percentile(dNew, .5), percentile(dHist, .5), percentile(dGit, .5)
-		fmt.Printf("%-8d  %-12s  %-14s  %-7s  %s (agmem %.2f× of it)\n", n, ms(mNew), ms(mHist),
-			fmt.Sprintf("%.2f×", float64(mHist)/float64(mNew)), ms(mGit), float64(mHist)/float64(mGit))
+		ratio, ofGit := float64(mHist)/float64(mNew), float64(mHist)/float64(mGit)
+		fmt.Printf("%-8d  %-12s  %-14s  %-7s  %s (agmem %.2f× of it); peak RSS %s\n", n, ms(mNew), ms(mHist),
+			fmt.Sprintf("%.2f×", ratio), ms(mGit), ofGit, mb(peak))
+		if n == 10000 {
+			row("flush 10k: 100k history ÷ new repo", "≤ 1.3×", fmt.Sprintf("%.2f×", ratio), ratio <= 1.3)
+			row("flush 10k: agmem ÷ git add -A && git commit", "< 1×", fmt.Sprintf("%.2f×", ofGit), ofGit < 1)
+			row("flush 10k into the 100k history: peak RSS", "≤ 300 MB", mb(peak), peak <= 300e6)
+		}
 	}
 	return nil
 }
 
 // timeFlush records n native observations (untimed, one --jsonl call) and times the flush,
 // without a model: a key in the environment must not put the network in the figures.
-func timeFlush(bin, repo string, n int) (time.Duration, error) {
+func timeFlush(bin, repo string, n int) (measured, error) {
 	if _, err := timeRecordJSONL(bin, repo, n); err != nil {
-		return 0, err
+		return measured{}, err
 	}
 	settle()
-	return run(repo, nil, nil, bin, "--repo", repo, "flush", "--no-llm")
+	return measure(repo, os.DevNull, os.DevNull, bin, "--repo", repo, "flush", "--no-llm")
 }
 
 // timeGitCommit writes into gitCopy the files that agmem's last flush added to repo,
@@ -366,6 +381,9 @@ func concurrent(args []string) error {
 	fmt.Printf("%-28s  %-10s  %-10s  %s\n", "", "p50", "p99", "records (failed)")
 	fmt.Printf("%-28s  %-10s  %-10s  %d (%d)\n", "alone", ms(percentile(alone, .5)), ms(percentile(alone, .99)), len(alone), failedAlone)
 	fmt.Printf("%-28s  %-10s  %-10s  %d (%d)\n", "during the flush", ms(percentile(during, .5)), ms(percentile(during, .99)), len(during), failedDuring)
+	p99 := percentile(during, .99)
+	row(fmt.Sprintf("concurrency: %d records during a flush, p99", *writers), "≤ 50 ms, none failed",
+		fmt.Sprintf("%s, %d failed", ms(p99), failedDuring), p99 <= 50*time.Millisecond && failedDuring == 0)
 	return nil
 }
 
