@@ -82,7 +82,7 @@ func (r *Repo) NewDraft(tip plumbing.Hash) (*Draft, error) {
 		baseTree = c.TreeHash
 	}
 	st := &stage{objects: map[plumbing.Hash]stagedObject{}}
-	te, err := newTreeEditor(r.st, st, baseTree)
+	te, err := newTreeEditor(r, st, baseTree)
 	if err != nil {
 		return nil, err
 	}
@@ -241,18 +241,42 @@ func (r *Repo) FindBatch(tip, base plumbing.Hash, batch, recordPath string) (plu
 			continue
 		}
 		seen[h] = true
-		c, err := r.Commit(h)
+		c, err := r.walkedCommit(h)
 		if err != nil {
 			return plumbing.ZeroHash, false, fmt.Errorf("read commit %s: %w", h, err)
 		}
-		if TrailerValue(ParseTrailers(c.Message), TrailerBatch) == batch {
-			if _, err := c.File(recordPath); err == nil {
+		if c.batch == batch {
+			commit, err := r.Commit(h)
+			if err != nil {
+				return plumbing.ZeroHash, false, fmt.Errorf("read commit %s: %w", h, err)
+			}
+			if _, err := commit.File(recordPath); err == nil {
 				return h, true, nil
 			}
 		}
-		queue = append(queue, c.ParentHashes...)
+		queue = append(queue, c.parents...)
 	}
 	return plumbing.ZeroHash, false, nil
+}
+
+// walkedCommit is what FindBatch reads of a commit: its Agmem-Batch trailer and its
+// parents. A flush looks for several batches from one tip: each commit is read once.
+type walkedCommit struct {
+	batch   string
+	parents []plumbing.Hash
+}
+
+func (r *Repo) walkedCommit(h plumbing.Hash) (walkedCommit, error) {
+	if c, ok := r.walked.Load(h); ok {
+		return c.(walkedCommit), nil
+	}
+	c, err := r.Commit(h)
+	if err != nil {
+		return walkedCommit{}, err
+	}
+	w := walkedCommit{batch: TrailerValue(ParseTrailers(c.Message), TrailerBatch), parents: c.ParentHashes}
+	r.walked.Store(h, w)
+	return w, nil
 }
 
 // AddedFiles are the files a commit adds or changes against its first parent, read
@@ -280,26 +304,31 @@ func (r *Repo) diffTrees(prefix string, old, new plumbing.Hash, out *[]Change) e
 	if old == new {
 		return nil
 	}
-	before, err := loadDir(r.st, old)
+	before, err := r.loadDir(old)
 	if err != nil {
 		return err
 	}
-	after, err := loadDir(r.st, new)
+	after, err := r.loadDir(new)
 	if err != nil {
 		return err
 	}
+	j := 0 // both trees are in git's order: walk them side by side
 	for i := range after.len() {
-		e := after.entry(i)
-		was, existed := before.lookup(e.Name)
-		if existed && was.Hash == e.Hash {
-			continue
+		name, isDir := after.name(i), after.isDir(i)
+		for j < before.len() && gitCompare(before.name(j), before.isDir(j), name, isDir) < 0 {
+			j++
 		}
+		existed := j < before.len() && gitCompare(before.name(j), before.isDir(j), name, isDir) == 0
+		if existed && bytes.Equal(before.raw[before.offsets[j]:before.offsets[j+1]], after.raw[after.offsets[i]:after.offsets[i+1]]) {
+			continue // the same mode, name and object
+		}
+		e := after.entry(i)
 		path := prefix + e.Name
 		switch {
 		case e.Mode == filemode.Dir:
 			oldSub := plumbing.ZeroHash
-			if existed && was.Mode == filemode.Dir {
-				oldSub = was.Hash
+			if existed {
+				oldSub = before.entry(j).Hash
 			}
 			if err := r.diffTrees(path+"/", oldSub, e.Hash, out); err != nil {
 				return err

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/config"
@@ -29,6 +30,8 @@ type Repo struct {
 	Root   string // the worktree
 	gitDir string
 	st     *filesystem.Storage
+	trees  treeCache
+	walked sync.Map // commit id: walkedCommit
 }
 
 // Open opens the git repository whose worktree is root.

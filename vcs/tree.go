@@ -7,11 +7,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // A Change is a file to add to (or replace in) the tree, and to write into the worktree.
@@ -49,29 +49,81 @@ func newDir() *dir {
 }
 
 // loadDir reads the tree h (an empty directory for the zero hash).
-func loadDir(st storer.EncodedObjectStorer, h plumbing.Hash) (*dir, error) {
+func (r *Repo) loadDir(h plumbing.Hash) (*dir, error) {
 	d := newDir()
 	if h.IsZero() {
 		return d, nil
 	}
-	obj, err := st.EncodedObject(plumbing.TreeObject, h)
+	t, ok := r.trees.get(h)
+	if !ok {
+		var err error
+		if t, err = r.parseTree(h); err != nil {
+			return nil, fmt.Errorf("read tree %s: %w", h, err)
+		}
+		r.trees.put(h, t)
+	}
+	d.raw, d.offsets, d.hash = t.raw, t.offsets, h
+	return d, nil
+}
+
+func (r *Repo) parseTree(h plumbing.Hash) (parsedTree, error) {
+	obj, err := r.st.EncodedObject(plumbing.TreeObject, h)
 	if err != nil {
-		return nil, fmt.Errorf("read tree %s: %w", h, err)
+		return parsedTree{}, err
 	}
 	rd, err := obj.Reader()
 	if err != nil {
-		return nil, fmt.Errorf("read tree %s: %w", h, err)
+		return parsedTree{}, err
 	}
 	defer rd.Close()
 	raw := make([]byte, obj.Size())
 	if _, err := io.ReadFull(rd, raw); err != nil {
-		return nil, fmt.Errorf("read tree %s: %w", h, err)
+		return parsedTree{}, err
 	}
-	if d.offsets, err = entryOffsets(raw); err != nil {
-		return nil, fmt.Errorf("read tree %s: %w", h, err)
+	offsets, err := entryOffsets(raw)
+	return parsedTree{raw, offsets}, err
+}
+
+// parsedTree is a tree object and where its entries start. Neither is ever changed in
+// place: a dir's next version is new slices.
+type parsedTree struct {
+	raw     []byte
+	offsets []int
+}
+
+// treeCache keeps the trees last read or written, by id, up to maxCachedTreeBytes: a
+// flush reads a big directory for each commit it materialises from git and for each
+// round's draft, and most of those reads are of a version it has just read or written.
+type treeCache struct {
+	mu     sync.Mutex
+	byHash map[plumbing.Hash]parsedTree
+	order  []plumbing.Hash // oldest first
+	bytes  int
+}
+
+const maxCachedTreeBytes = 64 << 20
+
+func (c *treeCache) get(h plumbing.Hash) (parsedTree, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.byHash[h]
+	return t, ok
+}
+
+func (c *treeCache) put(h plumbing.Hash, t parsedTree) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byHash[h]; ok {
+		return
 	}
-	d.raw, d.hash = raw, h
-	return d, nil
+	if c.byHash == nil {
+		c.byHash = map[plumbing.Hash]parsedTree{}
+	}
+	c.byHash[h], c.order = t, append(c.order, h)
+	for c.bytes += len(t.raw); c.bytes > maxCachedTreeBytes && len(c.order) > 1; c.order = c.order[1:] {
+		c.bytes -= len(c.byHash[c.order[0]].raw)
+		delete(c.byHash, c.order[0])
+	}
 }
 
 // entryOffsets finds where each entry of an encoded tree starts: "<mode> <name>\0" and
@@ -154,17 +206,17 @@ func gitCompare(a []byte, aDir bool, b []byte, bDir bool) int {
 // treeEditor edits the tree of a commit by adding files. It reads existing trees from
 // the repository and writes new ones to out, the draft's staging area.
 type treeEditor struct {
-	st   storer.EncodedObjectStorer
+	r    *Repo
 	out  *stage
 	root *dir
 }
 
-func newTreeEditor(st storer.EncodedObjectStorer, out *stage, base plumbing.Hash) (*treeEditor, error) {
-	root, err := loadDir(st, base)
+func newTreeEditor(r *Repo, out *stage, base plumbing.Hash) (*treeEditor, error) {
+	root, err := r.loadDir(base)
 	if err != nil {
 		return nil, err
 	}
-	return &treeEditor{st: st, out: out, root: root}, nil
+	return &treeEditor{r: r, out: out, root: root}, nil
 }
 
 // walk returns the directory holding path's last component, loading (and, with create,
@@ -184,7 +236,7 @@ func (te *treeEditor) walk(path string, create bool) (*dir, string, error) {
 				return nil, "", nil
 			}
 			var err error
-			if sub, err = loadDir(te.st, e.Hash); err != nil {
+			if sub, err = te.r.loadDir(e.Hash); err != nil {
 				return nil, "", err
 			}
 			d.subdirs[name] = sub
@@ -298,6 +350,7 @@ func (te *treeEditor) write(d *dir) {
 			}
 		}
 		te.out.add(h, obj)
+		te.r.trees.put(h, parsedTree{raw, offsets})
 		d.raw, d.offsets, d.hash, d.depth = raw, offsets, h, depth
 	}
 	clear(d.puts)
