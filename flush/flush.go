@@ -4,12 +4,13 @@
 //  1. intent: under the flush lock, the journal takes each session's pending entries
 //     out of the pending set and writes them as a batch intent, planned on the tip;
 //  2. commit: each batch becomes a commit carrying "Agmem-Batch: <id>" with its files
-//     and its session record, chained on the branch tip; all their objects are written
-//     as one pack, then the branch moves once, by compare-and-swap, to the last commit;
+//     and its session record, chained on the branch tip; a round's objects are written
+//     as one pack, then the branch moves once, by compare-and-swap, to its last commit;
 //  3. mark: the journal notes each batch as committed;
 //  4. materialise: the new files are written into the worktree and the index;
 //  5. finish: the journal forgets the batches.
 //
+// Steps 2 to 5 run in rounds of a few batches, oldest first (see maxRoundBatches).
 // A later flush resumes whatever an earlier one left: a batch with no commit is looked
 // for in the history (by its trailer and its session record file) and committed only if
 // it is not there; a committed batch is materialised again from git. The journal is open
@@ -84,19 +85,8 @@ func Run(stateDir string, j *journal.Journal, repo *vcs.Repo, opts Options) ([]C
 	}
 	failpoint.Hit("flush-after-intent")
 
-	// Written before the index lock is taken: git commands must never wait on a model.
-	messages := writeMessages(batches, opts)
-
-	// Held from before the branch moves until the index shows the new files.
-	index, err := repo.LockIndex()
-	if err != nil {
-		return nil, err
-	}
-	defer index.Release()
-
-	// Batches an earlier flush left behind may be in the history already.
-	var toCommit []*journal.Batch
-	var changes []vcs.Change
+	// Batches an earlier flush left behind may be in the history already: looked for
+	// once, from the tip this flush starts on, before any round moves it further away.
 	for _, b := range batches {
 		if b.Commit == "" && b.Resumed {
 			h, found, err := findResumed(repo, branch, b)
@@ -109,6 +99,61 @@ func Run(stateDir string, j *journal.Journal, repo *vcs.Repo, opts Options) ([]C
 				}
 			}
 		}
+	}
+
+	// Written before the index lock is taken: git commands must never wait on a model.
+	messages := writeMessages(batches, opts)
+
+	var commits []Commit
+	for len(batches) > 0 {
+		n := roundSize(batches)
+		done, err := flushRound(j, repo, branch, batches[:n], messages)
+		commits = append(commits, done...)
+		if err != nil {
+			return commits, err
+		}
+		batches = batches[n:]
+	}
+	// The flush is done; merging packs only keeps lookups fast, and the next flush tries
+	// again if this one cannot.
+	repo.MergePacks()
+	return commits, nil
+}
+
+// A flush takes its batches through steps 2 to 5 in rounds, oldest first, each round
+// finished before the next starts: a flush killed at any moment loses at most one
+// round's work, so a backlog (batches that killed flushes left behind, a session that
+// recorded for days) is worked off whatever the kills, not started over each time.
+// A round's git work grows with its batches (each commit writes the trees on its
+// paths) and with the repo (the index is rewritten once a round), so rounds are large
+// enough to share that cost and small enough to finish quickly.
+const (
+	maxRoundBatches      = 16
+	maxRoundObservations = 10000
+)
+
+// roundSize is how many of batches, the first always, make the next round.
+func roundSize(batches []*journal.Batch) int {
+	n, observations := 1, batches[0].Observations
+	for n < len(batches) && n < maxRoundBatches && observations+batches[n].Observations <= maxRoundObservations {
+		observations += batches[n].Observations
+		n++
+	}
+	return n
+}
+
+// flushRound commits, marks, materialises and finishes batches.
+func flushRound(j *journal.Journal, repo *vcs.Repo, branch plumbing.ReferenceName, batches []*journal.Batch, messages map[string]string) ([]Commit, error) {
+	// Held from before the branch moves until the index shows the new files.
+	index, err := repo.LockIndex()
+	if err != nil {
+		return nil, err
+	}
+	defer index.Release()
+
+	var toCommit []*journal.Batch
+	var changes []vcs.Change // of the batches already committed
+	for _, b := range batches {
 		if b.Commit == "" {
 			toCommit = append(toCommit, b)
 			continue
@@ -137,13 +182,7 @@ func Run(stateDir string, j *journal.Journal, repo *vcs.Repo, opts Options) ([]C
 		return commits, fmt.Errorf("update worktree and index: %w", err)
 	}
 	failpoint.Hit("flush-before-finish")
-	if err := j.Finish(batches, time.Now().UTC()); err != nil {
-		return commits, err
-	}
-	// The flush is done; merging packs only keeps lookups fast, and the next flush tries
-	// again if this one cannot.
-	repo.MergePacks()
-	return commits, nil
+	return commits, j.Finish(batches, time.Now().UTC())
 }
 
 // Lock takes the writer lock of the memory repo whose state directory is stateDir: one
