@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/agmem/agmem/capture"
 	"github.com/agmem/agmem/config"
+	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/memrepo"
 )
@@ -77,9 +79,18 @@ func runRecord(e *env, repo memrepo.Repo, o recordOptions) error {
 	if err != nil {
 		return withHint(err, `"agmem config" shows every key and where its value comes from`)
 	}
+	session := o.session
+	if session == "" {
+		session = e.getenv("AGMEM_SESSION")
+	}
+	if session != "" {
+		if err := memory.CheckSessionID(session); err != nil {
+			return withHint(err, "pass a session id without control characters")
+		}
+	}
 	now := time.Now()
 	var decoded capture.Decoded
-	var bad []string
+	var lines decodedLines
 	switch {
 	case o.tool != "":
 		n, err := nativeFromFlags(o)
@@ -91,9 +102,10 @@ func runRecord(e *env, repo memrepo.Repo, o recordOptions) error {
 		}
 	case o.jsonl:
 		var err error
-		if decoded, bad, err = decodeLines(e.stdin, policy, cfg.MaxInput, now); err != nil {
+		if lines, err = decodeLines(e.stdin, policy, cfg.MaxInput, now, session); err != nil {
 			return err
 		}
+		decoded.Skipped = lines.skipped
 	default:
 		data, err := readStdin(e.stdin, cfg.MaxInput)
 		if err != nil {
@@ -103,6 +115,17 @@ func runRecord(e *env, repo memrepo.Repo, o recordOptions) error {
 			return withHint(err, "give a native object {\"tool_name\", \"arguments\", \"result\"} or a hook payload")
 		}
 	}
+	for _, en := range decoded.Entries {
+		p, optedOut, err := admit(en, session)
+		if err != nil {
+			return err
+		}
+		if optedOut != "" {
+			return notCaptured(e, o, "opted out by "+filepath.Join(optedOut, capture.OptOutFile))
+		}
+		lines.entries = append(lines.entries, p)
+	}
+	bad := lines.bad
 	for _, why := range bad {
 		fmt.Fprintln(e.stderr, "agmem: "+why)
 	}
@@ -111,30 +134,12 @@ func runRecord(e *env, repo memrepo.Repo, o recordOptions) error {
 			fmt.Fprintln(e.stderr, "agmem: not captured: "+why)
 		}
 	}
-
-	for _, en := range decoded.Entries {
-		if dir := capture.OptedOut(entryCwd(en)); dir != "" {
-			return notCaptured(e, o, "opted out by "+filepath.Join(dir, capture.OptOutFile))
-		}
+	if lines.optedOut != "" {
+		return notCaptured(e, o, "opted out by "+filepath.Join(lines.optedOut, capture.OptOutFile))
 	}
 
-	session := o.session
-	if session == "" {
-		session = e.getenv("AGMEM_SESSION")
-	}
-	if session != "" {
-		if err := memory.CheckSessionID(session); err != nil {
-			return withHint(err, "pass a session id without control characters")
-		}
-		for _, en := range decoded.Entries {
-			if en.Session() == "" {
-				en.SetSession(session)
-			}
-		}
-	}
-
-	if len(decoded.Entries) > 0 {
-		appended, err := repo.Journal().Append(decoded.Entries, cfg.SessionIdle, now)
+	if len(lines.entries) > 0 {
+		appended, err := repo.Journal().AppendPrepared(lines.entries, cfg.SessionIdle, now)
 		if err != nil {
 			return fmt.Errorf("record: %w", err)
 		}
@@ -145,7 +150,7 @@ func runRecord(e *env, repo memrepo.Repo, o recordOptions) error {
 				if o.verbose {
 					fmt.Fprintf(e.stderr, "agmem: already recorded: %s\n", a.ID)
 				}
-			case decoded.Entries[i].Observation != nil:
+			case lines.entries[i].Observation():
 				out.WriteString(a.ID)
 				out.WriteByte('\n')
 			}
@@ -165,6 +170,20 @@ func notCaptured(e *env, o recordOptions, why string) error {
 		fmt.Fprintln(e.stderr, "agmem: not captured: "+why)
 	}
 	return nil
+}
+
+// admit readies a captured entry for the journal: in session if it names none, and
+// encoded now rather than in the journal's transaction. optedOut is the directory of
+// an opt-out file above the directory the entry happened in, if there is one.
+func admit(en memory.Entry, session string) (p journal.Prepared, optedOut string, err error) {
+	if dir := capture.OptedOut(entryCwd(en)); dir != "" {
+		return p, dir, nil
+	}
+	if session != "" && en.Session() == "" {
+		en.SetSession(session)
+	}
+	p, err = journal.Prepare(en)
+	return p, "", err
 }
 
 // entryCwd is the directory the agent worked in when the entry happened, or "".
@@ -215,12 +234,21 @@ func sizeName(n int) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
+// decodedLines is what --jsonl input held: its entries readied for the journal, what
+// was not captured and why, the bad lines, and an opt-out file that applies.
+type decodedLines struct {
+	entries  []journal.Prepared
+	skipped  []string
+	bad      []string
+	optedOut string
+}
+
 // decodeLines reads --jsonl input: every good line is kept, every bad one reported by
 // its line number. A line longer than limit is read past, not kept. Lines are decoded
-// a chunk at a time on every core, and kept in their order.
-func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time) (capture.Decoded, []string, error) {
-	var all capture.Decoded
-	var bad []string
+// and admitted a chunk at a time on every core, and kept in their order; only their
+// encoded entries stay.
+func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time, session string) (decodedLines, error) {
+	var all decodedLines
 	br := bufio.NewReaderSize(r, 1<<20)
 	var chunk []numberedLine
 	decode := func() {
@@ -232,17 +260,19 @@ func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time) (captu
 			go func() {
 				defer wg.Done()
 				for i := w; i < len(chunk); i += workers {
-					results[i].d, results[i].err = capture.Decode(chunk[i].line, p, now)
+					results[i] = decodeLine(chunk[i].line, p, now, session)
 				}
 			}()
 		}
 		wg.Wait()
 		for i, res := range results {
 			if res.err != nil {
-				bad = append(bad, fmt.Sprintf("line %d: %s", chunk[i].n, res.err))
+				all.bad = append(all.bad, fmt.Sprintf("line %d: %s", chunk[i].n, res.err))
+				continue
 			}
-			all.Entries = append(all.Entries, res.d.Entries...)
-			all.Skipped = append(all.Skipped, res.d.Skipped...)
+			all.entries = append(all.entries, res.entries...)
+			all.skipped = append(all.skipped, res.skipped...)
+			all.optedOut = cmp.Or(all.optedOut, res.optedOut)
 		}
 		chunk = chunk[:0]
 	}
@@ -250,7 +280,7 @@ func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time) (captu
 		line, long, err := readLine(br, limit)
 		switch {
 		case long:
-			bad = append(bad, fmt.Sprintf("line %d: longer than %s", n, sizeName(limit)))
+			all.bad = append(all.bad, fmt.Sprintf("line %d: longer than %s", n, sizeName(limit)))
 		case len(bytes.TrimSpace(line)) > 0:
 			chunk = append(chunk, numberedLine{n, line})
 		}
@@ -258,10 +288,10 @@ func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time) (captu
 			decode()
 		}
 		if err == io.EOF {
-			return all, bad, nil
+			return all, nil
 		}
 		if err != nil {
-			return all, bad, fmt.Errorf("read stdin: %w", err)
+			return all, fmt.Errorf("read stdin: %w", err)
 		}
 	}
 }
@@ -275,8 +305,31 @@ type numberedLine struct {
 }
 
 type lineResult struct {
-	d   capture.Decoded
-	err error
+	entries  []journal.Prepared
+	skipped  []string
+	optedOut string
+	err      error
+}
+
+// decodeLine decodes and admits one line: a line whose entries cannot all be admitted
+// is a bad line, recorded not at all.
+func decodeLine(line []byte, p capture.Policy, now time.Time, session string) lineResult {
+	d, err := capture.Decode(line, p, now)
+	if err != nil {
+		return lineResult{err: err}
+	}
+	res := lineResult{skipped: d.Skipped}
+	for _, en := range d.Entries {
+		pr, optedOut, err := admit(en, session)
+		if err != nil {
+			return lineResult{err: err}
+		}
+		if optedOut != "" {
+			return lineResult{optedOut: optedOut}
+		}
+		res.entries = append(res.entries, pr)
+	}
+	return res
 }
 
 // readLine reads one line of at most limit bytes; of a longer one it keeps nothing and

@@ -45,6 +45,12 @@ type openSession struct {
 // which is replaced by a new one after idleGap without activity, and after a SessionStart
 // or SessionEnd event; the session chosen is written back into the entry.
 func (j *Journal) Append(entries []memory.Entry, idleGap time.Duration, now time.Time) ([]Appended, error) {
+	return j.AppendPrepared(unprepared(entries), idleGap, now)
+}
+
+// AppendPrepared is Append for entries encoded ahead of the transaction (see Prepare),
+// and entries not yet encoded (an entry that is to join the open session).
+func (j *Journal) AppendPrepared(entries []Prepared, idleGap time.Duration, now time.Time) ([]Appended, error) {
 	var out []Appended
 	err := j.update(func(tx *bolt.Tx) error {
 		var err error
@@ -55,6 +61,51 @@ func (j *Journal) Append(entries []memory.Entry, idleGap time.Duration, now time
 		return nil, err
 	}
 	return out, nil
+}
+
+// Prepared is an entry encoded as the journal stores it, ahead of the transaction that
+// stores it: a large --jsonl holds each line's few hundred compressed bytes until its
+// transaction, not the line's decoded entry.
+type Prepared struct {
+	head  memory.Entry // the entry, or, once encoded, what the indexes need of it
+	value []byte       // the entry as stored; nil: not encoded yet
+}
+
+// Prepare encodes e. An entry that names no session is left as it is, to join the
+// open session in the transaction.
+func Prepare(e memory.Entry) (Prepared, error) {
+	if (e.Observation != nil || e.Event != nil) && e.Session() == "" {
+		return Prepared{head: e}, nil
+	}
+	if err := e.Validate(); err != nil {
+		return Prepared{}, err
+	}
+	value, err := encodeEntry(e)
+	if err != nil {
+		return Prepared{}, fmt.Errorf("encode %s: %w", e.ID(), err)
+	}
+	head := memory.Entry{}
+	if o := e.Observation; o != nil {
+		h := *o
+		h.Arguments, h.Result, h.Summary = nil, nil, ""
+		head.Observation = &h
+	} else {
+		h := *e.Event
+		h.Text, h.Attrs = "", nil
+		head.Event = &h
+	}
+	return Prepared{head: head, value: value}, nil
+}
+
+// Observation tells an observation from an event.
+func (p Prepared) Observation() bool { return p.head.Observation != nil }
+
+func unprepared(entries []memory.Entry) []Prepared {
+	out := make([]Prepared, len(entries))
+	for i, e := range entries {
+		out[i] = Prepared{head: e}
+	}
+	return out
 }
 
 // Import records entries from elsewhere in one transaction, as Append does, except
@@ -69,7 +120,7 @@ func (j *Journal) Import(entries []memory.Entry) ([]Appended, error) {
 			if err := e.Validate(); err != nil {
 				return fmt.Errorf("entry %d: %w", i+1, err)
 			}
-			kept, err := a.entry(e)
+			kept, err := a.entry(Prepared{head: e})
 			if err != nil {
 				return fmt.Errorf("entry %d: %w", i+1, err)
 			}
@@ -87,7 +138,7 @@ func (j *Journal) Import(entries []memory.Entry) ([]Appended, error) {
 }
 
 // appendAll is the body of Append's transaction.
-func appendAll(tx *bolt.Tx, entries []memory.Entry, idleGap time.Duration, now time.Time) ([]Appended, error) {
+func appendAll(tx *bolt.Tx, entries []Prepared, idleGap time.Duration, now time.Time) ([]Appended, error) {
 	out := make([]Appended, len(entries))
 	// Entries and ids mostly arrive in key order: full pages, not half-empty ones, keep
 	// the file near the size of what it holds.
@@ -95,7 +146,8 @@ func appendAll(tx *bolt.Tx, entries []memory.Entry, idleGap time.Duration, now t
 	a := newAppendTx(tx)
 	var open *openSession // as this transaction leaves it; nil while untouched
 	closed := false       // a session boundary passed: the next entry without one starts anew
-	for i, e := range entries {
+	for i, p := range entries {
+		e := p.head
 		var event string
 		if e.Event != nil {
 			event = e.Event.Name
@@ -116,7 +168,7 @@ func appendAll(tx *bolt.Tx, entries []memory.Entry, idleGap time.Duration, now t
 		if err := e.Validate(); err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
-		kept, err := a.entry(e)
+		kept, err := a.entry(p)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
@@ -226,8 +278,9 @@ func newAppendTx(tx *bolt.Tx) *appendTx {
 		ids: map[string]bool{}, calls: map[string]string{}, puts: map[string][]put{}}
 }
 
-// entry stores e, or, if it was recorded before, returns the id of the entry kept.
-func (a *appendTx) entry(e memory.Entry) (kept string, err error) {
+// entry stores p, or, if it was recorded before, returns the id of the entry kept.
+func (a *appendTx) entry(p Prepared) (kept string, err error) {
+	e := p.head
 	id, session := e.ID(), e.Session()
 	if id == "" {
 		return "", errors.New("the entry has no id")
@@ -254,9 +307,11 @@ func (a *appendTx) entry(e memory.Entry) (kept string, err error) {
 	if err != nil {
 		return "", err
 	}
-	value, err := encodeEntry(e)
-	if err != nil {
-		return "", fmt.Errorf("encode %s: %w", id, err)
+	value := p.value
+	if value == nil {
+		if value, err = encodeEntry(e); err != nil {
+			return "", fmt.Errorf("encode %s: %w", id, err)
+		}
 	}
 	k := seqKey(seq)
 	if err := a.entries.Put(k, value); err != nil {

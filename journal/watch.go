@@ -43,7 +43,7 @@ func (j *Journal) AppendWatched(path string, mark WatchMark, entries []memory.En
 	var out []Appended
 	err := j.update(func(tx *bolt.Tx) error {
 		var err error
-		if out, err = appendAll(tx, entries, idleGap, now); err != nil {
+		if out, err = appendAll(tx, unprepared(entries), idleGap, now); err != nil {
 			return err
 		}
 		return putJSON(tx.Bucket(bucketWatches), []byte(path), &mark)
