@@ -3,7 +3,6 @@ package journal
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/klauspost/compress/s2"
@@ -38,7 +37,7 @@ func encodeEntry(e memory.Entry) ([]byte, error) {
 // bytes.
 func entryJSON(stored []byte) ([]byte, error) {
 	if len(stored) == 0 {
-		return nil, errors.New("empty entry")
+		return nil, damage("an entry is empty")
 	}
 	switch stored[0] {
 	case '{':
@@ -46,21 +45,32 @@ func entryJSON(stored []byte) ([]byte, error) {
 	case tagObservation, tagEvent:
 		raw, err := s2.Decode(nil, stored[1:])
 		if err != nil {
-			return nil, fmt.Errorf("decompress entry: %w", err)
+			return nil, damage("an entry does not decompress: " + err.Error())
 		}
 		return raw, nil
 	}
-	return nil, fmt.Errorf("entry of unknown kind %#x", stored[0])
+	return nil, damage(fmt.Sprintf("an entry is of no known kind (%#x)", stored[0]))
 }
 
-// decodeEntry reads a stored entry.
+// decodeEntry reads a stored entry, which holds one kind: an observation or an event.
 func decodeEntry(stored []byte) (memory.Entry, error) {
-	var e memory.Entry
 	raw, err := entryJSON(stored)
 	if err != nil {
+		return memory.Entry{}, err
+	}
+	return entryFrom(raw)
+}
+
+// entryFrom reads an entry's JSON.
+func entryFrom(raw []byte) (memory.Entry, error) {
+	var e memory.Entry
+	if err := json.Unmarshal(raw, &e); err != nil {
 		return e, err
 	}
-	return e, json.Unmarshal(raw, &e)
+	if (e.Observation == nil) == (e.Event == nil) {
+		return e, damage("an entry holds no observation or event, or both")
+	}
+	return e, nil
 }
 
 // observationPrefix starts every observation stored as plain JSON: memory.Entry encodes

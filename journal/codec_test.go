@@ -2,9 +2,13 @@ package journal
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/klauspost/compress/s2"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -105,5 +109,44 @@ func TestUnknownEntryKind(t *testing.T) {
 		if _, err := decodeEntry(stored); err == nil {
 			t.Errorf("decodeEntry(%x) read an entry", stored)
 		}
+	}
+}
+
+// A stored entry that does not decompress, or holds neither kind, is damage: an error
+// that says so, never a panic.
+func TestBrokenEntryIsDamage(t *testing.T) {
+	for name, stored := range map[string][]byte{
+		"cut block":    {tagObservation, 0xff, 0xff, 0xff},
+		"neither kind": append([]byte{tagObservation}, s2.Encode(nil, []byte(`{"observatioo":{"id":"x"}}`))...),
+	} {
+		t.Run(name, func(t *testing.T) {
+			j := newJournal(t)
+			mustAppend(t, j, t0, observation("s", "read_file", memory.Semantic, t0))
+			writeRaw(t, j, func(tx *bolt.Tx) error { return tx.Bucket(bucketEntries).Put(seqKey(1), stored) })
+			if err := j.Timeline("s", func(memory.Entry) error { return nil }); !errors.Is(err, ErrDamaged) {
+				t.Errorf("Timeline: %v, want ErrDamaged", err)
+			}
+			findings, err := j.Check()
+			if err != nil || len(findings) == 0 {
+				t.Errorf("Check = %q, %v; want a finding", findings, err)
+			}
+		})
+	}
+}
+
+// After gc, every index still points at an entry (a stub): Check finds nothing wrong.
+func TestCheckAfterForget(t *testing.T) {
+	j := newJournal(t)
+	end := event("s", "SessionEnd", t0.Add(2))
+	mustAppend(t, j, t0, observation("s", "read_file", memory.Semantic, t0), call("s", "toolu_1", t0.Add(1)), end)
+	commitAll(t, j, t0)
+	if f, err := j.Forget(t0.Add(7 * 24 * time.Hour)); err != nil || f.Entries != 3 {
+		t.Fatalf("Forget = %+v, %v", f, err)
+	}
+	if findings, err := j.Check(); err != nil || len(findings) != 0 {
+		t.Errorf("Check after gc = %q, %v; want nothing", findings, err)
+	}
+	if again := mustAppend(t, j, t0, end); !again[0].Duplicate {
+		t.Errorf("an event recorded again after gc was kept twice")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/agmem/agmem/flock"
+	"github.com/agmem/agmem/memory"
 )
 
 // Forgotten is what Forget dropped.
@@ -140,12 +141,9 @@ func forgetSession(tx *bolt.Tx, session string) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("decode entry %x: %w", seq, err)
 		}
-		if o := e.Observation; o != nil && o.ToolUseID != "" {
-			err = entries.Put(seq, stub(o.ID)) // the calls index points here
-		} else {
-			err = entries.Delete(seq)
-		}
-		if err == nil {
+		// The id (and a call's tool_use_id) stays indexed, so that recording the entry
+		// again keeps it once; the stub keeps every index pointing at an entry.
+		if err = entries.Put(seq, stub(e)); err == nil {
 			err = timeline.Delete(k)
 		}
 		if err != nil {
@@ -155,10 +153,15 @@ func forgetSession(tx *bolt.Tx, session string) (int, error) {
 	return len(keys), tx.Bucket(bucketSessions).Delete([]byte(session))
 }
 
-// stub is what stays of a forgotten call: enough for a duplicate to name the entry kept.
-func stub(id string) []byte {
-	quoted, _ := json.Marshal(id)
-	return append(append([]byte(`{"observation":{"id":`), quoted...), "}}"...)
+// stub is what stays of a forgotten entry: its kind and id, enough for a duplicate to
+// name the entry kept.
+func stub(e memory.Entry) []byte {
+	quoted, _ := json.Marshal(e.ID())
+	kind := `{"event":{"id":`
+	if e.Observation != nil {
+		kind = `{"observation":{"id":`
+	}
+	return append(append([]byte(kind), quoted...), "}}"...)
 }
 
 // GCInfo describes the last garbage collection.

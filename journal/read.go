@@ -49,9 +49,9 @@ const timelineChunk = 1000
 // short transaction each, and calls fn outside of them.
 func (j *Journal) Timeline(session string, fn func(memory.Entry) error) error {
 	return j.TimelineJSON(session, func(raw []byte) error {
-		var e memory.Entry
-		if err := json.Unmarshal(raw, &e); err != nil {
-			return fmt.Errorf("decode entry: %w", err)
+		e, err := entryFrom(raw)
+		if err != nil {
+			return j.classify(fmt.Errorf("decode entry: %w", err))
 		}
 		return fn(e)
 	})
@@ -85,7 +85,7 @@ func (j *Journal) TimelineJSON(session string, fn func(raw []byte) error) error 
 		for _, stored := range chunk {
 			raw, err := entryJSON(stored)
 			if err != nil {
-				return fmt.Errorf("decode entry: %w", err)
+				return j.classify(fmt.Errorf("decode entry: %w", err))
 			}
 			if err := fn(raw); err != nil {
 				return err

@@ -144,6 +144,9 @@ func (j *Journal) Requeue(ids []string) (int, error) {
 		pending := tx.Bucket(bucketPending)
 		for _, seq := range seqs {
 			e, err := decodeEntry(tx.Bucket(bucketEntries).Get(seqKey(seq)))
+			if err == nil {
+				err = e.Validate() // a stub gc left has no session: its content is gone
+			}
 			if err != nil {
 				return fmt.Errorf("requeue entry %d: %w", seq, err)
 			}
