@@ -13,7 +13,7 @@ import (
 func hintFor(err error) string {
 	switch {
 	case errors.Is(err, journal.ErrDamaged):
-		return `"agmem verify" says what is wrong; move .agmem/journal.db aside to record again (what is in git is kept)`
+		return `"agmem verify" says what is wrong; move .agmem/journal.db aside to record again (what is in git is kept; what was not yet flushed stays only in the file moved)`
 	case errors.Is(err, journal.ErrNewerSchema):
 		return "upgrade agmem: a newer version wrote this journal"
 	case errors.Is(err, journal.ErrReadOnly), errors.Is(err, syscall.EROFS):

@@ -77,9 +77,11 @@ func runVerify(e *env, repo memrepo.Repo, repair, asJSON bool) error {
 func verifyHint(r *verify.Report, repaired bool) string {
 	switch {
 	case r.Damaged():
-		return "verify --repair leaves a damaged journal alone: move .agmem/journal.db aside to record again (what is in git is kept)"
+		return "verify --repair leaves a damaged journal alone: move .agmem/journal.db aside to record again (what is in git is kept; what was not yet flushed stays only in the file moved)"
 	case r.Repairable() && !repaired:
 		return `run "agmem verify --repair"`
+	case r.Has(verify.PendingCommitted):
+		return "verify --repair flushes nothing while a pending entry is already committed: undo what moved the branch, or report this"
 	case r.Has(verify.OnOtherBranch):
 		return `switch back to the branch that holds them ("git switch NAME"), or merge it into this one`
 	}

@@ -22,11 +22,12 @@ type Repaired struct {
 //     back from HEAD.
 //
 // Nothing recorded is deleted, and no file the worktree holds is overwritten. A
-// damaged journal is not written to: Repair then does nothing and returns the report.
+// damaged journal is not written to, and entries pending that a commit already holds
+// would be committed twice: Repair then does nothing and returns the report.
 func Repair(stateDir string, j *journal.Journal, repo *vcs.Repo, opts flush.Options) (Repaired, *Report, error) {
 	var done Repaired
 	requeued, report, err := requeueLost(stateDir, j, repo)
-	if err != nil || report.Damaged() {
+	if err != nil || report.Damaged() || report.Has(PendingCommitted) {
 		return done, report, err
 	}
 	done.Requeued = requeued
@@ -50,8 +51,8 @@ func requeueLost(stateDir string, j *journal.Journal, repo *vcs.Repo) (int, *Rep
 	}
 	defer lock.Release()
 	report, err := check(j, repo)
-	if err != nil {
-		return 0, nil, err
+	if err != nil || report.Has(PendingCommitted) {
+		return 0, report, err
 	}
 	var ids []string
 	for _, p := range report.Problems {

@@ -50,9 +50,11 @@ import (
 type Kind string
 
 const (
-	// Duplicate: an entry or a batch in two commits of the branch, or an entry pending
-	// again that a commit already holds (the next flush would commit it twice).
+	// Duplicate: an entry or a batch in two commits of the branch.
 	Duplicate Kind = "duplicate"
+	// PendingCommitted: an entry pending again that a commit of the branch already holds
+	// (the next flush would commit it twice). Repair flushes nothing while there is one.
+	PendingCommitted Kind = "pending-and-committed"
 	// LostCommit: entries the journal counts as committed that no commit of the branch
 	// holds, such as after `git reset --hard` past an agmem commit. Repair commits them
 	// again.
@@ -198,6 +200,9 @@ type branch struct {
 	observations int
 	events       int
 	problems     []Problem
+	// sessions with a commit on the branch whose record cannot be read: which of their
+	// entries it holds is unknown, so none of them counts as lost.
+	unreadable map[string]bool
 }
 
 // renderedPaths are the two places a flush may have put an observation's markdown.
@@ -210,7 +215,7 @@ type renderedPaths struct {
 // they reach, and the session record of each that carries an Agmem-Batch trailer.
 func readBranch(repo *vcs.Repo, tip plumbing.Hash, skip map[plumbing.Hash]bool) (*branch, error) {
 	b := &branch{reachable: map[plumbing.Hash]bool{}, batches: map[string]plumbing.Hash{},
-		entries: map[string]plumbing.Hash{}, records: map[string]string{}}
+		entries: map[string]plumbing.Hash{}, records: map[string]string{}, unreadable: map[string]bool{}}
 	twice := map[[2]plumbing.Hash][]string{} // entries found in both commits
 	var pairs [][2]plumbing.Hash
 	queue := []plumbing.Hash{tip}
@@ -276,12 +281,12 @@ func (b *branch) readBatch(h plumbing.Hash, c *object.Commit) ([]memory.Entry, e
 	b.batches[batch] = h
 	session := vcs.TrailerValue(trailers, vcs.TrailerSession)
 	entries, parts, err := readRecord(c, session, batch)
+	if err == nil && parts == nil {
+		err = fmt.Errorf("no session record %s", render.SessionRecordPath(session, batch))
+	}
 	if err != nil {
 		mismatch("%v", err)
-		return nil, nil
-	}
-	if parts == nil {
-		mismatch("no session record %s", render.SessionRecordPath(session, batch))
+		b.unreadable[session] = true
 		return nil, nil
 	}
 	for _, p := range parts {
@@ -411,12 +416,12 @@ func (b *branch) againstJournal(inv *journal.Inventory, others *otherBranches, r
 				r.PendingObservations++
 			}
 			if committed {
-				problems = append(problems, Problem{Kind: Duplicate, Entries: []string{e.ID}, Message: fmt.Sprintf(
+				problems = append(problems, Problem{Kind: PendingCommitted, Entries: []string{e.ID}, Message: fmt.Sprintf(
 					"entry %s of session %s is pending and already in commit %s: a flush would commit it twice", e.ID, e.Session, short(commit))})
 			}
 		case e.Batch != "":
 			batchEntries[e.Batch] = append(batchEntries[e.Batch], e.ID)
-		case !committed:
+		case !committed && !b.unreadable[e.Session]:
 			at := place{others.entries[e.ID], e.Session}
 			if lost[at] == nil {
 				lostOrder = append(lostOrder, at)

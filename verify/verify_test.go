@@ -110,7 +110,27 @@ func TestCheckPendingEntryAlreadyCommitted(t *testing.T) {
 	if _, err := m.j.Requeue(ids); err != nil {
 		t.Fatal(err)
 	}
-	onlyProblem(t, m.check(), Duplicate, "a flush would commit it twice")
+	onlyProblem(t, m.check(), PendingCommitted, "a flush would commit it twice")
+	// Repair commits nothing then: a flush would make the duplicate.
+	if done, after := m.repair(); len(done.Commits) != 0 || !after.Has(PendingCommitted) {
+		t.Errorf("repair did %+v and left %+v", done, after)
+	}
+}
+
+// A commit on the branch whose session record is gone (a person removed sessions/)
+// holds entries verify cannot name: they are not lost, and repair commits none again.
+func TestCheckUnreadableRecordLosesNothing(t *testing.T) {
+	m := newMemRepo(t)
+	m.flushed("s1", 2)
+	m.gitCLI("rm", "-q", "-r", render.SessionsDir)
+	m.gitCLI("commit", "-q", "--amend", "--no-edit")
+	if r := m.check(); !r.Has(TrailerMismatch) || r.Has(LostCommit) {
+		t.Errorf("problems = %v, want a trailer-mismatch and nothing lost", r.Problems)
+	}
+	done, after := m.repair()
+	if done.Requeued != 0 || len(done.Commits) != 0 || after.Has(LostCommit) {
+		t.Errorf("repair did %+v and left %+v", done, after)
+	}
 }
 
 func TestCheckFilesUnderAgmemDirs(t *testing.T) {
