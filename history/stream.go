@@ -18,8 +18,10 @@ import (
 // and returns how many there were. raw is fn's until it returns.
 //
 // It holds no record whole: a first pass reads each line's id, time and session (the
-// rest of the line is only scanned), to drop repeats and invalid lines and to learn the
-// order; a second reads the records again and passes the kept lines on. Lines found out
+// rest of a line of this repo's own branch is only scanned), to drop repeats and
+// invalid lines and to learn the order; a second reads the records again and passes the
+// kept lines on. A fetched branch's lines, which anyone could have written, are decoded
+// whole and checked in the first pass, and encoded again in the second. Lines found out
 // of time order (a session flushed from two clones, say) are held until every line is
 // read, then sorted.
 func SessionJSON(repo *vcs.Repo, id string, fn func(raw []byte) error) (int, error) {
@@ -46,7 +48,7 @@ func SessionJSON(repo *vcs.Repo, id string, fn func(raw []byte) error) (int, err
 		rec := &records[i]
 		var heads []lineHead
 		err := rec.eachLine(repo, func(line []byte) error {
-			h, err := readHead(line)
+			h, err := readHead(line, rec.src.name != Local)
 			heads = append(heads, h)
 			return err
 		})
@@ -61,11 +63,11 @@ func SessionJSON(repo *vcs.Repo, id string, fn func(raw []byte) error) (int, err
 		}
 		for _, h := range heads {
 			kept := h.session == id && !seen[h.id]
+			seen[h.id] = true
 			keep = append(keep, kept)
 			if !kept {
 				continue
 			}
-			seen[h.id] = true
 			if n := len(times); n > 0 && h.at.Before(times[n-1]) {
 				inOrder = false
 			}
@@ -87,9 +89,18 @@ func SessionJSON(repo *vcs.Repo, id string, fn func(raw []byte) error) (int, err
 				return nil
 			}
 			kept++
-			// Records are written without HTML escaping; the journal's JSON has it.
 			escaped.Reset()
-			json.HTMLEscape(&escaped, raw)
+			if rec.src.name != Local {
+				var e memory.Entry
+				if err := json.Unmarshal(raw, &e); err != nil {
+					return err
+				}
+				raw, _ = json.Marshal(e) // it was decoded from JSON: it encodes
+				escaped.Write(raw)
+			} else {
+				// Records are written without HTML escaping; the journal's JSON has it.
+				json.HTMLEscape(&escaped, raw)
+			}
 			if !inOrder {
 				held = append(held, bytes.Clone(escaped.Bytes()))
 				return nil
@@ -178,8 +189,19 @@ type lineHead struct {
 }
 
 // readHead reads a line's id, session and time, and checks what Entry.Validate checks;
-// every other member is scanned, not kept.
-func readHead(line []byte) (lineHead, error) {
+// every other member is scanned, not kept, unless whole is set: then the line is read
+// as an entry in full, every member of the type it must have.
+func readHead(line []byte, whole bool) (lineHead, error) {
+	if whole {
+		var e memory.Entry
+		if err := json.Unmarshal(line, &e); err != nil {
+			return lineHead{}, err
+		}
+		if err := e.Validate(); err != nil {
+			return lineHead{}, err
+		}
+		return lineHead{id: e.ID(), session: e.Session(), at: e.Time()}, nil
+	}
 	type head struct {
 		ID        string    `json:"id"`
 		SessionID string    `json:"session_id"`
