@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -47,6 +49,7 @@ func ingest(args []string) error {
 	size := fi.Size()
 	fmt.Printf("input: %d observations, %.1f MB of JSONL (results cut from Go's own sources), one session\n",
 		*n, float64(size)/1e6)
+	printOwnPeak()
 	fmt.Printf("%-34s %-10s %-16s %s\n", "", "wall", "observations/s", "peak RSS")
 
 	rec, err := measure(dir, input, os.DevNull, *bin, "--repo", dir, "record", "--jsonl")
@@ -193,13 +196,27 @@ func replayRows(name string, m measured, n int) {
 
 func mb(bytes int64) string { return fmt.Sprintf("%.0f MB", float64(bytes)/1e6) }
 
-// checkLines fails unless the file at path has n lines.
+// checkLines fails unless the file at path has n lines. It reads the file a piece at a
+// time: this process's peak RSS counts in its later children's.
 func checkLines(path string, n int) error {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
-	if got := strings.Count(string(data), "\n"); got != n {
+	defer f.Close()
+	got := 0
+	buf := make([]byte, 1<<20)
+	for {
+		k, err := f.Read(buf)
+		got += bytes.Count(buf[:k], []byte{'\n'})
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if got != n {
 		return fmt.Errorf("%s: %d lines, want %d", path, got, n)
 	}
 	return nil

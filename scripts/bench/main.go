@@ -189,9 +189,7 @@ func flushes(args []string) error {
 		return err
 	}
 	fmt.Printf("made a repo with %d files in its history in %s\n", *history, time.Since(start).Round(time.Millisecond))
-	var self syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	fmt.Printf("(a child's peak RSS counts this process's own, %s, from before its exec)\n", mb(self.Maxrss*1024))
+	printOwnPeak()
 
 	fmt.Printf("median of %d runs each\n", *reps)
 	fmt.Printf("%-8s  %-12s  %-14s  %-7s  %s\n", "pending", "new repo", "100k history", "ratio", "git add -A && git commit, same files, same history")
@@ -269,6 +267,14 @@ func timeGitCommit(repo, gitCopy string) (time.Duration, error) {
 	}
 	d2, err := run(gitCopy, nil, nil, "git", "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", "bench")
 	return d1 + d2, err
+}
+
+// printOwnPeak says how much of a child's peak RSS may be this process's: on Linux a
+// child's counts the highest its parent's was before the exec.
+func printOwnPeak() {
+	var self syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	fmt.Printf("(a child's peak RSS counts this process's own, %s, from before its exec)\n", mb(self.Maxrss*1024))
 }
 
 // settle writes every dirty page out before a timed run: on ext4 an fsync waits for
