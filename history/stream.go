@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"sort"
 	"time"
 
@@ -135,11 +134,7 @@ type record struct {
 
 // recordsIn lists the records in dir on the branch s.
 func recordsIn(repo *vcs.Repo, s source, dir string) ([]record, error) {
-	var names []string
-	err := repo.EachFile(s.tip, dir, func(path string, _ io.Reader) error {
-		names = append(names, path)
-		return nil
-	})
+	names, err := repo.ListFiles(s.tip, dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.name, err)
 	}

@@ -187,13 +187,27 @@ type File struct {
 
 // ListDir names the subdirectories of dir in commit h (none if h is zero or dir missing).
 func (r *Repo) ListDir(h plumbing.Hash, dir string) ([]string, error) {
+	return r.names(h, dir, func(m filemode.FileMode) bool { return m == filemode.Dir })
+}
+
+// ListFiles gives the paths of the files directly inside dir in commit h, reading no
+// file.
+func (r *Repo) ListFiles(h plumbing.Hash, dir string) ([]string, error) {
+	names, err := r.names(h, dir, filemode.FileMode.IsFile)
+	for i, name := range names {
+		names[i] = dir + "/" + name
+	}
+	return names, err
+}
+
+func (r *Repo) names(h plumbing.Hash, dir string, keep func(filemode.FileMode) bool) ([]string, error) {
 	t, err := r.treeAt(h, dir)
 	if t == nil || err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, e := range t.Entries {
-		if e.Mode == filemode.Dir {
+		if keep(e.Mode) {
 			out = append(out, e.Name)
 		}
 	}
