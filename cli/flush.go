@@ -69,7 +69,7 @@ func runFlush(e *env, repo memrepo.Repo, o flushOptions) error {
 		}
 	}
 	if err != nil {
-		return withHint(err, gitStateHint(err, "nothing recorded is lost: run \"agmem flush\" again once the cause is fixed"))
+		return withHint(err, "nothing recorded is lost: run \"agmem flush\" again once the cause is fixed")
 	}
 	return nil
 }

@@ -5,11 +5,12 @@ import (
 	"syscall"
 
 	"github.com/agmem/agmem/journal"
+	"github.com/agmem/agmem/vcs"
 )
 
-// hintFor is the advice that goes with err. Trouble with the journal file or its disk
-// comes first: it is the cause, whichever command met it, and what to do about it is
-// the same.
+// hintFor is the advice that goes with err. Trouble with the journal file or its disk,
+// or a detached HEAD, comes first: it is the cause, whichever command met it, and what
+// to do about it is the same.
 func hintFor(err error) string {
 	switch {
 	case errors.Is(err, journal.ErrDamaged):
@@ -20,6 +21,8 @@ func hintFor(err error) string {
 		return "make .agmem/ and the files in it writable (a read-only mount, chmod or chattr +i stops agmem)"
 	case errors.Is(err, journal.ErrDiskFull), errors.Is(err, syscall.ENOSPC):
 		return "free some space on the disk that holds the memory repo; what was recorded before is kept"
+	case errors.Is(err, vcs.ErrDetached):
+		return `check the memory repo's branch out again (e.g. "git switch main"): agmem commits only to a branch, and nothing recorded is lost`
 	}
 	var h *Hinted
 	if errors.As(err, &h) {

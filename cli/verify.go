@@ -2,14 +2,12 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/flush"
 	"github.com/agmem/agmem/memrepo"
-	"github.com/agmem/agmem/vcs"
 	"github.com/agmem/agmem/verify"
 )
 
@@ -57,7 +55,7 @@ func runVerify(e *env, repo memrepo.Repo, repair, asJSON bool) error {
 		out.Report, err = verify.Check(repo.StateDir(), repo.Journal(), git)
 	}
 	if err != nil {
-		return withHint(err, gitStateHint(err, "nothing recorded is lost: run \"agmem verify\" again once the cause is fixed"))
+		return withHint(err, "nothing recorded is lost: run \"agmem verify\" again once the cause is fixed")
 	}
 	r := out.Report
 	if asJSON {
@@ -113,13 +111,4 @@ func printReport(e *env, r *verify.Report) {
 	}
 	fmt.Fprintf(e.stdout, "branch %s: %d agmem commits, %d observations, %d events: %s\n",
 		r.Branch, r.Commits, r.Observations, r.Events, verdict)
-}
-
-// gitStateHint is the advice for an error that a state of the git repo caused, else
-// fallback.
-func gitStateHint(err error, fallback string) string {
-	if errors.Is(err, vcs.ErrDetached) {
-		return `check the memory repo's branch out again (e.g. "git switch main"): agmem commits only to a branch, and nothing recorded is lost`
-	}
-	return fallback
 }
