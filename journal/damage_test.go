@@ -177,3 +177,14 @@ func TestCompactOfDamagedJournal(t *testing.T) {
 		t.Error("Compact changed the damaged journal")
 	}
 }
+
+// A journal cut to nothing is damaged for Compact as for every other call.
+func TestCompactOfEmptiedJournal(t *testing.T) {
+	j := filledJournal(t)
+	if err := os.Truncate(j.path, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := j.Compact(); !errors.Is(err, ErrDamaged) {
+		t.Fatalf("Compact of a 0-byte journal: %v, want ErrDamaged", err)
+	}
+}

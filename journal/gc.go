@@ -3,7 +3,6 @@ package journal
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/agmem/agmem/flock"
 	"github.com/agmem/agmem/memory"
 )
 
@@ -197,15 +195,18 @@ const compactTxMax = 64 << 20
 // it (within its timeout) and then writes to the new file, so none is lost; a process
 // killed midway leaves the journal as it was.
 func (j *Journal) Compact() (before, after int64, err error) {
-	lock, err := flock.Acquire(j.lock, j.Timeout)
+	lock, err := j.acquire()
 	if err != nil {
-		if errors.Is(err, flock.ErrTimeout) {
-			return 0, 0, fmt.Errorf("%w (%s)", ErrLocked, j.path)
-		}
 		return 0, 0, err
 	}
 	defer lock.Release()
-	fi, err := os.Stat(j.path)
+	// Opened as every call opens it, so that a file cut short is found damaged here too.
+	f, err := j.openFile(os.O_RDONLY, 0)
+	if err != nil {
+		return 0, 0, j.classify(fmt.Errorf("compact journal: %w", err))
+	}
+	fi, err := f.Stat()
+	f.Close()
 	if err != nil {
 		return 0, 0, fmt.Errorf("compact journal: %w", err)
 	}

@@ -130,12 +130,9 @@ var errIncomplete = errors.New("journal has no buckets yet")
 // What the file or its disk does to bbolt comes back as an error that says so:
 // ErrDamaged, ErrReadOnly or ErrDiskFull (see classify).
 func (j *Journal) with(readOnly bool, fn func(*bolt.DB) error) error {
-	lock, err := flock.Acquire(j.lock, j.Timeout)
+	lock, err := j.acquire()
 	if err != nil {
-		if errors.Is(err, flock.ErrTimeout) {
-			return fmt.Errorf("%w (%s)", ErrLocked, j.path)
-		}
-		return j.classify(err)
+		return err
 	}
 	defer lock.Release()
 	var file *os.File
@@ -230,6 +227,15 @@ func checkLength(tx *bolt.Tx, file *os.File) error {
 		return damage(fmt.Sprintf("the file is %d bytes, its pages take %d: it was cut short", fi.Size(), tx.Size()))
 	}
 	return nil
+}
+
+// acquire takes the journal lock, waiting at most j.Timeout for another process.
+func (j *Journal) acquire() (*flock.Lock, error) {
+	lock, err := flock.Acquire(j.lock, j.Timeout)
+	if errors.Is(err, flock.ErrTimeout) {
+		return nil, fmt.Errorf("%w (%s)", ErrLocked, j.path)
+	}
+	return lock, j.classify(err)
 }
 
 // damage is what agmem itself finds wrong with the journal file.
