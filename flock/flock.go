@@ -8,7 +8,9 @@ package flock
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -23,7 +25,7 @@ type Lock struct{ f *os.File }
 // It waits in the kernel rather than polling, so a waiter wakes the moment the holder
 // releases, instead of sleeping in 50 ms steps as bbolt's own lock does.
 func Acquire(path string, timeout time.Duration) (*Lock, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open lock %s: %w", path, err)
 	}
@@ -52,4 +54,17 @@ func Acquire(path string, timeout time.Duration) (*Lock, error) {
 func (l *Lock) Release() error {
 	unlock(l.f)
 	return l.f.Close()
+}
+
+// open opens the lock file, made if missing. One that exists on a file system that is
+// read-only, or in a directory agmem may not write to, is opened for reading: a lock
+// needs no write access, and what reads a read-only memory repo still takes its turn.
+func open(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission) {
+		if ro, rerr := os.Open(path); rerr == nil {
+			return ro, nil
+		}
+	}
+	return f, err
 }

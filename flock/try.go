@@ -2,14 +2,13 @@ package flock
 
 import (
 	"fmt"
-	"os"
 )
 
 // TryAcquire takes the lock on path (created if missing) only if it is free now, and
 // returns ErrTimeout at once if not. Unlike Acquire with a zero timeout, it leaves no
 // waiter behind that would take the lock later.
 func TryAcquire(path string) (*Lock, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open lock %s: %w", path, err)
 	}
