@@ -146,6 +146,18 @@ func checkInvariants(tx *bolt.Tx) []string {
 		}
 		return nil
 	})
+	tx.Bucket(bucketTimeline).ForEach(func(k, _ []byte) error {
+		if seq := k[max(len(k)-8, 0):]; entries.Get(seq) == nil {
+			found("the timeline names entry %d, which is not there", seqOf(seq))
+		}
+		return nil
+	})
+	tx.Bucket(bucketCalls).ForEach(func(k, seq []byte) error {
+		if entries.Get(seq) == nil {
+			found("tool call %q is indexed to entry %d, which is not there", k, seqOf(seq))
+		}
+		return nil
+	})
 	return findings
 }
 

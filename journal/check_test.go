@@ -54,6 +54,16 @@ func TestCheckFindsWhatIsWrong(t *testing.T) {
 				return tx.Bucket(bucketPending).Put(sessionKey("s1", seqKey(999999)), nil)
 			})
 		}, `session "s1" has entry 999999 pending, which is not there`},
+		{"a timeline key without its entry", func(t *testing.T, j *Journal) {
+			writeRaw(t, j, func(tx *bolt.Tx) error {
+				return tx.Bucket(bucketTimeline).Put(timelineKey("s1", t0, 999999), nil)
+			})
+		}, "the timeline names entry 999999, which is not there"},
+		{"a tool call without its entry", func(t *testing.T, j *Journal) {
+			writeRaw(t, j, func(tx *bolt.Tx) error {
+				return tx.Bucket(bucketCalls).Put(sessionKey("s1", []byte("toolu_x")), seqKey(999999))
+			})
+		}, "is indexed to entry 999999, which is not there"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			j := filledJournal(t)
