@@ -11,10 +11,10 @@
 //  5. finish: the journal forgets the batches.
 //
 // Steps 2 to 5 run in rounds of a few batches, oldest first (see maxRoundBatches).
-// A later flush resumes whatever an earlier one left: a batch with no commit is looked
-// for in the history (by its trailer and its session record file) and committed only if
-// it is not there; a committed batch is materialised again from git. The journal is open
-// only inside each step's own transaction, never across git work.
+// A later flush resumes whatever an earlier one left, before step 1: a batch with no
+// commit is looked for in the history (by its trailer and its session record file) and
+// committed only if it is not there; a committed batch is materialised again from git.
+// The journal is open only inside each step's own transaction, never across git work.
 //
 // Messages are written between intent and commit, before git's index lock is taken: a
 // model asked for them (within its time budget) never holds up the user's git commands,
@@ -25,6 +25,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -39,7 +40,9 @@ import (
 	"github.com/agmem/agmem/vcs"
 )
 
-// LockTimeout bounds the wait for another flush to finish.
+// LockTimeout bounds the wait for another flush to show progress: a flush marks the lock
+// file each time it finishes a round, and a waiter gives up only after LockTimeout
+// without a mark. A flush of a big backlog takes longer than that, in many rounds.
 const LockTimeout = 2 * time.Minute
 
 // maxRebuilds bounds how often one batch is rebuilt on a tip that moved under it.
@@ -64,7 +67,7 @@ type Options struct {
 }
 
 // Run flushes every pending entry of the journal kept in stateDir into repo, and returns
-// the commits it wrote.
+// the commits it wrote. What earlier flushes left behind goes first, a round at a time.
 func Run(stateDir string, j *journal.Journal, repo *vcs.Repo, opts Options) ([]Commit, error) {
 	lock, err := Lock(stateDir)
 	if err != nil {
@@ -72,21 +75,42 @@ func Run(stateDir string, j *journal.Journal, repo *vcs.Repo, opts Options) ([]C
 	}
 	defer lock.Release()
 
-	branch, tip, err := repo.Head()
+	branch, err := repo.Branch()
 	if err != nil {
 		return nil, err
+	}
+	var commits []Commit
+	for {
+		left, err := j.Leftovers(maxRoundBatches)
+		if err != nil {
+			return commits, err
+		}
+		if len(left) == 0 {
+			break
+		}
+		done, err := flushBatches(stateDir, j, repo, branch, left, opts)
+		commits = append(commits, done...)
+		if err != nil {
+			return commits, err
+		}
+	}
+
+	tip, err := repo.Tip(branch)
+	if err != nil {
+		return commits, err
 	}
 	batches, err := j.PrepareBatches(hashString(tip), time.Now().UTC())
-	if err != nil {
-		return nil, err
-	}
-	if len(batches) == 0 {
-		return nil, nil
+	if err != nil || len(batches) == 0 {
+		return commits, err
 	}
 	failpoint.Hit("flush-after-intent")
+	done, err := flushBatches(stateDir, j, repo, branch, batches, opts)
+	return append(commits, done...), err
+}
 
-	// Batches an earlier flush left behind may be in the history already: looked for
-	// once, from the tip this flush starts on, before any round moves it further away.
+// flushBatches takes batches through steps 2 to 5, in rounds.
+func flushBatches(stateDir string, j *journal.Journal, repo *vcs.Repo, branch plumbing.ReferenceName, batches []*journal.Batch, opts Options) ([]Commit, error) {
+	// Batches an earlier flush left behind may be in the history already.
 	for _, b := range batches {
 		if b.Commit == "" && b.Resumed {
 			h, found, err := findResumed(repo, branch, b)
@@ -113,17 +137,17 @@ func Run(stateDir string, j *journal.Journal, repo *vcs.Repo, opts Options) ([]C
 			return commits, err
 		}
 		batches = batches[n:]
+		markProgress(stateDir)
+		// Merging packs only keeps lookups fast; if this round cannot, the next tries.
+		repo.MergePacks()
 	}
-	// The flush is done; merging packs only keeps lookups fast, and the next flush tries
-	// again if this one cannot.
-	repo.MergePacks()
 	return commits, nil
 }
 
 // A flush takes its batches through steps 2 to 5 in rounds, oldest first, each round
 // finished before the next starts: a flush killed at any moment loses at most one
-// round's work, so a backlog (batches that killed flushes left behind, a session that
-// recorded for days) is worked off whatever the kills, not started over each time.
+// round's work, so a backlog (batches that killed flushes left behind, many sessions)
+// is worked off whatever the kills, not started over each time.
 // A round's git work grows with its batches (each commit writes the trees on its
 // paths) and with the repo (the index is rewritten once a round), so rounds are large
 // enough to share that cost and small enough to finish quickly.
@@ -187,13 +211,30 @@ func flushRound(j *journal.Journal, repo *vcs.Repo, branch plumbing.ReferenceNam
 
 // Lock takes the writer lock of the memory repo whose state directory is stateDir: one
 // agmem process at a time writes to its git repository. It waits for another flush to
-// finish; records go on meanwhile.
+// finish as long as that flush makes progress (see LockTimeout); records go on meanwhile.
 func Lock(stateDir string) (*flock.Lock, error) {
-	lock, err := flock.Acquire(filepath.Join(stateDir, "flush.lock"), LockTimeout)
-	if err != nil {
-		return nil, fmt.Errorf("wait for another flush: %w", err)
+	return lockWaiting(lockPath(stateDir), LockTimeout)
+}
+
+func lockPath(stateDir string) string { return filepath.Join(stateDir, "flush.lock") }
+
+func lockWaiting(path string, timeout time.Duration) (*flock.Lock, error) {
+	for {
+		lock, err := flock.Acquire(path, timeout)
+		if err == nil {
+			return lock, nil
+		}
+		fi, statErr := os.Stat(path)
+		if !errors.Is(err, flock.ErrTimeout) || statErr != nil || time.Since(fi.ModTime()) >= timeout {
+			return nil, fmt.Errorf("wait for another flush: %w", err)
+		}
 	}
-	return lock, nil
+}
+
+// markProgress tells a flush waiting for the lock that this one is not stuck.
+func markProgress(stateDir string) {
+	now := time.Now()
+	os.Chtimes(lockPath(stateDir), now, now)
 }
 
 // findResumed looks for the commit of a batch an earlier flush planned, between the

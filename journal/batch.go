@@ -104,6 +104,29 @@ func (j *Journal) PrepareBatches(base string, now time.Time) ([]*Batch, error) {
 	return batches, err
 }
 
+// Leftovers returns at most max of the batches earlier flushes left behind, oldest
+// first, with their entries, and plans nothing: a flush works them off in bounded parts
+// before it takes new entries out of the pending set, so that flushes killed again and
+// again neither pile up batches nor start on all of them each time.
+func (j *Journal) Leftovers(max int) ([]*Batch, error) {
+	var batches []*Batch
+	err := j.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketBatches).Cursor()
+		for k, v := c.First(); k != nil && len(batches) < max; k, v = c.Next() {
+			b := &Batch{Resumed: true}
+			if err := json.Unmarshal(v, b); err != nil {
+				return fmt.Errorf("decode batch: %w", err)
+			}
+			if err := loadEntries(tx, b); err != nil {
+				return err
+			}
+			batches = append(batches, b)
+		}
+		return nil
+	})
+	return batches, err
+}
+
 func loadEntries(tx *bolt.Tx, b *Batch) error {
 	entries := tx.Bucket(bucketEntries)
 	b.Entries = make([]memory.Entry, 0, len(b.Seqs))
