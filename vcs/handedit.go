@@ -10,29 +10,29 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// withoutHandEdits drops the changes whose file a person has edited since an earlier
-// Materialize wrote it. Materialize runs again for a commit whose flush died before it
-// finished, and must not undo an edit made in between.
-func (l *IndexLock) withoutHandEdits(changes []Change) []Change {
+// withoutRecorded drops the changes whose file is there and recorded in the index
+// already. Materialize runs again for a commit whose flush died before it finished, and
+// the index is written last, all at once: a change it records was written whole by an
+// earlier Materialize. Writing it again would undo an edit a person made since, or,
+// killed halfway, leave a file cut short that the index says is whole, which the next
+// run would take for an edit. A recorded file that is gone is written again.
+func (l *IndexLock) withoutRecorded(changes []Change) []Change {
 	kept := make([]Change, 0, len(changes))
 	for _, c := range changes {
-		if !l.editedByHand(c) {
+		if !l.recorded(c) {
 			kept = append(kept, c)
 		}
 	}
 	return kept
 }
 
-// editedByHand says whether the index records the change's blob at its path, and the
-// worktree file, there still, no longer holds that blob. Without such an index entry, a
-// file that differs is one a killed Materialize left half written.
-func (l *IndexLock) editedByHand(c Change) bool {
+func (l *IndexLock) recorded(c Change) bool {
 	i := sort.Search(len(l.entries), func(i int) bool { return l.entries[i].name >= c.Path })
 	if i == len(l.entries) || l.entries[i].name != c.Path || !l.entries[i].holds(c.hash) {
 		return false
 	}
-	data, err := os.ReadFile(filepath.Join(l.r.Root, filepath.FromSlash(c.Path)))
-	return err == nil && plumbing.ComputeHash(plumbing.BlobObject, data) != c.hash
+	_, err := os.Lstat(filepath.Join(l.r.Root, filepath.FromSlash(c.Path)))
+	return err == nil
 }
 
 // flagStage are the bits of an entry's flags that hold its merge stage.

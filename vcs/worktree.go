@@ -52,7 +52,7 @@ func (l *IndexLock) Release() { l.lock.abort() }
 // a file a person edited since it was written is left as they made it.
 func (l *IndexLock) Materialize(changes []Change) error {
 	r := l.r
-	changes = l.withoutHandEdits(changes)
+	changes = l.withoutRecorded(changes)
 	safeDirs := map[string]bool{} // directories known to exist and not to be links
 	for i, c := range changes {
 		if err := checkPath(c.Path); err != nil {
