@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-var tortureFor = flag.Duration("torture", 20*time.Second, "how long TestTorture runs (scripts/torture.sh sets minutes)")
+var tortureFor = flag.Duration("torture", time.Minute, "how long TestTorture runs (scripts/torture.sh sets minutes)")
 
 // processes are the agmem processes running now, for the killer to pick from.
 type processes struct {
