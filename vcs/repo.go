@@ -242,15 +242,20 @@ func (r *Repo) EachFile(h plumbing.Hash, dir string, fn func(path string, rd io.
 	return nil
 }
 
-func (r *Repo) treeAt(h plumbing.Hash, dir string) (*object.Tree, error) {
-	if h.IsZero() {
-		return nil, nil
-	}
+// Tree is the root tree of commit h.
+func (r *Repo) Tree(h plumbing.Hash) (*object.Tree, error) {
 	c, err := r.Commit(h)
 	if err != nil {
 		return nil, err
 	}
-	root, err := c.Tree()
+	return c.Tree()
+}
+
+func (r *Repo) treeAt(h plumbing.Hash, dir string) (*object.Tree, error) {
+	if h.IsZero() {
+		return nil, nil
+	}
+	root, err := r.Tree(h)
 	if err != nil {
 		return nil, err
 	}

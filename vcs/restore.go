@@ -9,11 +9,7 @@ import (
 // FilesAt reads the files at paths in commit h as changes Materialize can write: how a
 // committed file deleted from the worktree by hand is put back as it was committed.
 func (r *Repo) FilesAt(h plumbing.Hash, paths []string) ([]Change, error) {
-	c, err := r.Commit(h)
-	if err != nil {
-		return nil, err
-	}
-	tree, err := c.Tree()
+	tree, err := r.Tree(h)
 	if err != nil {
 		return nil, err
 	}

@@ -471,11 +471,7 @@ func agmemFiles(repo *vcs.Repo, tip plumbing.Hash) (map[string]plumbing.Hash, er
 	if tip.IsZero() {
 		return files, nil
 	}
-	c, err := repo.Commit(tip)
-	if err != nil {
-		return nil, err
-	}
-	root, err := c.Tree()
+	root, err := repo.Tree(tip)
 	if err != nil {
 		return nil, err
 	}

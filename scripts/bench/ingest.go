@@ -74,15 +74,9 @@ func ingest(args []string) error {
 	row("journal: bytes on disk ÷ JSON recorded", "≤ 1.5×", fmt.Sprintf("%.2f×", perInput), perInput <= 1.5)
 
 	replayed := filepath.Join(dir, ".agmem", "replayed.jsonl")
-	fromJournal, err := measure(dir, os.DevNull, replayed, *bin, "--repo", dir, "replay", "--json", "--session", benchSession)
-	if err == nil {
-		err = checkLines(replayed, *n)
-	}
-	if err != nil {
+	if err := replay(*bin, dir, replayed, "the journal", *n); err != nil {
 		return err
 	}
-	fromJournal.row("replay --json, from the journal", *n)
-	replayRows("replay from the journal", fromJournal, *n)
 
 	flush, err := measure(dir, os.DevNull, os.DevNull, *bin, "--repo", dir, "flush", "--no-llm")
 	if err != nil {
@@ -97,16 +91,7 @@ func ingest(args []string) error {
 	if _, err := run(clone, nil, nil, *bin, "init", clone); err != nil {
 		return err
 	}
-	fromGit, err := measure(clone, os.DevNull, replayed, *bin, "--repo", clone, "replay", "--json", "--session", benchSession)
-	if err == nil {
-		err = checkLines(replayed, *n)
-	}
-	if err != nil {
-		return err
-	}
-	fromGit.row("replay --json, from git (a clone)", *n)
-	replayRows("replay from git", fromGit, *n)
-	return nil
+	return replay(*bin, clone, replayed, "git (a clone)", *n)
 }
 
 const benchSession = "bench-ingest"
@@ -187,11 +172,21 @@ func sourcePieces(n, size int) ([]piece, error) {
 	return pieces, nil
 }
 
-// replayRows are the summary's rows of one replay.
-func replayRows(name string, m measured, n int) {
+// replay times replay --json of the bench's session of n observations in repo into the
+// file out, checks that it gave n lines, and prints its row and its summary rows.
+func replay(bin, repo, out, from string, n int) error {
+	m, err := measure(repo, os.DevNull, out, bin, "--repo", repo, "replay", "--json", "--session", benchSession)
+	if err == nil {
+		err = checkLines(out, n)
+	}
+	if err != nil {
+		return err
+	}
+	m.row("replay --json, from "+from, n)
 	rate := float64(n) / m.wall.Seconds()
-	row(name+": observations/s", "≥ 100,000/s", fmt.Sprintf("%.0f/s", rate), rate >= 100000)
-	row(name+": peak RSS", "≤ 100 MB", mb(m.rss), m.rss <= 100e6)
+	row("replay from "+from+": observations/s", "≥ 100,000/s", fmt.Sprintf("%.0f/s", rate), rate >= 100000)
+	row("replay from "+from+": peak RSS", "≤ 100 MB", mb(m.rss), m.rss <= 100e6)
+	return nil
 }
 
 func mb(bytes int64) string { return fmt.Sprintf("%.0f MB", float64(bytes)/1e6) }
