@@ -3,7 +3,6 @@ package vcs
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"io/fs"
 	"os/exec"
 	"path/filepath"
@@ -72,21 +71,6 @@ func (r *Repo) packLoose() error {
 		}
 	}
 	return nil
-}
-
-// wholeObject reads the object h from the repository.
-func (r *Repo) wholeObject(h plumbing.Hash) (stagedObject, error) {
-	obj, err := r.st.EncodedObject(plumbing.AnyObject, h)
-	if err != nil {
-		return stagedObject{}, err
-	}
-	rd, err := obj.Reader()
-	if err != nil {
-		return stagedObject{}, err
-	}
-	defer rd.Close()
-	data, err := io.ReadAll(rd)
-	return stagedObject{typ: obj.Type(), data: data}, err
 }
 
 // objectBytes is the size of the files under .git/objects.

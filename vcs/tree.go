@@ -67,21 +67,31 @@ func (r *Repo) loadDir(h plumbing.Hash) (*dir, error) {
 }
 
 func (r *Repo) parseTree(h plumbing.Hash) (parsedTree, error) {
-	obj, err := r.st.EncodedObject(plumbing.TreeObject, h)
+	obj, err := r.wholeObject(h)
+	if err == nil && obj.typ != plumbing.TreeObject {
+		err = fmt.Errorf("a %s, not a tree", obj.typ)
+	}
 	if err != nil {
 		return parsedTree{}, err
+	}
+	offsets, err := entryOffsets(obj.data)
+	return parsedTree{obj.data, offsets}, err
+}
+
+// wholeObject reads the object h from the repository.
+func (r *Repo) wholeObject(h plumbing.Hash) (stagedObject, error) {
+	obj, err := r.st.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return stagedObject{}, err
 	}
 	rd, err := obj.Reader()
 	if err != nil {
-		return parsedTree{}, err
+		return stagedObject{}, err
 	}
 	defer rd.Close()
-	raw := make([]byte, obj.Size())
-	if _, err := io.ReadFull(rd, raw); err != nil {
-		return parsedTree{}, err
-	}
-	offsets, err := entryOffsets(raw)
-	return parsedTree{raw, offsets}, err
+	data := make([]byte, obj.Size())
+	_, err = io.ReadFull(rd, data)
+	return stagedObject{typ: obj.Type(), data: data}, err
 }
 
 // parsedTree is a tree object and where its entries start. Neither is ever changed in
