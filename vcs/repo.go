@@ -34,13 +34,27 @@ type Repo struct {
 	walked sync.Map // commit id: walkedCommit
 }
 
+// smallObjects is go-git's object cache, keeping only objects of at most
+// maxCachedObject bytes. go-git hashes each object it caches, each version of a big tree
+// that it builds while resolving a chain of deltas included: that hashing cost more than
+// the reading it might save, and agmem keeps the trees it reads parsed (treeCache).
+type smallObjects struct{ cache.Object }
+
+const maxCachedObject = 256 << 10
+
+func (c smallObjects) Put(o plumbing.EncodedObject) {
+	if o.Size() <= maxCachedObject {
+		c.Object.Put(o)
+	}
+}
+
 // Open opens the git repository whose worktree is root.
 func Open(root string) (*Repo, error) {
 	gitDir := filepath.Join(root, ".git")
 	if fi, err := os.Stat(gitDir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%s has no .git directory", root)
 	}
-	st := filesystem.NewStorage(osfs.New(gitDir), cache.NewObjectLRUDefault())
+	st := filesystem.NewStorage(osfs.New(gitDir), smallObjects{cache.NewObjectLRUDefault()})
 	if _, err := st.Reference(plumbing.HEAD); err != nil {
 		return nil, fmt.Errorf("open git repo %s: %w", root, err)
 	}
@@ -55,7 +69,7 @@ func Init(root string) (r *Repo, created bool, err error) {
 		r, err := Open(root)
 		return r, false, err
 	}
-	st := filesystem.NewStorage(osfs.New(gitDir), cache.NewObjectLRUDefault())
+	st := filesystem.NewStorage(osfs.New(gitDir), smallObjects{cache.NewObjectLRUDefault()})
 	if err := st.Init(); err != nil {
 		return nil, false, fmt.Errorf("git init %s: %w", root, err)
 	}
