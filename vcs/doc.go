@@ -4,9 +4,14 @@
 // the commits agmem writes, and the trailer block that carries a commit's metadata.
 //
 // Promises:
-//   - A commit reads and writes only the trees on changed paths (each whole: a flat
-//     directory of many files costs its size each time it changes), writes its objects
-//     as one pack, and rewrites the index once, copying the entries it does not touch.
+//   - A draft reads only the trees on changed paths, each once, and writes each new
+//     version of one as its sorted entries with the new ones merged in, stored as a
+//     delta against the version before it in the same pack: a flat directory of many
+//     files costs a copy and a hash of its bytes per commit, and one compressed copy
+//     per pack. A draft's objects go in one pack; the index is rewritten once per
+//     Materialize, copying the entries it does not touch.
+//   - Packs are merged by copying their entries as they are (deltas included), so that
+//     merging costs reading and writing the bytes.
 //   - The branch moves only from the tip a commit was built on (ErrRefMoved otherwise),
 //     under git's own ref lock file, so git commands running beside agmem stay correct.
 //   - No path outside the worktree is ever written.
