@@ -79,13 +79,13 @@ func runRecord(e *env, repo memrepo.Repo, o recordOptions) error {
 	if err != nil {
 		return withHint(err, `"agmem config" shows every key and where its value comes from`)
 	}
-	session := o.session
-	if session == "" {
-		session = e.getenv("AGMEM_SESSION")
-	}
+	session := cmp.Or(o.session, e.getenv("AGMEM_SESSION"))
+	// A bad session id is reported once the opt-outs are known: an opted-out project's
+	// hook stays silent whatever it is given.
+	var sessionErr error
 	if session != "" {
 		if err := memory.CheckSessionID(session); err != nil {
-			return withHint(err, "pass a session id without control characters")
+			sessionErr, session = withHint(err, "pass a session id without control characters"), ""
 		}
 	}
 	now := time.Now()
@@ -136,6 +136,9 @@ func runRecord(e *env, repo memrepo.Repo, o recordOptions) error {
 	}
 	if lines.optedOut != "" {
 		return notCaptured(e, o, "opted out by "+filepath.Join(lines.optedOut, capture.OptOutFile))
+	}
+	if sessionErr != nil {
+		return sessionErr
 	}
 
 	if len(lines.entries) > 0 {
