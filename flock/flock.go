@@ -8,7 +8,6 @@ package flock
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"syscall"
 	"time"
@@ -25,6 +24,13 @@ type Lock struct{ f *os.File }
 // It waits in the kernel rather than polling, so a waiter wakes the moment the holder
 // releases, instead of sleeping in 50 ms steps as bbolt's own lock does.
 func Acquire(path string, timeout time.Duration) (*Lock, error) {
+	return AcquireWhile(path, timeout, nil)
+}
+
+// AcquireWhile is Acquire that, each time timeout passes, asks progressing whether the
+// holder is still getting somewhere, and if so waits another timeout. One waiter waits
+// all along: it keeps its place, and leaves none behind to take the lock later.
+func AcquireWhile(path string, timeout time.Duration, progressing func() bool) (*Lock, error) {
 	f, err := open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open lock %s: %w", path, err)
@@ -36,17 +42,23 @@ func Acquire(path string, timeout time.Duration) (*Lock, error) {
 	go func() { done <- waitLock(f) }()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	select {
-	case err := <-done:
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, err)
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				f.Close()
+				return nil, fmt.Errorf("lock %s: %w", path, err)
+			}
+			return &Lock{f}, nil
+		case <-timer.C:
+			if progressing != nil && progressing() {
+				timer.Reset(timeout)
+				continue
+			}
+			// The waiting goroutine may still get the lock; closing the file releases it then.
+			go func() { <-done; f.Close() }()
+			return nil, fmt.Errorf("lock %s: %w after %s", path, ErrTimeout, timeout)
 		}
-		return &Lock{f}, nil
-	case <-timer.C:
-		// The waiting goroutine may still get the lock; closing the file releases it then.
-		go func() { <-done; f.Close() }()
-		return nil, fmt.Errorf("lock %s: %w after %s", path, ErrTimeout, timeout)
 	}
 }
 
@@ -56,12 +68,13 @@ func (l *Lock) Release() error {
 	return l.f.Close()
 }
 
-// open opens the lock file, made if missing. One that exists on a file system that is
-// read-only, or in a directory agmem may not write to, is opened for reading: a lock
-// needs no write access, and what reads a read-only memory repo still takes its turn.
+// open opens the lock file, made if missing. One that exists on a read-only file system
+// is opened for reading: a lock needs no write access, and what reads a read-only memory
+// repo still takes its turn (nothing can write there). Any other error is the caller's
+// to see: a lock file another user made says so, rather than failing later.
 func open(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission) {
+	if errors.Is(err, syscall.EROFS) {
 		if ro, rerr := os.Open(path); rerr == nil {
 			return ro, nil
 		}

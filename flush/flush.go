@@ -219,16 +219,15 @@ func Lock(stateDir string) (*flock.Lock, error) {
 func lockPath(stateDir string) string { return filepath.Join(stateDir, "flush.lock") }
 
 func lockWaiting(path string, timeout time.Duration) (*flock.Lock, error) {
-	for {
-		lock, err := flock.Acquire(path, timeout)
-		if err == nil {
-			return lock, nil
-		}
-		fi, statErr := os.Stat(path)
-		if !errors.Is(err, flock.ErrTimeout) || statErr != nil || time.Since(fi.ModTime()) >= timeout {
-			return nil, fmt.Errorf("wait for another flush: %w", err)
-		}
+	progressing := func() bool {
+		fi, err := os.Stat(path)
+		return err == nil && time.Since(fi.ModTime()) < timeout
 	}
+	lock, err := flock.AcquireWhile(path, timeout, progressing)
+	if err != nil {
+		return nil, fmt.Errorf("wait for another flush: %w", err)
+	}
+	return lock, nil
 }
 
 // markProgress tells a flush waiting for the lock that this one is not stuck.
