@@ -74,6 +74,10 @@ func Run(stateDir string, j *journal.Journal, repo *vcs.Repo, opts Options) ([]C
 		return nil, err
 	}
 	defer lock.Release()
+	// Marked now too: looking for what killed flushes left, and a model writing messages,
+	// come before the first round's mark, and a waiter must not judge this flush by the
+	// mark the last one left.
+	markProgress(stateDir)
 
 	branch, err := repo.Branch()
 	if err != nil {
