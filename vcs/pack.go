@@ -352,6 +352,9 @@ func (r *Repo) MergePacks() error {
 		if p.base != merged { // the same objects in the same order make the same name
 			os.Remove(p.base + ".pack") // the .pack first: an .idx alone is passed over
 			os.Remove(p.base + ".idx")
+			// What git made beside a pack describes that pack alone.
+			os.Remove(p.base + ".rev")
+			os.Remove(p.base + ".bitmap")
 		}
 	}
 	r.st.Reindex()
@@ -430,7 +433,10 @@ type packFile struct {
 	size int64
 }
 
-// listPacks lists the packs that have both their .pack and their .idx.
+// listPacks lists the packs that have both their .pack and their .idx, and that git
+// has not set apart: a .keep (a pack someone asked to keep, or one a fetch is still
+// writing), a cruft pack's .mtimes (unreachable objects that git gc expires by their
+// times), a .promisor (a partial clone's). Those are left as they are.
 func listPacks(dir string) ([]packFile, error) {
 	names, err := filepath.Glob(filepath.Join(dir, "pack-*.idx"))
 	if err != nil {
@@ -439,11 +445,21 @@ func listPacks(dir string) ([]packFile, error) {
 	var packs []packFile
 	for _, idxPath := range names {
 		base := strings.TrimSuffix(idxPath, ".idx")
+		if slices.ContainsFunc(setApart, func(ext string) bool { return exists(base + ext) }) {
+			continue
+		}
 		if fi, err := os.Stat(base + ".pack"); err == nil {
 			packs = append(packs, packFile{base, fi.Size()})
 		}
 	}
 	return packs, nil
+}
+
+var setApart = []string{".keep", ".mtimes", ".promisor"}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // dedupe drops repeated hashes, keeping the first of each.

@@ -158,3 +158,46 @@ func TestMergePacksRemovesWhatKilledWritersLeft(t *testing.T) {
 		t.Errorf("left after merging: %q, %v; want only git's tmp_pack_git", left, err)
 	}
 }
+
+// Packs git set apart (.keep, a cruft pack's .mtimes) are left as they are by a merge,
+// and a merged pack's .rev and .bitmap go with it: git finds nothing left over.
+func TestMergePacksLeavesWhatGitSetApart(t *testing.T) {
+	r, dir := newRepo(t)
+	packDir := filepath.Join(dir, ".git", "objects", "pack")
+	var last plumbing.Hash
+	for i := 0; i <= maxPacks+1; i++ {
+		_, last = commitFiles(t, r, map[string]string{fmt.Sprintf("f%02d", i): fmt.Sprint(i)}, fmt.Sprintf("c%d\n", i))
+	}
+	packs, err := filepath.Glob(filepath.Join(packDir, "pack-*.pack"))
+	if err != nil || len(packs) < 3 {
+		t.Fatalf("packs %v, %v", packs, err)
+	}
+	kept := strings.TrimSuffix(packs[0], ".pack")
+	mustWrite := func(path string) {
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustWrite(kept + ".keep")
+	runGit(t, dir, "-c", "pack.writeReverseIndex=true", "index-pack", "--rev-index", packs[1])
+	merged := strings.TrimSuffix(packs[1], ".pack")
+	if _, err := os.Stat(merged + ".rev"); err != nil {
+		t.Fatalf("git wrote no .rev: %v", err)
+	}
+	if err := r.MergePacks(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(kept + ".pack"); err != nil {
+		t.Errorf("the pack with a .keep was merged away: %v", err)
+	}
+	if _, err := os.Stat(merged + ".pack"); err == nil {
+		t.Fatalf("%s was not merged", merged)
+	}
+	if _, err := os.Stat(merged + ".rev"); err == nil {
+		t.Errorf("the merged pack's .rev was left behind")
+	}
+	if got := len(nonEmptyLines(runGit(t, dir, "ls-tree", "-r", "--name-only", last.String()))); got != maxPacks+2 {
+		t.Errorf("the last tree lists %d files, want %d", got, maxPacks+2)
+	}
+	assertFsck(t, dir)
+}
