@@ -84,15 +84,14 @@ func Prepare(e memory.Entry) (Prepared, error) {
 	if err != nil {
 		return Prepared{}, fmt.Errorf("encode %s: %w", e.ID(), err)
 	}
+	// Only what the transaction reads: ids, session, time, kind, and the session's counts.
 	head := memory.Entry{}
 	if o := e.Observation; o != nil {
-		h := *o
-		h.Arguments, h.Result, h.Summary = nil, nil, ""
-		head.Observation = &h
+		head.Observation = &memory.Observation{ID: o.ID, SessionID: o.SessionID, Timestamp: o.Timestamp,
+			ToolName: o.ToolName, MemoryType: o.MemoryType, Source: o.Source, ToolUseID: o.ToolUseID}
 	} else {
-		h := *e.Event
-		h.Text, h.Attrs = "", nil
-		head.Event = &h
+		v := e.Event
+		head.Event = &memory.Event{ID: v.ID, SessionID: v.SessionID, Timestamp: v.Timestamp, Name: v.Name, Source: v.Source}
 	}
 	return Prepared{head: head, value: value}, nil
 }
