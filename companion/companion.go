@@ -1,6 +1,6 @@
-// Package companion finds the helper programs agmem runs for the work it keeps out of
-// its own binary, so that agmem record starts fast: agmem-llm (openai-go) and agmem-sync
-// (go-git's transports). Each is installed beside agmem.
+// Package companion finds and runs the helper programs that do the work agmem keeps
+// out of its own binary, so that agmem record starts fast: agmem-llm (openai-go) and
+// agmem-sync (go-git's transports). Each is installed beside agmem and speaks JSON.
 package companion
 
 import (

@@ -1,13 +1,10 @@
 package gitsync
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -30,32 +27,16 @@ func findHelper(configured string) (string, error) {
 func ask(helper, dir string, req Request, env []string, timeout time.Duration) (Response, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	in, err := json.Marshal(req)
-	if err != nil {
-		return Response{}, err
-	}
-	cmd := exec.CommandContext(ctx, helper)
-	cmd.Dir = dir
-	cmd.Stdin = bytes.NewReader(in)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// Never a prompt: agmem runs under hooks and the daemon, where no one answers one.
-	cmd.Env = append(withoutCredentials(os.Environ()), "GIT_TERMINAL_PROMPT=0")
-	cmd.Env = append(cmd.Env, env...)
-	cmd.WaitDelay = time.Second // a git process the helper started must not keep agmem waiting
-	err = cmd.Run()
+	environ := append(withoutCredentials(os.Environ()), "GIT_TERMINAL_PROMPT=0")
+	call := companion.Call{Helper: helper, Dir: dir, Env: append(environ, env...), WaitDelay: time.Second}
+	var resp Response
+	err := call.Run(ctx, req, &resp)
 	if ctx.Err() != nil {
 		return Response{Failure: &Failure{Kind: KindUnreachable,
 			Message: fmt.Sprintf("no answer within %s ([sync] timeout)", timeout)}}, nil
 	}
-	if err != nil {
-		return Response{}, fmt.Errorf("%s: %w: %s", helper, err, firstLine(stderr.String()))
-	}
-	var resp Response
-	if err := json.Unmarshal(stdout.Bytes(), &resp); err != nil {
-		return Response{}, fmt.Errorf("%s: unreadable response: %w", helper, err)
-	}
-	return resp, nil
+	return resp, err
 }
 
 // withoutCredentials drops the credential variables from environ, so that the ones
@@ -68,9 +49,4 @@ func withoutCredentials(environ []string) []string {
 		}
 	}
 	return out
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }

@@ -1,26 +1,19 @@
 package llm
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
 	"github.com/agmem/agmem/companion"
 )
 
-const (
-	// grace is how long past the budget agmem waits for the helper to report before
-	// killing it: enough to start it and write its answer, not enough to notice.
-	grace = time.Second
-	// maxResponseBytes bounds what agmem reads of the helper's output.
-	maxResponseBytes = 1 << 20
-)
+// grace is how long past the budget agmem waits for the helper to report before
+// killing it: enough to start it and write its answer, not enough to notice.
+const grace = time.Second
 
 // ErrNoHelper is returned when agmem-llm is not where it was configured to be, or, when
 // not configured, neither beside agmem nor on $PATH.
@@ -39,27 +32,15 @@ func FindHelper(configured string) (string, error) {
 func ask(helper string, req Request, apiKey string) (Response, error) {
 	ctx, cancel := context.WithDeadline(context.Background(), req.Deadline.Add(grace))
 	defer cancel()
-	in, err := json.Marshal(req)
-	if err != nil {
-		return Response{}, err
-	}
-	cmd := exec.CommandContext(ctx, helper)
-	cmd.Stdin = bytes.NewReader(in)
-	stdout := &cappedBuffer{max: maxResponseBytes}
-	stderr := &cappedBuffer{max: 4 << 10}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.Env = helperEnv(os.Environ(), apiKey)
-	cmd.WaitDelay = 100 * time.Millisecond // a child of the helper must not keep agmem waiting on the pipes
-	err = cmd.Run()
+	call := companion.Call{Helper: helper, Env: helperEnv(os.Environ(), apiKey), WaitDelay: 100 * time.Millisecond,
+		Clean: func(s string) string { return hideKey(s, apiKey) }}
+	var resp Response
+	err := call.Run(ctx, req, &resp)
 	if ctx.Err() != nil {
 		return Response{}, &Failure{Message: HelperName + " did not answer within the time budget", TimedOut: true}
 	}
 	if err != nil {
-		return Response{}, fmt.Errorf("%s: %w: %s", helper, err, hideKey(firstLine(stderr.String()), apiKey))
-	}
-	var resp Response
-	if err := json.Unmarshal(stdout.Bytes(), &resp); err != nil {
-		return Response{}, fmt.Errorf("%s: unreadable response: %w", helper, err)
+		return Response{}, err
 	}
 	if len(resp.Answers) != len(req.Prompts) {
 		return Response{}, fmt.Errorf("%s: %d answers to %d prompts", helper, len(resp.Answers), len(req.Prompts))
@@ -90,23 +71,4 @@ func helperEnv(environ []string, apiKey string) []string {
 		}
 	}
 	return append(env, "OPENAI_API_KEY="+apiKey)
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
-}
-
-// cappedBuffer keeps the first max bytes written to it and drops the rest, so that a
-// helper gone wrong cannot fill agmem's memory.
-type cappedBuffer struct {
-	bytes.Buffer
-	max int
-}
-
-func (b *cappedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); room > 0 {
-		b.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
 }
