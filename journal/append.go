@@ -164,8 +164,10 @@ func appendAll(tx *bolt.Tx, entries []Prepared, idleGap time.Duration, now time.
 		if event == "SessionEnd" {
 			open, closed = nil, true
 		}
-		if err := e.Validate(); err != nil {
-			return nil, fmt.Errorf("entry %d: %w", i+1, err)
+		if p.value == nil { // an encoded entry was checked by Prepare
+			if err := e.Validate(); err != nil {
+				return nil, fmt.Errorf("entry %d: %w", i+1, err)
+			}
 		}
 		kept, err := a.entry(p)
 		if err != nil {
