@@ -50,15 +50,17 @@ func newReplayCommand(e *env) *ucli.Command {
 func runReplay(e *env, repo memrepo.Repo, o replayOptions) error {
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
 	defer w.Flush()
+	from, err := locate(repo.Journal(), o.session)
+	if err != nil {
+		return err
+	}
 	var show func(memory.Entry) error
 	if o.asJSON {
-		if ok, err := journalServes(repo.Journal(), o.session); err != nil {
-			return err
-		} else if ok {
+		switch from {
+		case inJournal:
 			return repo.Journal().TimelineJSON(o.session, func(raw []byte) error { return writeStored(w, raw, o.events) })
-		}
-		if done, err := replayFromGit(w, repo, o); done || err != nil {
-			return err
+		case inGit:
+			return replayFromGit(w, repo, o)
 		}
 		enc := json.NewEncoder(w)
 		show = func(en memory.Entry) error {
@@ -77,22 +79,36 @@ func runReplay(e *env, repo memrepo.Repo, o replayOptions) error {
 			return err
 		}
 	}
-	return eachEntry(repo, o.session, show)
+	return eachEntry(repo, from, o.session, show)
 }
 
-// eachEntry walks a session's entries in order: from the journal if it knows the
-// session, else from the git history; from both, joined, when gc dropped the session
-// from the journal and it went on after.
-func eachEntry(repo memrepo.Repo, session string, fn func(memory.Entry) error) error {
-	j := repo.Journal()
-	if ok, err := journalServes(j, session); err != nil {
-		return err
-	} else if ok {
-		return j.Timeline(session, fn)
-	}
+// where is where a session's entries are.
+type where int
+
+const (
+	inJournal where = iota // the journal holds all of them
+	inGit                  // the journal knows none: a fresh clone, another repo's session
+	inBoth                 // gc dropped the session from the journal and it went on after
+)
+
+// locate says where a session's entries are.
+func locate(j *journal.Journal, session string) (where, error) {
 	_, known, err := j.Session(session)
-	if err != nil {
-		return err
+	if err != nil || !known {
+		return inGit, err
+	}
+	if forgotten, err := j.WasForgotten(session); err != nil || forgotten {
+		return inBoth, err
+	}
+	return inJournal, nil
+}
+
+// eachEntry walks a session's entries in order, from where they are; from both places
+// joined when they are in both.
+func eachEntry(repo memrepo.Repo, from where, session string, fn func(memory.Entry) error) error {
+	j := repo.Journal()
+	if from == inJournal {
+		return j.Timeline(session, fn)
 	}
 	git, err := repo.Git()
 	if err != nil {
@@ -102,7 +118,7 @@ func eachEntry(repo memrepo.Repo, session string, fn func(memory.Entry) error) e
 	if err != nil {
 		return fmt.Errorf("read session %s from git: %w", session, err)
 	}
-	if known {
+	if from == inBoth {
 		if entries, err = joinJournal(j, session, entries); err != nil {
 			return err
 		}
@@ -118,37 +134,21 @@ func eachEntry(repo memrepo.Repo, session string, fn func(memory.Entry) error) e
 	return nil
 }
 
-// replayFromGit streams a session the journal does not know at all from git, as
-// TimelineJSON streams the journal's: a fresh clone replays a session of any size in
-// little memory. done is false when the journal knows part of it (gc forgot the rest):
-// the two are then joined.
-func replayFromGit(w *bufio.Writer, repo memrepo.Repo, o replayOptions) (done bool, err error) {
-	if _, known, err := repo.Journal().Session(o.session); known || err != nil {
-		return false, err
-	}
+// replayFromGit streams a session the journal does not know from git, as TimelineJSON
+// streams the journal's: a fresh clone replays a session of any size in little memory.
+func replayFromGit(w *bufio.Writer, repo memrepo.Repo, o replayOptions) error {
 	git, err := repo.Git()
 	if err != nil {
-		return true, err
+		return err
 	}
 	n, err := history.SessionJSON(git, o.session, func(raw []byte) error { return writeStored(w, raw, o.events) })
 	if err != nil {
-		return true, fmt.Errorf("read session %s from git: %w", o.session, err)
+		return fmt.Errorf("read session %s from git: %w", o.session, err)
 	}
 	if n == 0 {
-		return true, noSession(o.session)
+		return noSession(o.session)
 	}
-	return true, nil
-}
-
-// journalServes says whether the journal alone holds a session: it knows it, and gc
-// never dropped a part of it.
-func journalServes(j *journal.Journal, session string) (bool, error) {
-	_, known, err := j.Session(session)
-	if err != nil || !known {
-		return false, err
-	}
-	forgotten, err := j.WasForgotten(session)
-	return !forgotten, err
+	return nil
 }
 
 // The journal stores an entry as the JSON of a memory.Entry: its one member, an
