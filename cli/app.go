@@ -9,11 +9,12 @@ import (
 	"io"
 	"os"
 	"strings"
-	"unicode"
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/agmem/agmem/hint"
 	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/recorder"
 )
 
 // env is what a command reads and writes besides its flags.
@@ -24,27 +25,14 @@ type env struct {
 	notFound       error // an unknown command: urfave/cli's hook for it cannot return an error
 }
 
-// Hinted is an error with advice for the person who hit it.
-type Hinted struct {
-	Err  error
-	Hint string
+func (e *env) recorderEnv() recorder.Env {
+	return recorder.Env{Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr, Getenv: e.getenv}
 }
-
-func (h *Hinted) Error() string { return h.Err.Error() }
-func (h *Hinted) Unwrap() error { return h.Err }
-
-func withHint(err error, hint string) error { return &Hinted{Err: err, Hint: hint} }
 
 // Main runs agmem with args and returns the process exit code: 0, or 1 for any error.
 // It never returns 2 (agent hook runners read 2 as "block") and never lets a panic out.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
-	defer func() {
-		if p := recover(); p != nil {
-			fmt.Fprintf(stderr, "agmem: internal error: %v\n", p)
-			fmt.Fprintln(stderr, "agmem: hint: nothing recorded was lost; please report this")
-			code = 1
-		}
-	}()
+	defer hint.Recover(stderr, &code)
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	if err := newApp(e).Run(args); err != nil {
 		report(stderr, err)
@@ -53,23 +41,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	return 0
 }
 
-func report(w io.Writer, err error) {
-	fmt.Fprintf(w, "agmem: %s\n", oneLine(err.Error()))
-	if hint := hintFor(err); hint != "" {
-		fmt.Fprintf(w, "agmem: hint: %s\n", hint)
-	}
-}
-
-// oneLine makes text safe for one terminal line: control characters (escape sequences
-// included) become spaces, and runs of space collapse.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)), " ")
-}
+func report(w io.Writer, err error) { hint.Print(w, err, hintFor(err)) }
 
 func newApp(e *env) *ucli.App {
 	app := &ucli.App{
@@ -109,10 +81,10 @@ func newApp(e *env) *ucli.App {
 		ExitErrHandler:            func(*ucli.Context, error) {}, // Main decides the exit code
 	}
 	app.CommandNotFound = func(c *ucli.Context, name string) {
-		e.notFound = withHint(fmt.Errorf("unknown command %q", name), `run "agmem help" for the list`)
+		e.notFound = hint.With(fmt.Errorf("unknown command %q", name), `run "agmem help" for the list`)
 	}
 	usage := func(c *ucli.Context, err error, _ bool) error {
-		return withHint(err, fmt.Sprintf("run \"agmem %s --help\"", strings.TrimSpace(strings.TrimPrefix(c.Command.FullName(), "agmem"))))
+		return hint.With(err, fmt.Sprintf("run \"agmem %s --help\"", strings.TrimSpace(strings.TrimPrefix(c.Command.FullName(), "agmem"))))
 	}
 	app.OnUsageError = usage
 	for _, c := range app.Commands {
@@ -136,36 +108,12 @@ func repoFlagValue(c *ucli.Context) string {
 }
 
 func repoFlag() ucli.Flag {
-	return &ucli.StringFlag{Name: "repo", Usage: "the memory repo (default: $AGMEM_REPO, else the nearest .agmem/ at or above here)"}
+	return &ucli.StringFlag{Name: "repo", Usage: memrepo.RepoFlagUsage}
 }
 
-// openRepo finds the memory repo per SPEC §3: --repo, then AGMEM_REPO, then the
-// nearest directory at or above the current one that holds .agmem/.
+// openRepo finds the memory repo per SPEC §3 (see memrepo.Locate).
 func openRepo(c *ucli.Context, e *env) (memrepo.Repo, error) {
-	hint := `run "agmem init" there, or set AGMEM_REPO`
-	if dir := repoFlagValue(c); dir != "" {
-		r, err := memrepo.At(dir)
-		if err != nil {
-			return r, withHint(err, `run "agmem init `+dir+`"`)
-		}
-		return r, nil
-	}
-	if dir := e.getenv("AGMEM_REPO"); dir != "" {
-		r, err := memrepo.At(dir)
-		if err != nil {
-			return r, withHint(fmt.Errorf("AGMEM_REPO: %w", err), `run "agmem init `+dir+`"`)
-		}
-		return r, nil
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return memrepo.Repo{}, err
-	}
-	r, err := memrepo.Find(wd)
-	if err != nil {
-		return r, withHint(err, hint)
-	}
-	return r, nil
+	return memrepo.Locate(repoFlagValue(c), e.getenv)
 }
 
 // onRepo is the action of a command that takes no arguments and works on the memory
@@ -186,7 +134,7 @@ func onRepo(e *env, run func(*ucli.Context, memrepo.Repo) error) ucli.ActionFunc
 // noArgs refuses positional arguments a command does not take.
 func noArgs(c *ucli.Context) error {
 	if c.Args().Present() {
-		return withHint(fmt.Errorf("%s takes no arguments, got %q", c.Command.Name, c.Args().First()),
+		return hint.With(fmt.Errorf("%s takes no arguments, got %q", c.Command.Name, c.Args().First()),
 			fmt.Sprintf(`run "agmem %s --help"`, c.Command.Name))
 	}
 	return nil

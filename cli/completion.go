@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	ucli "github.com/urfave/cli/v2"
+
+	"github.com/agmem/agmem/hint"
 )
 
 // completionScripts ask agmem itself what comes next: urfave/cli answers
@@ -42,7 +44,7 @@ func newCompletionCommand(e *env) *ucli.Command {
 		Action: func(c *ucli.Context) error {
 			script, ok := completionScripts[c.Args().First()]
 			if !ok || c.Args().Len() != 1 {
-				return withHint(fmt.Errorf("completion takes one shell: bash, zsh or fish"),
+				return hint.With(fmt.Errorf("completion takes one shell: bash, zsh or fish"),
 					`e.g. source <(agmem completion bash)`)
 			}
 			_, err := fmt.Fprint(e.stdout, script)

@@ -7,6 +7,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/config"
+	"github.com/agmem/agmem/hint"
 	"github.com/agmem/agmem/memrepo"
 )
 
@@ -24,7 +25,7 @@ func newConfigCommand(e *env) *ucli.Command {
 		Action: onRepo(e, func(_ *ucli.Context, repo memrepo.Repo) error {
 			cfg, err := config.Load(repo.StateDir(), e.getenv)
 			if err != nil {
-				return withHint(err, "fix the key named, or remove it to use its default")
+				return hint.With(err, "fix the key named, or remove it to use its default")
 			}
 			settings := cfg.Settings()
 			if asJSON {

@@ -19,6 +19,7 @@ import (
 	"github.com/agmem/agmem/config"
 	"github.com/agmem/agmem/daemon"
 	"github.com/agmem/agmem/flush"
+	"github.com/agmem/agmem/hint"
 	"github.com/agmem/agmem/memrepo"
 )
 
@@ -67,7 +68,7 @@ func newDaemonCommand(e *env) *ucli.Command {
 		},
 	}
 	usage := func(c *ucli.Context, err error, _ bool) error {
-		return withHint(err, fmt.Sprintf(`run "agmem daemon %s --help"`, c.Command.Name))
+		return hint.With(err, fmt.Sprintf(`run "agmem daemon %s --help"`, c.Command.Name))
 	}
 	for _, c := range subcommands {
 		c.OnUsageError = usage
@@ -78,7 +79,7 @@ func newDaemonCommand(e *env) *ucli.Command {
 		Subcommands: subcommands,
 		Action: func(c *ucli.Context) error {
 			if c.Args().Present() {
-				return withHint(fmt.Errorf("unknown daemon command %q", c.Args().First()), `run "agmem daemon --help"`)
+				return hint.With(fmt.Errorf("unknown daemon command %q", c.Args().First()), `run "agmem daemon --help"`)
 			}
 			return ucli.ShowSubcommandHelp(c)
 		},
@@ -115,7 +116,7 @@ func readDaemonFlags(c *ucli.Context) (daemonFlagValues, error) {
 		if c.IsSet(d.name) {
 			v := c.Duration(d.name)
 			if v <= 0 {
-				return f, withHint(fmt.Errorf("--%s must be a positive duration", d.name), `e.g. --`+d.name+` 5m`)
+				return f, hint.With(fmt.Errorf("--%s must be a positive duration", d.name), `e.g. --`+d.name+` 5m`)
 			}
 			*d.to = &v
 		}
@@ -123,7 +124,7 @@ func readDaemonFlags(c *ucli.Context) (daemonFlagValues, error) {
 	if c.IsSet("max-pending") {
 		n := c.Int("max-pending")
 		if n < 1 {
-			return f, withHint(errors.New("--max-pending must be 1 or more"), "e.g. --max-pending 50")
+			return f, hint.With(errors.New("--max-pending must be 1 or more"), "e.g. --max-pending 50")
 		}
 		f.maxPending = &n
 	}
@@ -165,11 +166,11 @@ func (f daemonFlagValues) loader(e *env, repo memrepo.Repo) func() (daemon.Setti
 	return func() (daemon.Settings, error) {
 		cfg, err := config.Load(repo.StateDir(), e.getenv)
 		if err != nil {
-			return daemon.Settings{}, withHint(err, configHint)
+			return daemon.Settings{}, hint.With(err, configHint)
 		}
 		policy, err := cfg.Policy()
 		if err != nil {
-			return daemon.Settings{}, withHint(err, configHint)
+			return daemon.Settings{}, hint.With(err, configHint)
 		}
 		s := daemon.Settings{Interval: cfg.Daemon.Interval, MaxPending: cfg.Daemon.MaxPending,
 			SessionIdle: cfg.SessionIdle, Capture: cfg.Enabled, Policy: policy, MaxInput: cfg.MaxInput}
@@ -211,12 +212,7 @@ func runDaemon(c *ucli.Context, e *env, repo memrepo.Repo) error {
 	}
 	err := serve(c, e, repo, detached, notify)
 	if err != nil {
-		var h *Hinted
-		hint := ""
-		if errors.As(err, &h) {
-			hint = h.Hint
-		}
-		notify.Failed(oneLine(err.Error()), hint)
+		notify.Failed(hint.OneLine(err.Error()), hintFor(err))
 	}
 	return err
 }
@@ -230,7 +226,7 @@ func serve(c *ucli.Context, e *env, repo memrepo.Repo, detached bool, notify *da
 	}
 	cfg, err := config.Load(repo.StateDir(), e.getenv)
 	if err != nil {
-		return withHint(err, configHint)
+		return hint.With(err, configHint)
 	}
 	logFile, err := daemon.OpenLog(daemon.LogPath(repo.StateDir()), cfg.Daemon.LogMaxBytes)
 	if err != nil {
@@ -257,18 +253,18 @@ func serve(c *ucli.Context, e *env, repo memrepo.Repo, detached bool, notify *da
 	err = d.Run(ctx, hup, notify.Ready)
 	var running *daemon.RunningError
 	if errors.As(err, &running) {
-		return withHint(err, `"agmem daemon stop" stops it`)
+		return hint.With(err, `"agmem daemon stop" stops it`)
 	}
 	if err != nil {
 		log.Error("stopped", "error", err.Error())
-		return withHint(err, `nothing recorded is lost: "agmem flush" commits it`)
+		return hint.With(err, `nothing recorded is lost: "agmem flush" commits it`)
 	}
 	return nil
 }
 
 func runDaemonStart(c *ucli.Context, e *env, repo memrepo.Repo) error {
 	if st, err := daemon.Probe(repo); err == nil {
-		return withHint(&daemon.RunningError{PID: st.PID}, `"agmem daemon stop" stops it`)
+		return hint.With(&daemon.RunningError{PID: st.PID}, `"agmem daemon stop" stops it`)
 	} else if !errors.Is(err, daemon.ErrNotRunning) {
 		return err
 	}
@@ -288,7 +284,7 @@ func runDaemonStart(c *ucli.Context, e *env, repo memrepo.Repo) error {
 	pid, err := daemon.Start(repo, exe, args)
 	var failed *daemon.StartError
 	if errors.As(err, &failed) {
-		return withHint(err, failed.Hint)
+		return hint.With(err, failed.Hint)
 	}
 	if err != nil {
 		return err
@@ -301,7 +297,7 @@ func runDaemonStop(e *env, repo memrepo.Repo, timeout time.Duration) error {
 	if timeout <= 0 {
 		cfg, err := config.Load(repo.StateDir(), e.getenv)
 		if err != nil {
-			return withHint(err, configHint)
+			return hint.With(err, configHint)
 		}
 		timeout = cfg.Daemon.StopTimeout
 	}
@@ -311,10 +307,10 @@ func runDaemonStop(e *env, repo memrepo.Repo, timeout time.Duration) error {
 		return nil
 	}
 	if err != nil {
-		return withHint(err, `it may still be flushing ("agmem daemon status"); kill -9 loses nothing recorded: "agmem flush" finishes`)
+		return hint.With(err, `it may still be flushing ("agmem daemon status"); kill -9 loses nothing recorded: "agmem flush" finishes`)
 	}
 	if st.Error != "" {
-		return withHint(fmt.Errorf("agmem daemon (pid %d) stopped, but %s", st.PID, st.Error),
+		return hint.With(fmt.Errorf("agmem daemon (pid %d) stopped, but %s", st.PID, st.Error),
 			`nothing recorded is lost: "agmem flush" commits it`)
 	}
 	line := fmt.Sprintf("agmem daemon stopped: pid %d", st.PID)
@@ -348,7 +344,7 @@ func runDaemonStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 	if f := st.LastFlush; f != nil {
 		result := fmt.Sprintf("%d observation(s) in %d commit(s)", f.Observations, f.Commits)
 		if f.Error != "" {
-			result = "failed: " + oneLine(f.Error)
+			result = "failed: " + hint.OneLine(f.Error)
 		}
 		fmt.Fprintf(w, "last flush: %s (%s): %s\n", localTime(&f.At), f.Trigger, result)
 	} else {
@@ -358,9 +354,9 @@ func runDaemonStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 	for _, ws := range st.Watch {
 		problem := ""
 		if ws.Problem != "" {
-			problem = " (" + oneLine(ws.Problem) + ")"
+			problem = " (" + hint.OneLine(ws.Problem) + ")"
 		}
-		fmt.Fprintf(w, "watching:   %s at byte %d%s\n", oneLine(ws.Path), ws.Offset, problem)
+		fmt.Fprintf(w, "watching:   %s at byte %d%s\n", hint.OneLine(ws.Path), ws.Offset, problem)
 	}
 	c := st.Counters
 	fmt.Fprintf(w, "counters:   %d recorded from watched files; %d flushes (%d failed), %d commits, %d observations\n",
@@ -382,11 +378,11 @@ func runDaemonInstall(e *env, repo memrepo.Repo, print bool) error {
 	}
 	home := e.getenv("HOME")
 	if home == "" {
-		return withHint(errors.New("HOME is not set: agmem cannot tell where services are installed"), "set HOME")
+		return hint.With(errors.New("HOME is not set: agmem cannot tell where services are installed"), "set HOME")
 	}
 	svc, err := daemon.ServiceFor(runtime.GOOS, home, exe, repo.Root)
 	if err != nil {
-		return withHint(err, `run "agmem daemon run --repo `+repo.Root+`" from your own service manager`)
+		return hint.With(err, `run "agmem daemon run --repo `+repo.Root+`" from your own service manager`)
 	}
 	if print {
 		_, err := e.stdout.Write(svc.Content)

@@ -11,6 +11,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/recorder"
 )
 
 // demoSession is a short Claude Code session, one hook payload per line.
@@ -54,9 +55,9 @@ func runDemo(e *env, dir string) error {
 	sc := bufio.NewScanner(bytes.NewReader(demoSession))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		hook := *e
-		hook.stdin = bytes.NewReader(sc.Bytes())
-		if err := runRecord(&hook, repo, recordOptions{}); err != nil {
+		hook := e.recorderEnv()
+		hook.Stdin = bytes.NewReader(sc.Bytes())
+		if err := recorder.Run(hook, repo, recorder.Options{}); err != nil {
 			return err
 		}
 	}

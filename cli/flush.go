@@ -9,8 +9,10 @@ import (
 
 	"github.com/agmem/agmem/config"
 	"github.com/agmem/agmem/flush"
+	"github.com/agmem/agmem/hint"
 	"github.com/agmem/agmem/llm"
 	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/vcs"
 )
 
 type flushOptions struct {
@@ -48,9 +50,9 @@ func llmSettings(cfg *config.Config) llm.Settings {
 func runFlush(e *env, repo memrepo.Repo, o flushOptions) error {
 	cfg, err := config.Load(repo.StateDir(), e.getenv)
 	if err != nil {
-		return withHint(err, `"agmem config" shows every key and where its value comes from`)
+		return hint.With(err, `"agmem config" shows every key and where its value comes from`)
 	}
-	git, err := repo.Git()
+	git, err := vcs.Open(repo.Root)
 	if err != nil {
 		return err
 	}
@@ -69,7 +71,7 @@ func runFlush(e *env, repo memrepo.Repo, o flushOptions) error {
 		}
 	}
 	if err != nil {
-		return withHint(err, "nothing recorded is lost: run \"agmem flush\" again once the cause is fixed")
+		return hint.With(err, "nothing recorded is lost: run \"agmem flush\" again once the cause is fixed")
 	}
 	return nil
 }
@@ -78,7 +80,7 @@ func runFlush(e *env, repo memrepo.Repo, o flushOptions) error {
 func warn(e *env, err error) {
 	var fallback *llm.Fallback
 	if errors.As(err, &fallback) && fallback.Hint != "" {
-		err = withHint(err, fallback.Hint)
+		err = hint.With(err, fallback.Hint)
 	}
 	report(e.stderr, err)
 }

@@ -7,7 +7,9 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/config"
+	"github.com/agmem/agmem/hint"
 	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/upkeep"
 )
 
 func newGCCommand(e *env) *ucli.Command {
@@ -30,17 +32,17 @@ func newGCCommand(e *env) *ucli.Command {
 func runGC(e *env, repo memrepo.Repo, keepFlag string) error {
 	cfg, err := config.Load(repo.StateDir(), e.getenv)
 	if err != nil {
-		return withHint(err, configHint)
+		return hint.With(err, configHint)
 	}
 	keep := cfg.Sync.KeepFor()
 	if keepFlag != "" {
 		if keep, err = config.ParseKeep(keepFlag); err != nil {
-			return withHint(fmt.Errorf("--keep %s", err), "e.g. --keep 7d, --keep 36h")
+			return hint.With(fmt.Errorf("--keep %s", err), "e.g. --keep 7d, --keep 36h")
 		}
 	}
-	c, err := repo.GC(keep, time.Now())
+	c, err := upkeep.GC(repo, keep, time.Now())
 	if err != nil {
-		return withHint(err, `nothing recorded is lost: run "agmem gc" again once the cause is fixed`)
+		return hint.With(err, `nothing recorded is lost: run "agmem gc" again once the cause is fixed`)
 	}
 	fmt.Fprintf(e.stdout, "journal: forgot %d session(s), %d entries older than %s and committed; %s -> %s\n",
 		c.Forgotten.Sessions, c.Forgotten.Entries, config.FormatKeep(keep), humanSize(c.JournalBefore), humanSize(c.JournalAfter))

@@ -13,6 +13,7 @@ import (
 	"github.com/rogpeppe/go-internal/diff"
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/agmem/agmem/hint"
 	"github.com/agmem/agmem/hooks"
 	"github.com/agmem/agmem/memrepo"
 )
@@ -72,13 +73,13 @@ func newHooksCommand(e *env) *ucli.Command {
 		Subcommands: []*ucli.Command{install, uninstall, status},
 		Action: func(c *ucli.Context) error {
 			if c.Args().Present() {
-				return withHint(fmt.Errorf("unknown hooks command %q", c.Args().First()), `run "agmem hooks --help"`)
+				return hint.With(fmt.Errorf("unknown hooks command %q", c.Args().First()), `run "agmem hooks --help"`)
 			}
 			return ucli.ShowSubcommandHelp(c)
 		},
 	}
 	usage := func(c *ucli.Context, err error, _ bool) error {
-		return withHint(err, fmt.Sprintf(`run "%s --help"`, commandPath(c)))
+		return hint.With(err, fmt.Sprintf(`run "%s --help"`, commandPath(c)))
 	}
 	for _, c := range append([]*ucli.Command{install, uninstall, status}, append(install.Subcommands, uninstall.Subcommands...)...) {
 		c.OnUsageError = usage
@@ -99,11 +100,11 @@ func hooksFlags(install bool) []ucli.Flag {
 }
 
 func needAgent(c *ucli.Context) error {
-	hint := fmt.Sprintf(`run "agmem hooks %s AGENT", AGENT one of %s`, c.Command.Name, strings.Join(hooks.Names(), ", "))
+	advice := fmt.Sprintf(`run "agmem hooks %s AGENT", AGENT one of %s`, c.Command.Name, strings.Join(hooks.Names(), ", "))
 	if c.Args().Present() {
-		return withHint(fmt.Errorf("no agent %q", c.Args().First()), hint)
+		return hint.With(fmt.Errorf("no agent %q", c.Args().First()), advice)
 	}
-	return withHint(fmt.Errorf("hooks %s needs an agent", c.Command.Name), hint)
+	return hint.With(fmt.Errorf("hooks %s needs an agent", c.Command.Name), advice)
 }
 
 // hooksRun is what install and uninstall do for one agent.
@@ -130,12 +131,12 @@ func commandPath(c *ucli.Context) string {
 func agentAction(e *env, a hooks.Agent, run func(*ucli.Context, hooksRun) error) ucli.ActionFunc {
 	return func(c *ucli.Context) error {
 		if c.Args().Present() {
-			return withHint(fmt.Errorf("%s takes no arguments, got %q", commandPath(c), c.Args().First()),
+			return hint.With(fmt.Errorf("%s takes no arguments, got %q", commandPath(c), c.Args().First()),
 				fmt.Sprintf(`run "%s --help"`, commandPath(c)))
 		}
 		r := hooksRun{e: e, agent: a, scope: hooks.Scope(lineageString(c, "scope")), dryRun: lineageBool(c, "dry-run")}
 		if r.scope != hooks.User && r.scope != hooks.Project {
-			return withHint(fmt.Errorf("no scope %q", r.scope), "--scope user (the default) or --scope project")
+			return hint.With(fmt.Errorf("no scope %q", r.scope), "--scope user (the default) or --scope project")
 		}
 		var err error
 		if r.place, err = hooksPlace(e); err != nil {
@@ -174,7 +175,7 @@ func hooksPlace(e *env) (hooks.Place, error) {
 	}
 	home := e.getenv("HOME")
 	if home == "" {
-		return hooks.Place{}, withHint(errors.New("HOME is not set: agmem cannot find the agents' user settings"), "set HOME, or use --scope project")
+		return hooks.Place{}, hint.With(errors.New("HOME is not set: agmem cannot find the agents' user settings"), "set HOME, or use --scope project")
 	}
 	return hooks.Place{Home: home, Project: wd, Getenv: e.getenv}, nil
 }
@@ -194,7 +195,7 @@ func agmemBinary() (string, error) {
 		exe = resolved
 	}
 	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
-		return "", withHint(fmt.Errorf("this agmem is a temporary build (%s) that could not be run later", exe),
+		return "", hint.With(fmt.Errorf("this agmem is a temporary build (%s) that could not be run later", exe),
 			`install it first ("go install ."), then run this command again with the installed agmem`)
 	}
 	if onPath, err := exec.LookPath("agmem"); err == nil {
@@ -207,16 +208,27 @@ func agmemBinary() (string, error) {
 	return exe, nil
 }
 
+// recordBinary is what hooks run to record: agmem-record beside this agmem when it is
+// there, as "go install . ./cmd/..." puts it (it starts faster, linking no git code),
+// else this agmem.
+func recordBinary(self string) string {
+	path := filepath.Join(filepath.Dir(self), hooks.RecordBinary)
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		return path
+	}
+	return self
+}
+
 func runHooksInstall(c *ucli.Context, r hooksRun) error {
 	repo, err := openRepo(c, r.e)
 	if errors.Is(err, memrepo.ErrNotFound) {
-		return withHint(fmt.Errorf("agmem's hooks need a memory repo to record into: %w", err),
+		return hint.With(fmt.Errorf("agmem's hooks need a memory repo to record into: %w", err),
 			`run "agmem init ~/agent-memory", then "agmem hooks install `+r.agent.Name+` --repo ~/agent-memory"`)
 	}
 	if err != nil {
 		return err
 	}
-	rec := hooks.Recorder{Binary: r.self, Repo: repo.Root}
+	rec := hooks.Recorder{Binary: recordBinary(r.self), Repo: repo.Root}
 	plan, err := r.agent.PlanInstall(r.place, r.scope, rec, r.self)
 	if err != nil {
 		return r.unreadable(err)
@@ -240,7 +252,7 @@ func runHooksUninstall(_ *ucli.Context, r hooksRun) error {
 
 func (r hooksRun) unreadable(err error) error {
 	if errors.Is(err, hooks.ErrUnreadable) {
-		return withHint(err, "agmem left the file as it was: fix it (or move it aside) and run this again")
+		return hint.With(err, "agmem left the file as it was: fix it (or move it aside) and run this again")
 	}
 	return err
 }
@@ -273,7 +285,7 @@ func (r hooksRun) apply(plan hooks.Plan) error {
 		}
 	}
 	for _, w := range plan.Warnings {
-		fmt.Fprintf(r.e.stderr, "agmem: warning: %s\n", oneLine(w))
+		fmt.Fprintf(r.e.stderr, "agmem: warning: %s\n", hint.OneLine(w))
 	}
 	if r.dryRun {
 		fmt.Fprintln(out, "dry run: nothing was written")
@@ -327,7 +339,7 @@ func runHooksStatus(e *env, asJSON bool) error {
 func hooksSummary(st hooks.Status) string {
 	switch {
 	case st.Error != "":
-		return oneLine(st.Error)
+		return hint.OneLine(st.Error)
 	case !st.Exists:
 		return "no file"
 	case len(st.Events) == 0:

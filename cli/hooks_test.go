@@ -18,8 +18,14 @@ import (
 // from the written settings and run through sh -c from another directory, as Claude Code
 // runs it, with a real PostToolUse payload on stdin; the observation is then in the
 // memory repo. Run when the memory repo is gone, the same command fails with 1, not the 2
-// that Claude Code reads as "block".
+// that Claude Code reads as "block". With agmem-record beside agmem, as "go install .
+// ./cmd/..." puts it, the hooks run agmem-record, and all of this holds as well.
 func TestInstalledClaudeHookRecordsFromAnywhere(t *testing.T) {
+	t.Run("agmem alone", func(t *testing.T) { installedClaudeHook(t, false, "tools/agmem' record --repo ") })
+	t.Run("agmem-record beside it", func(t *testing.T) { installedClaudeHook(t, true, "tools/agmem-record' --repo ") })
+}
+
+func installedClaudeHook(t *testing.T, recordBeside bool, runs string) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "ana's tools", "agmem")
 	repo := filepath.Join(dir, `ana's "agent" memory`)
@@ -30,6 +36,9 @@ func TestInstalledClaudeHookRecordsFromAnywhere(t *testing.T) {
 		}
 	}
 	linkAgmemAt(t, bin)
+	if recordBeside {
+		linkAgmemAt(t, filepath.Join(filepath.Dir(bin), "agmem-record"))
+	}
 	run := func(wd, stdin string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(bin, args...)
@@ -56,7 +65,7 @@ func TestInstalledClaudeHookRecordsFromAnywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	command := written.Hooks["PostToolUse"][0].Hooks[0].Command
-	if !strings.Contains(command, "tools/agmem' record --repo ") {
+	if !strings.Contains(command, runs) {
 		t.Fatalf("the PostToolUse hook runs %q, not this agmem", command)
 	}
 
@@ -88,7 +97,7 @@ func TestInstalledClaudeHookRecordsFromAnywhere(t *testing.T) {
 }
 
 // linkAgmemAt puts the agmem under test at path (a hard link, else a copy), so that the
-// hooks it installs name that path.
+// hooks it installs name that path. Named agmem-record, it is agmem-record.
 func linkAgmemAt(t *testing.T, path string) {
 	t.Helper()
 	agmem, err := exec.LookPath("agmem")

@@ -10,6 +10,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/config"
+	"github.com/agmem/agmem/hint"
 	"github.com/agmem/agmem/importer"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/memrepo"
@@ -26,7 +27,7 @@ func newImportCommand(e *env) *ucli.Command {
 			"with their results. Importing a file twice adds nothing.",
 		Action: func(c *ucli.Context) error {
 			if c.NArg() == 0 {
-				return withHint(errors.New("import needs at least one file"), `run "agmem import --help"`)
+				return hint.With(errors.New("import needs at least one file"), `run "agmem import --help"`)
 			}
 			repo, err := openRepo(c, e)
 			if err != nil {
@@ -40,11 +41,11 @@ func newImportCommand(e *env) *ucli.Command {
 func runImport(e *env, repo memrepo.Repo, paths []string) error {
 	cfg, err := config.Load(repo.StateDir(), e.getenv)
 	if err != nil {
-		return withHint(err, `"agmem config" shows every key and where its value comes from`)
+		return hint.With(err, `"agmem config" shows every key and where its value comes from`)
 	}
 	policy, err := cfg.Policy()
 	if err != nil {
-		return withHint(err, `"agmem config" shows every key and where its value comes from`)
+		return hint.With(err, `"agmem config" shows every key and where its value comes from`)
 	}
 	now := time.Now()
 	bar := newProgressBar(e.stderr)
@@ -76,9 +77,9 @@ func runImport(e *env, repo memrepo.Repo, paths []string) error {
 	}
 	switch {
 	case err != nil && len(files) == 0:
-		return withHint(err, "give files agmem can read: JSONL, a Python agmem session, a Claude Code transcript")
+		return hint.With(err, "give files agmem can read: JSONL, a Python agmem session, a Claude Code transcript")
 	case err != nil:
-		return withHint(err, "what was imported stays; importing again adds only the rest")
+		return hint.With(err, "what was imported stays; importing again adds only the rest")
 	}
 	if len(files) > 1 {
 		fmt.Fprintf(e.stdout, "total: %d imported, %d duplicates, %d not understood, %d not captured\n",
@@ -112,7 +113,7 @@ func (b *progressBar) show(path string, done, total int64) {
 	b.shown, b.drawn = time.Now(), true
 	const width = 30
 	filled := int(done * width / total)
-	fmt.Fprintf(b.out, "\r%s [%-*s] %3d%%", oneLine(path), width, strings.Repeat("=", filled), done*100/total)
+	fmt.Fprintf(b.out, "\r%s [%-*s] %3d%%", hint.OneLine(path), width, strings.Repeat("=", filled), done*100/total)
 }
 
 func (b *progressBar) done() {

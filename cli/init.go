@@ -6,7 +6,8 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/hint"
+	"github.com/agmem/agmem/upkeep"
 )
 
 func newInitCommand(e *env) *ucli.Command {
@@ -16,7 +17,7 @@ func newInitCommand(e *env) *ucli.Command {
 		ArgsUsage: "[DIR]",
 		Action: func(c *ucli.Context) error {
 			if c.Args().Len() > 1 {
-				return withHint(fmt.Errorf("init takes one directory, got %d arguments", c.Args().Len()), `run "agmem init [DIR]"`)
+				return hint.With(fmt.Errorf("init takes one directory, got %d arguments", c.Args().Len()), `run "agmem init [DIR]"`)
 			}
 			dir := c.Args().First()
 			if dir == "" {
@@ -28,9 +29,9 @@ func newInitCommand(e *env) *ucli.Command {
 }
 
 func runInit(e *env, dir string) error {
-	r, did, err := memrepo.Init(dir)
-	if errors.Is(err, memrepo.ErrGitignoreChanged) {
-		return withHint(fmt.Errorf("init %s: %w", dir, err),
+	r, did, err := upkeep.Init(dir)
+	if errors.Is(err, upkeep.ErrGitignoreChanged) {
+		return hint.With(fmt.Errorf("init %s: %w", dir, err),
 			"commit or stash your .gitignore changes, or add .agmem/ to .gitignore yourself, then run agmem init again")
 	}
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agmem/agmem/capture"
 	"github.com/agmem/agmem/config"
+	"github.com/agmem/agmem/hint"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/mcp"
 	"github.com/agmem/agmem/memory"
@@ -49,7 +50,7 @@ func newMCPCommand(e *env) *ucli.Command {
 		},
 	}
 	proxy.OnUsageError = func(c *ucli.Context, err error, _ bool) error {
-		return withHint(err, `run "agmem mcp proxy --help"`)
+		return hint.With(err, `run "agmem mcp proxy --help"`)
 	}
 	return &ucli.Command{
 		Name:        "mcp",
@@ -57,7 +58,7 @@ func newMCPCommand(e *env) *ucli.Command {
 		Subcommands: []*ucli.Command{proxy},
 		Action: func(c *ucli.Context) error {
 			if c.Args().Present() {
-				return withHint(fmt.Errorf("unknown mcp command %q", c.Args().First()), `run "agmem mcp --help"`)
+				return hint.With(fmt.Errorf("unknown mcp command %q", c.Args().First()), `run "agmem mcp --help"`)
 			}
 			return ucli.ShowSubcommandHelp(c)
 		},
@@ -71,7 +72,7 @@ func newMCPCommand(e *env) *ucli.Command {
 // never exits 2, whatever runs it.
 func runMCPProxy(c *ucli.Context, e *env, o mcpProxyOptions, command []string) error {
 	if len(command) == 0 {
-		return withHint(errors.New("mcp proxy needs the server's command"),
+		return hint.With(errors.New("mcp proxy needs the server's command"),
 			`e.g. "agmem mcp proxy -- npx -y @modelcontextprotocol/server-filesystem DIR"`)
 	}
 	name := mcp.ServerName(command[0], command[1:])
@@ -101,7 +102,7 @@ func runMCPProxy(c *ucli.Context, e *env, o mcpProxyOptions, command []string) e
 
 	state, err := p.Run()
 	if err != nil {
-		return withHint(fmt.Errorf("mcp proxy: start %s: %w", command[0], err),
+		return hint.With(fmt.Errorf("mcp proxy: start %s: %w", command[0], err),
 			"give the server's command after --, as you would run it yourself")
 	}
 	code := mcp.ExitCode(state)
@@ -113,7 +114,7 @@ func runMCPProxy(c *ucli.Context, e *env, o mcpProxyOptions, command []string) e
 	case 1:
 		return ended
 	case 2:
-		return withHint(ended, `agmem exits 1 for it: agents read 2 as "block"`)
+		return hint.With(ended, `agmem exits 1 for it: agents read 2 as "block"`)
 	}
 	report(e.stderr, ended)
 	os.Exit(code)
@@ -141,7 +142,7 @@ func openMCPRecording(c *ucli.Context, e *env, server string) (*mcpRecording, er
 	}
 	cfg, err := config.Load(repo.StateDir(), e.getenv)
 	if err != nil {
-		return nil, withHint(err, configHint)
+		return nil, hint.With(err, configHint)
 	}
 	cwd, _ := os.Getwd()
 	if !cfg.Enabled || capture.OptedOut(cwd) != "" {
@@ -149,13 +150,13 @@ func openMCPRecording(c *ucli.Context, e *env, server string) (*mcpRecording, er
 	}
 	policy, err := cfg.Policy()
 	if err != nil {
-		return nil, withHint(err, configHint)
+		return nil, hint.With(err, configHint)
 	}
 	session := e.getenv("AGMEM_SESSION")
 	if session == "" {
 		session = memory.NewID(time.Now())
 	} else if err := memory.CheckSessionID(session); err != nil {
-		return nil, withHint(fmt.Errorf("AGMEM_SESSION: %w", err), "set it to a session id without control characters")
+		return nil, hint.With(fmt.Errorf("AGMEM_SESSION: %w", err), "set it to a session id without control characters")
 	}
 	return &mcpRecording{journal: repo.Journal(), policy: policy, idle: cfg.SessionIdle, maxMessage: cfg.MaxInput,
 		server: server, session: session, cwd: cwd}, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agmem/agmem/config"
 	"github.com/agmem/agmem/gitsync"
+	"github.com/agmem/agmem/hint"
 	"github.com/agmem/agmem/memrepo"
 )
 
@@ -49,7 +50,7 @@ func runPush(e *env, repo memrepo.Repo, opts gitsync.Options) error {
 // (default: [sync] remote), and works on the memory repo with the [sync] settings.
 func onRemote(c *ucli.Context, e *env, run func(memrepo.Repo, gitsync.Options) error) error {
 	if c.NArg() > 1 || strings.HasPrefix(c.Args().First(), "-") {
-		return withHint(fmt.Errorf("%s takes at most one remote, got %q", c.Command.Name, strings.Join(c.Args().Slice(), " ")),
+		return hint.With(fmt.Errorf("%s takes at most one remote, got %q", c.Command.Name, strings.Join(c.Args().Slice(), " ")),
 			fmt.Sprintf(`flags go before the remote: agmem %s [--repo DIR] [REMOTE]`, c.Command.Name))
 	}
 	repo, err := openRepo(c, e)
@@ -58,7 +59,7 @@ func onRemote(c *ucli.Context, e *env, run func(memrepo.Repo, gitsync.Options) e
 	}
 	cfg, err := config.Load(repo.StateDir(), e.getenv)
 	if err != nil {
-		return withHint(err, configHint)
+		return hint.With(err, configHint)
 	}
 	return run(repo, syncOptions(cfg, c.Args().First()))
 }
@@ -76,7 +77,7 @@ func syncOptions(cfg *config.Config, remote string) gitsync.Options {
 func syncError(err error) error {
 	var e *gitsync.Error
 	if errors.As(err, &e) && e.Hint != "" {
-		return withHint(err, e.Hint)
+		return hint.With(err, e.Hint)
 	}
 	return err
 }

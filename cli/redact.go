@@ -11,6 +11,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/config"
+	"github.com/agmem/agmem/hint"
 	"github.com/agmem/agmem/memrepo"
 	"github.com/agmem/agmem/redact"
 )
@@ -35,7 +36,7 @@ func newRedactCommand(e *env) *ucli.Command {
 		},
 		Action: func(c *ucli.Context) error {
 			if c.Args().Len() > 1 {
-				return withHint(errors.New("redact takes at most one file"), `run "agmem redact --help"`)
+				return hint.With(errors.New("redact takes at most one file"), `run "agmem redact --help"`)
 			}
 			return runRedact(c, e, o, c.Args().First())
 		},
@@ -96,11 +97,11 @@ func configuredRedactor(c *ucli.Context, e *env) (*redact.Redactor, error) {
 	}
 	cfg, err := config.Load(repo.StateDir(), e.getenv)
 	if err != nil {
-		return nil, withHint(err, "fix the key named, or remove it to use its default")
+		return nil, hint.With(err, "fix the key named, or remove it to use its default")
 	}
 	p, err := cfg.Policy()
 	if err != nil {
-		return nil, withHint(err, "fix the [redact] settings")
+		return nil, hint.With(err, "fix the [redact] settings")
 	}
 	return p.Redactor, nil
 }
@@ -115,7 +116,7 @@ func readText(e *env, file string) (name, text string, err error) {
 		data, err = os.ReadFile(file)
 	}
 	if err != nil {
-		return "", "", withHint(err, "give a readable file, or - for stdin")
+		return "", "", hint.With(err, "give a readable file, or - for stdin")
 	}
 	return name, string(data), nil
 }
@@ -129,7 +130,7 @@ func position(text string, offset int) (line, col int) {
 
 // preview shows enough of a secret to recognise it and not enough to use it.
 func preview(secret string) string {
-	secret = oneLine(secret)
+	secret = hint.OneLine(secret)
 	r := []rune(secret)
 	if len(r) < 12 {
 		return strings.Repeat("*", len(r))

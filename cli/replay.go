@@ -13,10 +13,12 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/agmem/agmem/hint"
 	"github.com/agmem/agmem/history"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/vcs"
 )
 
 type replayOptions struct {
@@ -40,7 +42,7 @@ func newReplayCommand(e *env) *ucli.Command {
 		},
 		Action: onRepo(e, func(_ *ucli.Context, repo memrepo.Repo) error {
 			if o.session == "" {
-				return withHint(errors.New("replay needs --session ID"), `"agmem sessions" lists the sessions there are`)
+				return hint.With(errors.New("replay needs --session ID"), `"agmem sessions" lists the sessions there are`)
 			}
 			return runReplay(e, repo, o)
 		}),
@@ -110,7 +112,7 @@ func eachEntry(repo memrepo.Repo, from where, session string, fn func(memory.Ent
 	if from == inJournal {
 		return j.Timeline(session, fn)
 	}
-	git, err := repo.Git()
+	git, err := vcs.Open(repo.Root)
 	if err != nil {
 		return err
 	}
@@ -137,7 +139,7 @@ func eachEntry(repo memrepo.Repo, from where, session string, fn func(memory.Ent
 // replayFromGit streams a session the journal does not know from git, as TimelineJSON
 // streams the journal's: a fresh clone replays a session of any size in little memory.
 func replayFromGit(w *bufio.Writer, repo memrepo.Repo, o replayOptions) error {
-	git, err := repo.Git()
+	git, err := vcs.Open(repo.Root)
 	if err != nil {
 		return err
 	}
@@ -175,7 +177,7 @@ func writeStored(w *bufio.Writer, raw []byte, events bool) error {
 }
 
 func noSession(session string) error {
-	return withHint(errors.New("no session "+session+" in the journal or the git history"),
+	return hint.With(errors.New("no session "+session+" in the journal or the git history"),
 		`"agmem sessions" lists the sessions there are`)
 }
 
@@ -224,7 +226,7 @@ func timelineLine(en memory.Entry) string {
 
 // clip makes s one line of at most n runes.
 func clip(s string, n int) string {
-	s = oneLine(s)
+	s = hint.OneLine(s)
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}

@@ -9,14 +9,16 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/agmem/agmem/cli"
+	"github.com/agmem/agmem/recorder"
 )
 
-// TestMain makes this test binary double as the agmem command: scripts and tests run it
-// as a real process, so exits, signals and kills are real. It builds the real agmem-llm
+// TestMain makes this test binary double as the agmem and agmem-record commands: scripts
+// and tests run them as real processes, so exits, signals and kills are real. It builds the real agmem-llm
 // for them too.
 func TestMain(m *testing.M) {
 	testscript.Main(withHelper{m}, map[string]func(){
-		"agmem": func() { os.Exit(cli.Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+		"agmem":        func() { os.Exit(cli.Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+		"agmem-record": func() { os.Exit(recorder.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
 

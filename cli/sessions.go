@@ -11,6 +11,7 @@ import (
 
 	"github.com/agmem/agmem/history"
 	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/vcs"
 )
 
 // sessionRow is one line of `agmem sessions`.
@@ -79,7 +80,7 @@ func listSessions(repo memrepo.Repo) ([]sessionRow, error) {
 		rows = append(rows, sessionRow{ID: s.ID, First: s.First, Last: s.Last, Observations: s.Observations,
 			Events: s.Events, Pending: s.Pending + s.PendingEvents, Source: s.Source, From: "journal", Repo: history.Local})
 	}
-	git, err := repo.Git()
+	git, err := vcs.Open(repo.Root)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/agmem/agmem/daemon"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/vcs"
 )
 
 type statusReport struct {
@@ -73,7 +74,7 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 	} else if last != nil {
 		s.LastFlush = &last.At
 	}
-	git, err := repo.Git()
+	git, err := vcs.Open(repo.Root)
 	if err != nil {
 		return err
 	}

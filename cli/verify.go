@@ -7,7 +7,9 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/flush"
+	"github.com/agmem/agmem/hint"
 	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/vcs"
 	"github.com/agmem/agmem/verify"
 )
 
@@ -35,7 +37,7 @@ func newVerifyCommand(e *env) *ucli.Command {
 }
 
 func runVerify(e *env, repo memrepo.Repo, repair, asJSON bool) error {
-	git, err := repo.Git()
+	git, err := vcs.Open(repo.Root)
 	if err != nil {
 		return err
 	}
@@ -55,7 +57,7 @@ func runVerify(e *env, repo memrepo.Repo, repair, asJSON bool) error {
 		out.Report, err = verify.Check(repo.StateDir(), repo.Journal(), git)
 	}
 	if err != nil {
-		return withHint(err, "nothing recorded is lost: run \"agmem verify\" again once the cause is fixed")
+		return hint.With(err, "nothing recorded is lost: run \"agmem verify\" again once the cause is fixed")
 	}
 	r := out.Report
 	if asJSON {
@@ -67,7 +69,7 @@ func runVerify(e *env, repo memrepo.Repo, repair, asJSON bool) error {
 	if r.Consistent() {
 		return nil
 	}
-	return withHint(fmt.Errorf("the journal and branch %s are not consistent: %d problem(s)", r.Branch, len(r.Problems)),
+	return hint.With(fmt.Errorf("the journal and branch %s are not consistent: %d problem(s)", r.Branch, len(r.Problems)),
 		verifyHint(r, repair))
 }
 
@@ -100,7 +102,7 @@ func printRepaired(e *env, done verify.Repaired) {
 
 func printReport(e *env, r *verify.Report) {
 	for _, p := range r.Problems {
-		fmt.Fprintln(e.stdout, oneLine(p.String()))
+		fmt.Fprintln(e.stdout, hint.OneLine(p.String()))
 	}
 	if r.PendingObservations+r.PendingEvents > 0 {
 		fmt.Fprintf(e.stdout, "pending: %d observations, %d events (the next flush commits them)\n", r.PendingObservations, r.PendingEvents)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agmem/agmem/flush"
 	"github.com/agmem/agmem/journal"
+	"github.com/agmem/agmem/vcs"
 )
 
 // maxBackoff bounds the wait before a failed flush is tried again (or the interval, if
@@ -120,7 +121,7 @@ func (d *Daemon) flushIf(trigger string, needed func(journal.Backlog) bool) *Flu
 }
 
 func (d *Daemon) flush(report *FlushReport) error {
-	git, err := d.Repo.Git()
+	git, err := vcs.Open(d.Repo.Root)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,8 @@ import (
 
 	"github.com/agmem/agmem/flush"
 	"github.com/agmem/agmem/memory"
-	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/upkeep"
+	"github.com/agmem/agmem/vcs"
 )
 
 // TestDaemonCollectsGarbageOnSchedule runs the daemon with a day shortened to a fraction
@@ -20,7 +21,7 @@ func TestDaemonCollectsGarbageOnSchedule(t *testing.T) {
 	firstGC, gcEvery = 0, 300*time.Millisecond
 	defer func() { firstGC, gcEvery = first, every }()
 
-	repo, _, err := memrepo.Init(t.TempDir())
+	repo, _, err := upkeep.Init(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func TestDaemonCollectsGarbageOnSchedule(t *testing.T) {
 	if _, err := j.Append([]memory.Entry{{Observation: o}}, time.Minute, old); err != nil {
 		t.Fatal(err)
 	}
-	git, err := repo.Git()
+	git, err := vcs.Open(repo.Root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ type Pushed struct {
 // fast-forward. It makes the repo's id if it has none.
 func Push(repo memrepo.Repo, opts Options) (Pushed, error) {
 	p := Pushed{Remote: opts.Remote}
-	git, err := repo.Git()
+	git, err := vcs.Open(repo.Root)
 	if err != nil {
 		return p, err
 	}
@@ -102,7 +102,7 @@ type Update struct {
 // Pull fetches the branch of every memory repo published on the remote into
 // refs/remotes/<remote>/agents/<id>, and returns those that moved.
 func Pull(repo memrepo.Repo, opts Options) ([]Update, error) {
-	git, err := repo.Git()
+	git, err := vcs.Open(repo.Root)
 	if err != nil {
 		return nil, err
 	}

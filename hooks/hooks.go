@@ -6,8 +6,8 @@
 // edited as text (jsontext.go), never decoded and re-encoded, so other keys, other hooks,
 // their order, spacing and comments stay as they were. Installing twice changes nothing;
 // a file that does not parse is refused, never rewritten. agmem's hooks are known by their
-// command (an agmem binary running "record"), so a reinstall after the binary or the
-// memory repo moved updates them instead of adding a second set.
+// command (agmem-record, or an agmem binary running "record"), so a reinstall after the
+// binary or the memory repo moved updates them instead of adding a second set.
 package hooks
 
 import (
@@ -104,7 +104,12 @@ func Names() []string {
 	return names
 }
 
-// Recorder is what agmem's hooks run: an agmem binary recording into a memory repo.
+// RecordBinary is the name of "agmem record" in a binary of its own (cmd/agmem-record),
+// which hooks run when it is installed beside agmem: it starts faster.
+const RecordBinary = "agmem-record"
+
+// Recorder is what agmem's hooks run: agmem-record, or an agmem binary running record,
+// recording into a memory repo.
 type Recorder struct {
 	Binary string `json:"binary"`
 	Repo   string `json:"repo,omitempty"`
@@ -117,7 +122,16 @@ type Recorder struct {
 // Codex, at a prompt or a session's start) or as a decision. Errors still reach stderr,
 // and the exit status is agmem's own: 0 or 1, never the 2 that agents read as "block".
 func (r Recorder) Command() string {
-	return ShellQuote(r.Binary) + " record --repo " + ShellQuote(r.Repo) + " >/dev/null"
+	run := ShellQuote(r.Binary) + " record"
+	if standalone(r.Binary) {
+		run = ShellQuote(r.Binary)
+	}
+	return run + " --repo " + ShellQuote(r.Repo) + " >/dev/null"
+}
+
+// standalone reports whether binary is agmem-record, which records without being told to.
+func standalone(binary string) bool {
+	return strings.TrimSuffix(filepath.Base(binary), ".exe") == RecordBinary
 }
 
 // ShellQuote quotes s as one word for a POSIX shell, whatever it holds: in single quotes,
@@ -126,19 +140,20 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// recorderOf recognises agmem's hook command: an agmem binary (one named agmem, or self)
-// whose only other words are "record" and a --repo, its output sent to /dev/null or not
-// (see withoutRedirections). It returns what the command runs.
+// recorderOf recognises agmem's hook command: agmem-record whose only other words are a
+// --repo, or an agmem binary (one named agmem, or self) whose only other words are
+// "record" and a --repo, its output sent to /dev/null or not (see withoutRedirections).
+// It returns what the command runs.
 func recorderOf(command, self string) (Recorder, bool) {
 	words, ok := shellWords(withoutRedirections(command))
-	if !ok || len(words) < 2 {
+	if !ok || len(words) < 1 {
 		return Recorder{}, false
 	}
 	r := Recorder{Binary: words[0]}
-	if base := strings.TrimSuffix(filepath.Base(r.Binary), ".exe"); base != "agmem" && r.Binary != self {
+	record := standalone(r.Binary)
+	if base := strings.TrimSuffix(filepath.Base(r.Binary), ".exe"); !record && base != "agmem" && r.Binary != self {
 		return Recorder{}, false
 	}
-	record := false
 	for i := 1; i < len(words); i++ {
 		switch w := words[i]; {
 		case w == "record" && !record:
@@ -152,7 +167,10 @@ func recorderOf(command, self string) (Recorder, bool) {
 			return Recorder{}, false
 		}
 	}
-	return r, record
+	if !record {
+		return Recorder{}, false
+	}
+	return r, true
 }
 
 // withoutRedirections takes off the end of a command the redirections people put on

@@ -309,6 +309,10 @@ func TestRecorderOf(t *testing.T) {
 		{`"/opt/my tools/agmem" record --repo=/m`, Recorder{Binary: "/opt/my tools/agmem", Repo: "/m"}, true},
 		{`/opt/my\ tools/agmem.exe record`, Recorder{Binary: "/opt/my tools/agmem.exe"}, true},
 		{"/home/ana/bin/agmem-dev record --repo /m", Recorder{Binary: "/home/ana/bin/agmem-dev", Repo: "/m"}, true}, // self
+		{"/usr/local/bin/agmem-record --repo /m >/dev/null", Recorder{Binary: "/usr/local/bin/agmem-record", Repo: "/m"}, true},
+		{"agmem-record", Recorder{Binary: "agmem-record"}, true},
+		{"agmem-record record --repo /m", Recorder{}, false}, // it takes no command
+		{"agmem-record --jsonl", Recorder{}, false},
 		{"agmem flush", Recorder{}, false},
 		{"agmem record --verbose", Recorder{}, false},
 		{"agmem record | tee log", Recorder{}, false},
@@ -350,20 +354,27 @@ func TestInstallUpdatesHandEditedHooks(t *testing.T) {
 }
 
 // TestCommandQuoting runs the hook command's words through a real sh: whatever the paths
-// hold, sh hands agmem exactly them.
+// hold, sh hands agmem, or agmem-record, exactly them.
 func TestCommandQuoting(t *testing.T) {
-	for _, path := range []string{"/a b/c", `/it's "quoted"`, "/$HOME/`id`/*", "/tab\there/new\nline", `/back\slash`, "/'"} {
-		r := Recorder{Binary: "agmem", Repo: path}
-		cmd := strings.TrimSuffix(strings.TrimPrefix(r.Command(), "'agmem' "), " >/dev/null")
-		out, err := exec.Command("sh", "-c", `printf '%s\0' `+cmd).Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00"); !reflect.DeepEqual(got, []string{"record", "--repo", path}) {
-			t.Errorf("sh read %q as %q", r.Command(), got)
-		}
-		if back, ok := recorderOf(r.Command(), ""); !ok || back != r {
-			t.Errorf("recorderOf(%q) = %+v, %v", r.Command(), back, ok)
+	paths := []string{"/a b/c", `/it's "quoted"`, "/$HOME/`id`/*", "/tab\there/new\nline", `/back\slash`, "/'"}
+	for _, bin := range []string{"agmem", "/it's/agmem-record"} {
+		for _, path := range paths {
+			r := Recorder{Binary: bin, Repo: path}
+			cmd := strings.TrimSuffix(r.Command(), " >/dev/null")
+			out, err := exec.Command("sh", "-c", `printf '%s\0' `+cmd).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{bin, "record", "--repo", path}
+			if bin != "agmem" {
+				want = []string{bin, "--repo", path}
+			}
+			if got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00"); !reflect.DeepEqual(got, want) {
+				t.Errorf("sh read %q as %q", r.Command(), got)
+			}
+			if back, ok := recorderOf(r.Command(), ""); !ok || back != r {
+				t.Errorf("recorderOf(%q) = %+v, %v", r.Command(), back, ok)
+			}
 		}
 	}
 }

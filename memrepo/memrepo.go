@@ -1,20 +1,17 @@
-// Package memrepo owns the layout of a memory repo on disk: how one is found from the
-// current directory (SPEC §3), how one is made (SPEC §4 init), and where its parts live
-// (the worktree, git's .git, agmem's own .agmem state directory, which git never sees).
+// Package memrepo owns the layout of a memory repo on disk: how one is found (SPEC §3)
+// and where its parts live (the worktree, git's .git, agmem's own .agmem state
+// directory, which git never sees). It knows nothing of git, so that agmem-record, which
+// hooks run, links no git code.
 package memrepo
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
-	"github.com/agmem/agmem/flush"
+	"github.com/agmem/agmem/hint"
 	"github.com/agmem/agmem/journal"
-	"github.com/agmem/agmem/vcs"
 )
 
 // StateDirName is agmem's own directory inside a memory repo.
@@ -33,9 +30,6 @@ func (r Repo) StateDir() string { return filepath.Join(r.Root, StateDirName) }
 
 // Journal is the repo's journal.
 func (r Repo) Journal() *journal.Journal { return journal.At(r.StateDir()) }
-
-// Git opens the repo's git side.
-func (r Repo) Git() (*vcs.Repo, error) { return vcs.Open(r.Root) }
 
 // At takes dir as a memory repo, checking that it is one.
 func At(dir string) (Repo, error) {
@@ -65,131 +59,34 @@ func Find(dir string) (Repo, error) {
 	}
 }
 
-const gitignoreLine = ".agmem/"
+// RepoFlagUsage is what a command line says of --repo, the flag Locate's given comes from.
+const RepoFlagUsage = "the memory repo (default: $AGMEM_REPO, else the nearest .agmem/ at or above here)"
 
-// Init makes dir a memory repo: a git repository (kept if there is one, on its own
-// branch; else new, on main), .agmem/ with an empty journal, and a committed .gitignore
-// that keeps .agmem/ out of git. Running it again changes nothing. It reports what it
-// did, one line each.
-func Init(dir string) (Repo, []string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return Repo{}, nil, err
-	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return Repo{}, nil, err
-	}
-	var did []string
-	git, created, err := vcs.Init(abs)
-	if err != nil {
-		return Repo{}, nil, err
-	}
-	if created {
-		did = append(did, "created git repository on branch main")
-	}
-	r := Repo{Root: abs}
-	// What could refuse the .gitignore commit is checked before .agmem/ is made, so
-	// that a refused init leaves nothing behind.
-	if _, err := ignoreNeedsCommit(r, git); err != nil {
-		return Repo{}, nil, err
-	}
-	if _, err := os.Stat(r.StateDir()); errors.Is(err, os.ErrNotExist) {
-		if err := os.Mkdir(r.StateDir(), 0o755); err != nil {
-			return Repo{}, nil, err
+// Locate finds the memory repo per SPEC §3: the directory given (by --repo), else
+// $AGMEM_REPO, else the nearest at or above the working directory. Its errors say what
+// to do.
+func Locate(given string, getenv func(string) string) (Repo, error) {
+	if given != "" {
+		r, err := At(given)
+		if err != nil {
+			return r, hint.With(err, `run "agmem init `+given+`"`)
 		}
-		did = append(did, "created .agmem/")
+		return r, nil
 	}
-	if _, err := os.Stat(r.Journal().Path()); errors.Is(err, os.ErrNotExist) {
-		if err := r.Journal().Create(); err != nil {
-			return Repo{}, nil, err
+	if dir := getenv("AGMEM_REPO"); dir != "" {
+		r, err := At(dir)
+		if err != nil {
+			return r, hint.With(fmt.Errorf("AGMEM_REPO: %w", err), `run "agmem init `+dir+`"`)
 		}
-		did = append(did, "created the journal .agmem/journal.db")
+		return r, nil
 	}
-	committed, err := ensureIgnored(r, git)
+	wd, err := os.Getwd()
 	if err != nil {
-		return Repo{}, nil, err
+		return Repo{}, err
 	}
-	if committed {
-		did = append(did, "committed .gitignore with .agmem/")
-	}
-	return r, did, nil
-}
-
-// ErrGitignoreChanged is returned by Init when .gitignore holds changes not yet
-// committed and does not keep .agmem/ out: committing agmem's line would either take
-// those changes along or undo them.
-var ErrGitignoreChanged = errors.New(".gitignore has changes that are not committed")
-
-// ensureIgnored makes sure the branch's .gitignore names .agmem/, committing it if not.
-func ensureIgnored(r Repo, git *vcs.Repo) (bool, error) {
-	lock, err := flush.Lock(r.StateDir())
+	r, err := Find(wd)
 	if err != nil {
-		return false, err
+		return r, hint.With(err, `run "agmem init" there, or set AGMEM_REPO`)
 	}
-	defer lock.Release()
-	current, err := ignoreNeedsCommit(r, git)
-	if current == nil || err != nil {
-		return false, err
-	}
-	branch, tip, err := git.Head()
-	if err != nil {
-		return false, err
-	}
-	next := current
-	if len(next) > 0 && !strings.HasSuffix(string(next), "\n") {
-		next = append(next, '\n')
-	}
-	next = append(next, gitignoreLine+"\n"...)
-	draft, err := git.NewDraft(tip)
-	if err != nil {
-		return false, err
-	}
-	if err := draft.Put(".gitignore", next); err != nil {
-		return false, err
-	}
-	index, err := git.LockIndex()
-	if err != nil {
-		return false, err
-	}
-	defer index.Release()
-	if _, err := draft.Commit(branch, "agmem: keep .agmem/ out of git\n", time.Now()); err != nil {
-		return false, err
-	}
-	return true, index.Materialize(draft.Changes())
-}
-
-// ignoreNeedsCommit returns the committed .gitignore when agmem must add its line to
-// it (an empty, non-nil slice when there is none yet), and nil when nothing is to do.
-func ignoreNeedsCommit(r Repo, git *vcs.Repo) ([]byte, error) {
-	_, tip, err := git.Head()
-	if err != nil {
-		return nil, err
-	}
-	committed, err := git.FileAt(tip, ".gitignore")
-	if err != nil {
-		return nil, err
-	}
-	onDisk, err := os.ReadFile(filepath.Join(r.Root, ".gitignore"))
-	if errors.Is(err, os.ErrNotExist) {
-		onDisk, err = committed, nil
-	}
-	switch {
-	case err != nil:
-		return nil, err
-	case ignores(committed) || ignores(onDisk):
-		return nil, nil
-	case !bytes.Equal(onDisk, committed):
-		return nil, ErrGitignoreChanged
-	}
-	return append([]byte{}, committed...), nil
-}
-
-// ignores reports whether a .gitignore keeps .agmem/ out.
-func ignores(gitignore []byte) bool {
-	for _, line := range strings.Split(string(gitignore), "\n") {
-		if l := strings.TrimSpace(line); l == gitignoreLine || l == "/"+gitignoreLine || l == ".agmem" || l == "/.agmem" {
-			return true
-		}
-	}
-	return false
+	return r, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/upkeep"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -58,11 +59,11 @@ type memRepo struct {
 
 func newMemRepo(t *testing.T) *memRepo {
 	t.Helper()
-	r, _, err := memrepo.Init(t.TempDir())
+	r, _, err := upkeep.Init(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	git, err := r.Git()
+	git, err := vcs.Open(r.Root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package memrepo
+package upkeep
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/agmem/agmem/flush"
 	"github.com/agmem/agmem/journal"
+	"github.com/agmem/agmem/memrepo"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -20,7 +21,7 @@ type Collected struct {
 // older than keep (git holds them), its file is compacted, and git's objects are
 // packed. Records go on meanwhile (they wait for the compaction only); flushes wait for
 // the packing, which holds the writer lock.
-func (r Repo) GC(keep time.Duration, now time.Time) (Collected, error) {
+func GC(r memrepo.Repo, keep time.Duration, now time.Time) (Collected, error) {
 	var c Collected
 	if keep <= 0 {
 		return c, fmt.Errorf("gc: keep must be positive, not %s", keep)
@@ -33,7 +34,7 @@ func (r Repo) GC(keep time.Duration, now time.Time) (Collected, error) {
 	if c.JournalBefore, c.JournalAfter, err = j.Compact(); err != nil {
 		return c, err
 	}
-	git, err := r.Git()
+	git, err := vcs.Open(r.Root)
 	if err != nil {
 		return c, err
 	}

@@ -1,0 +1,78 @@
+// Package hint is how agmem tells a person about an error: errors that carry advice,
+// the advice every command gives when the journal or its disk fails, and the one or two
+// lines agmem prints for an error. The agmem binary and the agmem-record binary hooks
+// run both print through it, so an error reads the same from either.
+package hint
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"syscall"
+	"unicode"
+
+	"github.com/agmem/agmem/journal"
+)
+
+// Error is an error with advice for the person who hit it.
+type Error struct {
+	Err  error
+	Hint string
+}
+
+func (h *Error) Error() string { return h.Err.Error() }
+func (h *Error) Unwrap() error { return h.Err }
+
+// With gives err advice.
+func With(err error, advice string) error { return &Error{Err: err, Hint: advice} }
+
+// For is the advice that goes with err. Trouble with the journal file or its disk comes
+// first: it is the cause, whichever command met it, and what to do about it is the same.
+func For(err error) string {
+	switch {
+	case errors.Is(err, journal.ErrDamaged):
+		return `"agmem verify" says what is wrong; move .agmem/journal.db aside to record again (what is in git is kept; what was not yet flushed stays only in the file moved)`
+	case errors.Is(err, journal.ErrNewerSchema):
+		return "upgrade agmem: a newer version wrote this journal"
+	case errors.Is(err, journal.ErrReadOnly), errors.Is(err, syscall.EROFS):
+		return "make .agmem/ and the files in it writable (a read-only mount, chmod or chattr +i stops agmem)"
+	case errors.Is(err, journal.ErrDiskFull), errors.Is(err, syscall.ENOSPC):
+		return "free some space on the disk that holds the memory repo; what was recorded before is kept"
+	}
+	var h *Error
+	if errors.As(err, &h) {
+		return h.Hint
+	}
+	return ""
+}
+
+// Print writes err on one line, and advice on a second when there is some.
+func Print(w io.Writer, err error, advice string) {
+	fmt.Fprintf(w, "agmem: %s\n", OneLine(err.Error()))
+	if advice != "" {
+		fmt.Fprintf(w, "agmem: hint: %s\n", advice)
+	}
+}
+
+// Recover, deferred by a binary's Main, turns a panic into exit code 1 and two lines on
+// stderr: no stack trace reaches a user, and no panic's exit 2 reaches an agent, which
+// would read it as "block".
+func Recover(stderr io.Writer, code *int) {
+	if p := recover(); p != nil {
+		fmt.Fprintf(stderr, "agmem: internal error: %v\n", p)
+		fmt.Fprintln(stderr, "agmem: hint: nothing recorded was lost; please report this")
+		*code = 1
+	}
+}
+
+// OneLine makes text safe for one terminal line: control characters (escape sequences
+// included) become spaces, and runs of space collapse.
+func OneLine(s string) string {
+	return strings.Join(strings.Fields(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)), " ")
+}

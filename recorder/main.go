@@ -1,0 +1,79 @@
+package recorder
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/agmem/agmem/hint"
+	"github.com/agmem/agmem/memrepo"
+)
+
+// Main runs agmem-record with args (without the program's name) and returns the exit
+// code: 0, or 1 for any error, never 2, which agents read as "block". agmem-record is
+// "agmem record" with the same flags, in a binary that links only what recording needs:
+// the agmem binary, with git and the command line library in it, takes about a
+// millisecond longer to start, on every tool call of every agent (BENCHMARKS.md).
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	defer hint.Recover(stderr, &code)
+	if err := runMain(args, Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}); err != nil {
+		hint.Print(stderr, err, hint.For(err))
+		return 1
+	}
+	return 0
+}
+
+func runMain(args []string, e Env) error {
+	var o Options
+	var repo string
+	fs := flag.NewFlagSet("agmem-record", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // a bad flag is reported as every agmem error is
+	for _, f := range o.Flags() {
+		names := []string{f.Name}
+		if f.Alias != "" {
+			names = append(names, f.Alias)
+		}
+		for _, name := range names {
+			switch {
+			case f.Bool != nil:
+				fs.BoolVar(f.Bool, name, false, f.Usage)
+			case f.String != nil:
+				fs.StringVar(f.String, name, "", f.Usage)
+			default:
+				fs.Var((*repeated)(f.Strings), name, f.Usage)
+			}
+		}
+	}
+	fs.StringVar(&repo, "repo", "", memrepo.RepoFlagUsage)
+	help := `run "agmem-record --help"`
+	switch err := fs.Parse(args); {
+	case errors.Is(err, flag.ErrHelp):
+		usage(e.Stdout, fs)
+		return nil
+	case err != nil:
+		return hint.With(err, help)
+	case fs.NArg() > 0:
+		return hint.With(fmt.Errorf("agmem-record takes no arguments, got %q", fs.Arg(0)), help)
+	}
+	r, err := memrepo.Locate(repo, e.Getenv)
+	if err != nil {
+		return err
+	}
+	return Run(e, r, o)
+}
+
+func usage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "agmem-record: %s\n\n%s\n\nIt is \"agmem record\" in a binary of its own, which agmem's hooks run.\n\nFlags:\n", Usage, Description)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+// repeated is a flag given once per value: --arg a=1 --arg b=2. A value's commas are
+// its own (--arg k=a,b is one value).
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, " ") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
