@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Measures agmem as its users meet it, each figure beside a reference taken in the same
-# run: `agmem record` of a Claude Code PostToolUse payload against /bin/true (and node
-# and python3 for scale), and `agmem flush` into a new repo and into one with 100,000
-# files in its history, against `git add -A && git commit` of the same files; 16
-# record processes at once, alone and while a flush of 10,000 observations runs; one
+# run: `agmem-record` (what hooks run) of a Claude Code PostToolUse payload against
+# /bin/true (and `agmem record`, and node and python3 for scale), and `agmem flush` into
+# a new repo and into one with 100,000 files in its history, against `git add -A && git
+# commit` of the same files; 16 hook processes at once, alone and while a flush of 10,000
+# observations runs; one
 # record --jsonl of 100,000 observations, the journal's size, and replay of that
 # session from the journal and from git. Prints the tables BENCHMARKS.md keeps, then
 # one summary table of issue 9's targets. Takes about ten minutes on 2 cores.
@@ -19,14 +20,15 @@ command -v git >/dev/null || { echo "bench.sh: git is needed" >&2; exit 1; }
 
 bin=$(mktemp -d)/agmem
 go build -o "$bin" .
+go build -o "$(dirname "$bin")/agmem-record" ./cmd/agmem-record # what hooks run, beside agmem as installed
 export BENCH_ROWS=$(dirname "$bin")/rows.md
 echo "## machine"
 echo "$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(go version | cut -d' ' -f3), $(git --version)"
 echo
-echo "## agmem record: process wall time, ${HOOK_RUNS:=500} runs interleaved with /bin/true, in ${TMPDIR:-/tmp} ($(df -T "${TMPDIR:-/tmp}" | awk 'NR==2 {print $2}'))"
+echo "## agmem-record (the hook): process wall time, ${HOOK_RUNS:=500} runs interleaved with /bin/true, in ${TMPDIR:-/tmp} ($(df -T "${TMPDIR:-/tmp}" | awk 'NR==2 {print $2}'))"
 go run ./scripts/bench hook -agmem "$bin" -runs "$HOOK_RUNS" -scale
 echo
-echo "## agmem record: process wall time, many at once, alone and during a flush"
+echo "## agmem-record (the hook): process wall time, many at once, alone and during a flush"
 go run ./scripts/bench concurrent -agmem "$bin" -writers "${WRITERS:-16}" -n "${CONCURRENT_FLUSH:-10000}"
 echo
 echo "## agmem record --jsonl, the journal, agmem replay --json: one session, in ${TMPDIR:-/tmp}"
