@@ -2,22 +2,34 @@ package journal
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"sync"
 
-	"github.com/klauspost/compress/s2"
+	"github.com/pierrec/lz4/v4"
 
 	"github.com/agmem/agmem/memory"
 )
 
-// An entry is stored as a tag byte naming its kind, then its JSON as an S2 block: the
-// text tool calls carry (source files, command output, JSON) compresses to about two
-// thirds, in microseconds, with no tables to build on record's path. Entries written
-// by schema 1, and the stubs of forgotten calls, are plain JSON and start with '{'.
+// An entry is stored as a tag byte naming its kind, its JSON's length as a uvarint, then
+// its JSON as an LZ4 block: the text tool calls carry (source files, command output,
+// JSON) compresses to about two thirds, in microseconds. LZ4 rather than S2, which
+// compresses as well: S2's package builds CRC tables when any process that links it
+// starts, a quarter of a millisecond on every hook (BENCHMARKS.md). Entries written by
+// schema 1, entries that do not compress, and the stubs of forgotten calls, are plain
+// JSON and start with '{'.
 const (
 	tagObservation byte = 1
 	tagEvent       byte = 2
 )
+
+// maxEntryJSON bounds the length a stored entry claims, so that a damaged one cannot
+// ask for all the memory there is.
+const maxEntryJSON = 1 << 30
+
+// compressors are LZ4's (each 128 KiB of tables): entries are encoded on every core.
+var compressors = sync.Pool{New: func() any { return new(lz4.Compressor) }}
 
 // encodeEntry is e as the entries bucket stores it.
 func encodeEntry(e memory.Entry) ([]byte, error) {
@@ -29,8 +41,17 @@ func encodeEntry(e memory.Entry) ([]byte, error) {
 	if e.Observation != nil {
 		tag = tagObservation
 	}
+	buf := make([]byte, 1+binary.MaxVarintLen64+lz4.CompressBlockBound(len(raw)))
+	buf[0] = tag
+	head := 1 + binary.PutUvarint(buf[1:], uint64(len(raw)))
+	c := compressors.Get().(*lz4.Compressor)
+	n, err := c.CompressBlock(raw, buf[head:])
+	compressors.Put(c)
+	if err != nil || n == 0 || head+n >= len(raw) {
+		return raw, nil // it does not compress: kept as it is
+	}
 	// Copied to its size: bbolt holds every value a transaction puts until it commits.
-	return append([]byte{tag}, s2.Encode(nil, raw)...), nil
+	return append([]byte(nil), buf[:head+n]...), nil
 }
 
 // entryJSON is the JSON of a stored entry, a memory.Entry's. It may share stored's
@@ -43,7 +64,15 @@ func entryJSON(stored []byte) ([]byte, error) {
 	case '{':
 		return stored, nil
 	case tagObservation, tagEvent:
-		raw, err := s2.Decode(nil, stored[1:])
+		size, n := binary.Uvarint(stored[1:])
+		if n <= 0 || size > maxEntryJSON {
+			return nil, damage("an entry's length is unreadable")
+		}
+		raw := make([]byte, size)
+		got, err := lz4.UncompressBlock(stored[1+n:], raw)
+		if err == nil && uint64(got) != size {
+			err = fmt.Errorf("%d bytes, not %d", got, size)
+		}
 		if err != nil {
 			return nil, damage("an entry does not decompress: " + err.Error())
 		}

@@ -3,12 +3,13 @@ package journal
 import (
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/s2"
+	"github.com/pierrec/lz4/v4"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -116,8 +117,11 @@ func TestUnknownEntryKind(t *testing.T) {
 // that says so, never a panic.
 func TestBrokenEntryIsDamage(t *testing.T) {
 	for name, stored := range map[string][]byte{
-		"cut block":    {tagObservation, 0xff, 0xff, 0xff},
-		"neither kind": append([]byte{tagObservation}, s2.Encode(nil, []byte(`{"observatioo":{"id":"x"}}`))...),
+		"cut length":   {tagObservation, 0xff, 0xff, 0xff},
+		"huge length":  {tagObservation, 0xff, 0xff, 0xff, 0xff, 0x7f},
+		"cut block":    compressed(tagObservation, `{"observation":{"id":"x","tool_name":"read_file"}}`)[:8],
+		"length lie":   append([]byte{tagObservation, 99}, compressed(tagObservation, `{"observation":{"id":"x"}}`)[2:]...),
+		"neither kind": compressed(tagObservation, `{"observatioo":{"id":"x"}}`),
 	} {
 		t.Run(name, func(t *testing.T) {
 			j := newJournal(t)
@@ -131,6 +135,37 @@ func TestBrokenEntryIsDamage(t *testing.T) {
 				t.Errorf("Check = %q, %v; want a finding", findings, err)
 			}
 		})
+	}
+}
+
+// compressed is json stored as a compressed entry would be, whether or not that is
+// shorter.
+func compressed(tag byte, json string) []byte {
+	buf := make([]byte, 2+lz4.CompressBlockBound(len(json)))
+	buf[0], buf[1] = tag, byte(len(json)) // a one-byte uvarint: json is short
+	n, err := new(lz4.Compressor).CompressBlock([]byte(json), buf[2:])
+	if err != nil || len(json) >= 0x80 {
+		panic("compressed: json too long")
+	}
+	return buf[:2+n]
+}
+
+// An entry that does not compress is stored as its JSON, and read back as such.
+func TestIncompressibleEntryStoredPlain(t *testing.T) {
+	e := event("s", "SessionStart", t0)
+	rng := rand.New(rand.NewPCG(1, 2))
+	text := make([]byte, 512)
+	for i := range text {
+		text[i] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[rng.IntN(62)] // no run repeats
+	}
+	e.Event.Text = string(text)
+	stored, err := encodeEntry(e)
+	if err != nil || stored[0] != '{' {
+		t.Fatalf("encodeEntry = %q, %v; want plain JSON", stored, err)
+	}
+	back, err := decodeEntry(stored)
+	if err != nil || back.Event == nil || back.Event.Name != "SessionStart" {
+		t.Fatalf("decodeEntry = %+v, %v", back, err)
 	}
 }
 
