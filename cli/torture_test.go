@@ -55,10 +55,11 @@ func killed(err error) bool {
 	return errors.As(err, &exit) && exit.ProcessState.Sys().(syscall.WaitStatus).Signaled()
 }
 
-// TestTorture runs record processes and flush loops at once while a killer sends SIGKILL
-// to random agmem processes at random moments. Then one last flush, and the check: every
-// id a record printed before exiting 0 is in exactly one markdown file and one session
-// record, the trailers add up, nothing is pending, and git finds the repo whole and clean.
+// TestTorture runs record processes (agmem record, and agmem-record, which hooks run)
+// and flush loops at once while a killer sends SIGKILL to random agmem processes at
+// random moments. Then one last flush, and the check: every id a record printed before
+// exiting 0 is in exactly one markdown file and one session record, the trailers add up,
+// nothing is pending, and git finds the repo whole and clean.
 func TestTorture(t *testing.T) {
 	dir := t.TempDir()
 	mustAgmem(t, dir, "", "init", ".")
@@ -73,8 +74,8 @@ func TestTorture(t *testing.T) {
 		defer mu.Unlock()
 		failures = append(failures, fmt.Sprintf("%s: %v: %s", what, err, strings.TrimSpace(stderr)))
 	}
-	command := func(stdin string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
-		cmd := exec.Command("agmem", args...)
+	command := func(stdin, name string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+		cmd := exec.Command(name, args...)
 		cmd.Dir = dir
 		cmd.Env = gitEnv(dir)
 		cmd.Stdin = strings.NewReader(stdin)
@@ -96,7 +97,11 @@ func TestTorture(t *testing.T) {
 					fmt.Fprintf(&in, `{"tool_name":"read_file","tool_use_id":"w%d-%d-%d","arguments":{"path":"f%d"},"result":"%s","session_id":"s%d"}`+"\n",
 						w, n, i, n, strings.Repeat("r", 60), r.Intn(3))
 				}
-				cmd, out, errb := command(in.String(), "record", "--jsonl")
+				// half the recorders are agmem-record, what hooks run
+				cmd, out, errb := command(in.String(), "agmem", "record", "--jsonl")
+				if w%2 == 1 {
+					cmd, out, errb = command(in.String(), "agmem-record", "--jsonl")
+				}
 				err := procs.run(cmd)
 				switch {
 				case err == nil:
@@ -114,7 +119,7 @@ func TestTorture(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for time.Now().Before(deadline) {
-				cmd, _, errb := command("", "flush")
+				cmd, _, errb := command("", "agmem", "flush")
 				if err := procs.run(cmd); err != nil && !killed(err) {
 					fail("flush", err, errb.String())
 				}
