@@ -16,6 +16,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/agmem/agmem/background"
 	"github.com/agmem/agmem/config"
 	"github.com/agmem/agmem/daemon"
 	"github.com/agmem/agmem/flush"
@@ -220,6 +221,7 @@ func runDaemon(c *ucli.Context, e *env, repo memrepo.Repo) error {
 // serve runs the daemon until SIGTERM or SIGINT; a second one ends it at once, which
 // loses nothing either.
 func serve(c *ucli.Context, e *env, repo memrepo.Repo, detached bool, notify *daemon.Notifier) error {
+	background.Yield()
 	flags, err := readDaemonFlags(c)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/agmem/agmem/background"
 	"github.com/agmem/agmem/config"
 	"github.com/agmem/agmem/flush"
 	"github.com/agmem/agmem/hint"
@@ -48,6 +49,7 @@ func llmSettings(cfg *config.Config) llm.Settings {
 }
 
 func runFlush(e *env, repo memrepo.Repo, o flushOptions) error {
+	background.Yield()
 	cfg, err := config.Load(repo.StateDir(), e.getenv)
 	if err != nil {
 		return hint.With(err, `"agmem config" shows every key and where its value comes from`)
