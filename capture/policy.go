@@ -82,16 +82,42 @@ func matchSegment(glob, name string) bool {
 	return ok && err == nil
 }
 
-// pathOf returns the file a call's arguments name, or "".
+// pathOf returns the file a call's arguments name, or "": the first of pathKeys whose
+// member is a string not empty (the last member of that name, as json.Unmarshal into a
+// map keeps it).
 func pathOf(args json.RawMessage) string {
-	var members map[string]json.RawMessage
-	if json.Unmarshal(args, &members) != nil {
+	var paths [len(pathKeys)]string
+	r := reader{data: args}
+	if r.space() != '{' {
 		return ""
 	}
-	for _, k := range pathKeys {
-		var s string
-		if json.Unmarshal(members[k], &s) == nil && s != "" {
-			return s
+	for more := r.open('}'); more; {
+		key, err := r.str()
+		if err != nil || r.next(':') != nil {
+			return ""
+		}
+		i, path := slices.Index(pathKeys[:], key), ""
+		if i >= 0 && r.space() == '"' {
+			path, err = r.str()
+		} else {
+			_, err = r.skip()
+		}
+		if err != nil {
+			return ""
+		}
+		if i >= 0 {
+			paths[i] = path
+		}
+		if more, err = r.more('}'); err != nil {
+			return ""
+		}
+	}
+	if !r.end() {
+		return ""
+	}
+	for _, p := range paths {
+		if p != "" {
+			return p
 		}
 	}
 	return ""
@@ -135,7 +161,7 @@ func withhold(args json.RawMessage, glob string) json.RawMessage {
 		writeString(&w, m.key)
 		w.WriteByte(':')
 		switch c := m.value[0]; {
-		case slices.Contains(pathKeys, m.key) && c == '"',
+		case slices.Contains(pathKeys[:], m.key) && c == '"',
 			c == 't' || c == 'f' || c == 'n' || c == '-' || '0' <= c && c <= '9':
 			w.Write(m.value)
 		default:

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/agmem/agmem/memory"
@@ -19,7 +16,7 @@ import (
 const maxDepth = 64
 
 // pathKeys are the argument names under which agents pass the file a call reads or writes.
-var pathKeys = []string{"file_path", "path", "filePath", "notebook_path", "filename", "file"}
+var pathKeys = [...]string{"file_path", "path", "filePath", "notebook_path", "filename", "file"}
 
 // Bounds on the short fields of an entry, which travel into frontmatter and tables.
 const (
@@ -126,13 +123,12 @@ func (s *sanitizer) json(raw json.RawMessage, where string, whole int) (json.Raw
 	if len(raw) == 0 {
 		return raw, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	wk := walk{s: s, dec: dec, raw: raw, where: where, whole: whole}
+	wk := walk{s: s, r: reader{data: raw}, where: where, whole: whole}
+	wk.w.Grow(len(raw) + len(raw)/8)
 	if _, err := wk.value("", "", 0); err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	if !wk.r.end() {
 		return nil, errors.New("more than one JSON value")
 	}
 	return wk.w.Bytes(), nil
@@ -141,8 +137,7 @@ func (s *sanitizer) json(raw json.RawMessage, where string, whole int) (json.Raw
 // walk is the rewrite of one JSON value.
 type walk struct {
 	s     *sanitizer
-	dec   *json.Decoder
-	raw   []byte
+	r     reader
 	w     bytes.Buffer
 	where string // "arguments" or "result", for the notes of cuts
 	whole int
@@ -156,22 +151,18 @@ func (wk *walk) value(where, key string, depth int) (string, error) {
 		where = wk.where
 	}
 	w := &wk.w
-	start, from := w.Len(), wk.dec.InputOffset()
-	tok, err := wk.dec.Token()
-	if err != nil {
-		return "", err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
+	start := w.Len()
+	switch c := wk.r.space(); c {
+	case '{', '[':
 		if depth >= maxDepth {
-			if err := skip(wk.dec); err != nil {
+			text, err := wk.r.skip()
+			if err != nil {
 				return "", err
 			}
-			text := strings.TrimLeft(string(wk.raw[from:wk.dec.InputOffset()]), " \t\r\n,:")
-			writeString(w, wk.s.text(text, key, wk.s.p.MaxValue, where))
+			writeString(w, wk.s.text(string(text), key, wk.s.p.MaxValue, where))
 			return "", nil
 		}
-		if err := wk.container(t, where, key, depth); err != nil {
+		if err := wk.container(c, where, key, depth); err != nil {
 			return "", err
 		}
 		if limit := wk.s.p.MaxValue; depth == wk.whole && limit > 0 && w.Len()-start > limit {
@@ -183,43 +174,55 @@ func (wk *walk) value(where, key string, depth int) (string, error) {
 			writeString(w, text)
 			wk.s.cutAt(where, size)
 		}
-	case string:
+	case '"':
+		t, err := wk.r.str()
+		if err != nil {
+			return "", err
+		}
 		writeString(w, wk.s.text(t, key, wk.s.p.MaxValue, where))
 		return t, nil
-	case json.Number:
-		if out, n := wk.s.number(key, t.String()); n > 0 {
+	default:
+		lit, err := wk.r.literal()
+		if err != nil {
+			return "", err
+		}
+		if c == 't' || c == 'f' || c == 'n' {
+			w.Write(lit)
+		} else if out, n := wk.s.number(key, string(lit)); n > 0 {
 			writeString(w, out)
 		} else {
-			w.WriteString(t.String())
+			w.Write(lit)
 		}
-	case bool:
-		w.WriteString(strconv.FormatBool(t))
-	case nil:
-		w.WriteString("null")
 	}
 	return "", nil
 }
 
-// container rewrites an object or an array whose opening delimiter was just read. A
-// value below a secret's key is held under that key; so is the "value" of an object
-// whose "name" or "key" names a secret ({"name": "DB_PASSWORD", "value": "…"}, as HAR
-// headers and Kubernetes env lists write them).
-func (wk *walk) container(open json.Delim, where, key string, depth int) error {
+// container rewrites an object or an array that opens with open. A value below a
+// secret's key is held under that key; so is the "value" of an object whose "name" or
+// "key" names a secret ({"name": "DB_PASSWORD", "value": "…"}, as HAR headers and
+// Kubernetes env lists write them).
+func (wk *walk) container(open byte, where, key string, depth int) error {
 	w := &wk.w
-	w.WriteByte(byte(open))
+	close := byte(']')
+	if open == '{' {
+		close = '}'
+	}
+	w.WriteByte(open)
 	secretParent := redact.SecretKey(key)
 	var named string
-	for i := 0; wk.dec.More(); i++ {
+	for i, more := 0, wk.r.open(close); more; i++ {
 		if i > 0 {
 			w.WriteByte(',')
 		}
 		childKey, childWhere, name := key, where, ""
 		if open == '{' {
-			tok, err := wk.dec.Token()
-			if err != nil {
+			var err error
+			if name, err = wk.r.str(); err != nil {
 				return err
 			}
-			name = tok.(string)
+			if err := wk.r.next(':'); err != nil {
+				return err
+			}
 			shown := wk.s.text(name, "", maxKey, "")
 			writeString(w, shown)
 			w.WriteByte(':')
@@ -241,15 +244,11 @@ func (wk *walk) container(open json.Delim, where, key string, depth int) error {
 		if name == "name" || name == "key" {
 			named = str
 		}
+		if more, err = wk.r.more(close); err != nil {
+			return err
+		}
 	}
-	if _, err := wk.dec.Token(); err != nil { // the closing delimiter
-		return err
-	}
-	if open == '{' {
-		w.WriteByte('}')
-	} else {
-		w.WriteByte(']')
-	}
+	w.WriteByte(close)
 	return nil
 }
 
@@ -261,23 +260,6 @@ func (s *sanitizer) number(key, num string) (string, int) {
 	out, n := s.p.Redactor.Field(key, num)
 	s.redactions += n
 	return out, n
-}
-
-// skip reads past the rest of a container whose opening delimiter was just read.
-func skip(dec *json.Decoder) error {
-	for depth := 1; depth > 0; {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch tok {
-		case json.Delim('['), json.Delim('{'):
-			depth++
-		case json.Delim(']'), json.Delim('}'):
-			depth--
-		}
-	}
-	return nil
 }
 
 // writeString writes s as a JSON string, as encoding/json does without HTML escaping:
