@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/render"
@@ -148,33 +151,84 @@ func recordsIn(repo *vcs.Repo, s source, dir string) ([]record, error) {
 // eachLine calls fn with each line of the record that is not blank, without its
 // newline. A line may run on from one part into the next.
 func (rec record) eachLine(repo *vcs.Repo, fn func(line []byte) error) error {
-	var carry []byte
-	for _, part := range rec.parts {
-		data, err := repo.FileAt(rec.src.tip, part)
-		if err != nil {
-			return fmt.Errorf("%s: %s: %w", rec.src.name, part, err)
+	rd := rec.open(repo)
+	defer rd.Close()
+	buf := make([]byte, 0, 1<<20)
+	for {
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		eof := err == io.EOF
+		if err != nil && !eof {
+			return err
 		}
-		if len(carry) > 0 {
-			data = append(carry, data...)
-		}
+		rest := buf
 		for {
-			end := bytes.IndexByte(data, '\n')
+			end := bytes.IndexByte(rest, '\n')
 			if end < 0 {
 				break
 			}
-			if line := bytes.TrimSpace(data[:end]); len(line) > 0 {
+			if line := bytes.TrimSpace(rest[:end]); len(line) > 0 {
 				if err := fn(line); err != nil {
 					return err
 				}
 			}
-			data = data[end+1:]
+			rest = rest[end+1:]
 		}
-		carry = append(carry[:0:0], data...)
+		if eof {
+			if line := bytes.TrimSpace(rest); len(line) > 0 {
+				return fn(line)
+			}
+			return nil
+		}
+		// What is left starts a line: it moves to the front, into more room if it fills
+		// the buffer.
+		if len(rest) == cap(buf) {
+			buf = append(buf[:0:0], make([]byte, 2*cap(buf))...)[:0]
+		}
+		buf = append(buf[:0], rest...)
 	}
-	if line := bytes.TrimSpace(carry); len(line) > 0 {
-		return fn(line)
+}
+
+// open reads the record's parts joined, each inflated in a goroutine of its own while
+// the lines read before are handled: on a second core, reading a record from git costs
+// the longer of the two, not both.
+func (rec record) open(repo *vcs.Repo) io.ReadCloser {
+	pr, pw := io.Pipe()
+	go func() {
+		buf := make([]byte, 256<<10)
+		for _, part := range rec.parts {
+			err := copyFile(pw, repo, rec.src.tip, part, buf)
+			if err != nil {
+				pw.CloseWithError(fmt.Errorf("%s: %s: %w", rec.src.name, part, err))
+				return
+			}
+		}
+		pw.Close()
+	}()
+	return pr
+}
+
+// copyFile writes the file at path in commit tip to w, a buffer at a time.
+func copyFile(w io.Writer, repo *vcs.Repo, tip plumbing.Hash, path string, buf []byte) error {
+	rd, err := repo.OpenFile(tip, path)
+	if err != nil {
+		return err
 	}
-	return nil
+	defer rd.Close()
+	for {
+		n, err := io.ReadFull(rd, buf)
+		if n > 0 {
+			if _, err := w.Write(buf[:n]); err != nil {
+				return err
+			}
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // lineHead is what the first pass reads of a record's line.

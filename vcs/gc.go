@@ -36,7 +36,7 @@ func (r *Repo) PackObjects() (Packed, error) {
 			line, _, _ := bytes.Cut(bytes.TrimSpace(stderr.Bytes()), []byte("\n"))
 			return p, fmt.Errorf("git gc: %w: %s", err, line)
 		}
-		r.st.Reindex()
+		r.reindex()
 	} else {
 		p.By = "agmem"
 		if err := r.packLoose(); err != nil {

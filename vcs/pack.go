@@ -179,7 +179,7 @@ func (pw *packWriter) finish() (string, error) {
 	if err := os.Rename(pw.tmp.Name(), base+".pack"); err != nil {
 		return "", fmt.Errorf("write pack: %w", err)
 	}
-	pw.r.st.Reindex()
+	pw.r.reindex()
 	return base, syncDir(pw.dir)
 }
 
@@ -357,7 +357,7 @@ func (r *Repo) MergePacks() error {
 			os.Remove(p.base + ".bitmap")
 		}
 	}
-	r.st.Reindex()
+	r.reindex()
 	return nil
 }
 
@@ -477,14 +477,9 @@ func dedupe(hashes []plumbing.Hash) []plumbing.Hash {
 
 // packEntries lists the objects a pack index names, with their offsets and CRCs.
 func packEntries(idxPath string) ([]idxfile.Entry, error) {
-	f, err := os.Open(idxPath)
+	idx, err := readPackIndex(idxPath)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	idx := idxfile.NewMemoryIndex()
-	if err := idxfile.NewDecoder(bufio.NewReader(f)).Decode(idx); err != nil {
-		return nil, fmt.Errorf("read %s: %w", idxPath, err)
 	}
 	iter, err := idx.Entries()
 	if err != nil {

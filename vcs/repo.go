@@ -31,6 +31,7 @@ type Repo struct {
 	gitDir string
 	st     *filesystem.Storage
 	trees  treeCache
+	packs  packIndexes
 	walked sync.Map // commit id: walkedCommit
 }
 
@@ -118,6 +119,13 @@ func (r *Repo) Head() (plumbing.ReferenceName, plumbing.Hash, error) {
 	}
 	tip, err := r.Tip(branch)
 	return branch, tip, err
+}
+
+// reindex has go-git and openBlob read the pack indexes again: packs were added or
+// removed.
+func (r *Repo) reindex() {
+	r.st.Reindex()
+	r.packs.forget()
 }
 
 // Commit reads a commit object.
@@ -239,11 +247,7 @@ func (r *Repo) EachFile(h plumbing.Hash, dir string, fn func(path string, rd io.
 		if !e.Mode.IsFile() {
 			continue
 		}
-		blob, err := object.GetBlob(r.st, e.Hash)
-		if err != nil {
-			return err
-		}
-		rd, err := blob.Reader()
+		rd, err := r.openBlob(e.Hash)
 		if err != nil {
 			return err
 		}

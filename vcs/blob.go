@@ -1,0 +1,192 @@
+package vcs
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/klauspost/compress/zlib"
+)
+
+// OpenFile opens the file at path in commit h, to be read as a stream.
+func (r *Repo) OpenFile(h plumbing.Hash, file string) (io.ReadCloser, error) {
+	t, err := r.treeAt(h, path.Dir(file))
+	if err == nil && t == nil {
+		err = object.ErrFileNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	e, err := t.FindEntry(path.Base(file))
+	if errors.Is(err, object.ErrEntryNotFound) || err == nil && !e.Mode.IsFile() {
+		err = object.ErrFileNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	rd, err := r.openBlob(e.Hash)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return rd, nil
+}
+
+// openBlob opens blob h as a stream. go-git reads an object whole into memory before it
+// hands out a reader, inflating it a byte at a time through its pack scanner: for the
+// megabytes of a session record, that was a copy of every byte and most of the time it
+// took to read one. A blob a pack holds whole, as agmem writes them, is inflated here
+// as it is read instead; any other (a delta, a loose object) is read by go-git.
+func (r *Repo) openBlob(h plumbing.Hash) (io.ReadCloser, error) {
+	if rd, err := r.openPacked(h); rd != nil || err != nil {
+		return rd, err
+	}
+	blob, err := object.GetBlob(r.st, h)
+	if err != nil {
+		return nil, err
+	}
+	return blob.Reader()
+}
+
+// openPacked opens blob h where a pack holds it whole, and returns a nil reader where
+// none does.
+func (r *Repo) openPacked(h plumbing.Hash) (io.ReadCloser, error) {
+	packs, err := r.packs.load(filepath.Join(r.gitDir, "objects", "pack"))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range packs {
+		at, err := p.idx.FindOffset(h)
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		f, err := os.Open(p.path)
+		if err != nil {
+			return nil, nil // gone since it was indexed: go-git has its say
+		}
+		var head [16]byte
+		n, err := f.ReadAt(head[:], at)
+		if n == 0 {
+			f.Close()
+			return nil, fmt.Errorf("read %s: %w", p.path, err)
+		}
+		typ, size, hlen, err := entryHeader(head[:n])
+		if err != nil || typ != plumbing.BlobObject {
+			f.Close()
+			return nil, err
+		}
+		br := bufio.NewReaderSize(io.NewSectionReader(f, at+int64(hlen), 1<<62), 64<<10)
+		zr, err := zlib.NewReader(br)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("read %s: blob %s: %w", p.path, h, err)
+		}
+		return &packedBlob{f: f, zr: zr, left: size, hash: h}, nil
+	}
+	return nil, nil
+}
+
+// entryHeader reads a pack entry's type and size header (see objectHeader), and its
+// length.
+func entryHeader(b []byte) (t plumbing.ObjectType, size int64, n int, err error) {
+	t, n, err = entryHeaderLen(b)
+	if err != nil || n > 10 {
+		return 0, 0, 0, fmt.Errorf("bad entry header")
+	}
+	size = int64(b[0] & 0x0f)
+	for i, shift := 1, 4; i < n; i, shift = i+1, shift+7 {
+		size |= int64(b[i]&0x7f) << shift
+	}
+	return t, size, n, nil
+}
+
+// packedBlob is a blob inflated from its pack entry as it is read, checked against the
+// size the entry's header gives.
+type packedBlob struct {
+	f    *os.File
+	zr   io.ReadCloser
+	left int64
+	hash plumbing.Hash
+}
+
+func (b *packedBlob) Read(p []byte) (int, error) {
+	n, err := b.zr.Read(p)
+	if b.left -= int64(n); b.left < 0 || err == io.EOF && b.left > 0 {
+		return n, fmt.Errorf("blob %s: its size is not what its pack says", b.hash)
+	}
+	return n, err
+}
+
+func (b *packedBlob) Close() error {
+	b.zr.Close()
+	return b.f.Close()
+}
+
+// packIndexes are the indexes of the repository's packs, read once and again after
+// agmem or git changed the packs (Repo.reindex).
+type packIndexes struct {
+	mu    sync.Mutex
+	packs []packIndex // nil: not read yet
+}
+
+type packIndex struct {
+	path string // the .pack
+	idx  *idxfile.MemoryIndex
+}
+
+func (c *packIndexes) load(dir string) ([]packIndex, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.packs != nil {
+		return c.packs, nil
+	}
+	names, err := filepath.Glob(filepath.Join(dir, "pack-*.idx"))
+	if err != nil {
+		return nil, err
+	}
+	packs := []packIndex{}
+	for _, name := range names {
+		base := strings.TrimSuffix(name, ".idx")
+		if !exists(base + ".pack") {
+			continue // git and go-git pass over an .idx alone too
+		}
+		idx, err := readPackIndex(name)
+		if err != nil {
+			return nil, err
+		}
+		packs = append(packs, packIndex{base + ".pack", idx})
+	}
+	c.packs = packs
+	return packs, nil
+}
+
+func (c *packIndexes) forget() {
+	c.mu.Lock()
+	c.packs = nil
+	c.mu.Unlock()
+}
+
+// readPackIndex reads a pack index file.
+func readPackIndex(path string) (*idxfile.MemoryIndex, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	idx := idxfile.NewMemoryIndex()
+	if err := idxfile.NewDecoder(bufio.NewReader(f)).Decode(idx); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return idx, nil
+}
