@@ -9,22 +9,28 @@ import (
 // ASCII case: it indexes every keyword by its first two bytes, so that most positions
 // of the text cost one table lookup.
 type prefilter struct {
-	first [1 << 16 / 64]uint64 // bit set: some keyword starts with these two bytes
-	cands map[uint16][]*candidate
+	// slot is, for two bytes, 1 + the index in cands of the keywords that start with
+	// them, or 0: an array, as a map lookup at every other position of a text cost more
+	// than all the rest of the prefilter.
+	slot  [1 << 16]uint16
+	cands [][]*candidate
 	// always are the rules without keywords: they run on every text.
 	always []int
 }
 
 type candidate struct {
 	keyword string // lower case, at least two bytes
-	rule    int
+	// head is the keyword's first four bytes (fewer, for a shorter one) in a word, as
+	// head4 reads a text, and mask covers them: one comparison rejects most texts.
+	head, mask uint32
+	rule       int
 	// kind is how a hit of this keyword is scanned (a hitKind), found on the first hit;
 	// atomic, as a Redactor is shared.
 	kind atomic.Uint32
 }
 
 func newPrefilter(rules []*rule) *prefilter {
-	p := &prefilter{cands: map[uint16][]*candidate{}}
+	p := &prefilter{}
 	for i, r := range rules {
 		if len(r.keywords) == 0 {
 			p.always = append(p.always, i)
@@ -35,8 +41,12 @@ func newPrefilter(rules []*rule) *prefilter {
 				break
 			}
 			k := bigram(kw[0], kw[1])
-			p.first[k/64] |= 1 << (k % 64)
-			p.cands[k] = append(p.cands[k], &candidate{keyword: kw, rule: i})
+			if p.slot[k] == 0 {
+				p.cands = append(p.cands, nil)
+				p.slot[k] = uint16(len(p.cands))
+			}
+			c := &candidate{keyword: kw, rule: i, head: head4(kw), mask: ^uint32(0) >> (8 * (4 - min(4, len(kw))))}
+			p.cands[p.slot[k]-1] = append(p.cands[p.slot[k]-1], c)
 		}
 	}
 	return p
@@ -75,12 +85,13 @@ func (p *prefilter) rules(text string, rules []*rule) []hits {
 		return &out[len(out)-1]
 	}
 	for i := 0; i+1 < len(text); i++ {
-		k := bigram(lower(text[i]), lower(text[i+1]))
-		if p.first[k/64]&(1<<(k%64)) == 0 {
+		slot := p.slot[bigram(lower(text[i]), lower(text[i+1]))]
+		if slot == 0 {
 			continue
 		}
-		for _, c := range p.cands[k] {
-			if !hasPrefixFold(text[i:], c.keyword) {
+		head := head4(text[i:])
+		for _, c := range p.cands[slot-1] {
+			if head&c.mask != c.head || !hasPrefixFold(text[i:], c.keyword) {
 				continue
 			}
 			h := find(c.rule)
@@ -111,6 +122,16 @@ func appendOnce(offsets []int, i int) []int {
 		return offsets
 	}
 	return append(offsets, i)
+}
+
+// head4 is the first four bytes of s, fewer at its end, in lower case, the first in the
+// lowest byte of the word.
+func head4(s string) uint32 {
+	var h uint32
+	for j := 0; j < min(4, len(s)); j++ {
+		h |= uint32(lower(s[j])) << (8 * j)
+	}
+	return h
 }
 
 func bigram(a, b byte) uint16 { return uint16(a)<<8 | uint16(b) }
