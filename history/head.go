@@ -30,17 +30,33 @@ func readHead(line []byte, whole bool) (lineHead, error) {
 		}
 		return lineHead{id: e.ID(), session: e.Session(), at: e.Time()}, nil
 	}
-	e, at, ok := scanHead(line)
-	if !ok {
+	var eh entryHead
+	h, event, ok := scanHead(line)
+	switch {
+	case !ok:
 		var err error
-		if e, at, err = decodeHead(line); err != nil {
+		if eh, err = decodeHead(line); err != nil {
 			return lineHead{}, err
 		}
+	case event:
+		eh.Event = &h
+	default:
+		eh.Observation = &h
 	}
-	if err := e.Validate(); err != nil {
+	if err := eh.entry().Validate(); err != nil {
 		return lineHead{}, err
 	}
-	return lineHead{id: e.ID(), session: e.Session(), at: at}, nil
+	got := eh.Observation
+	if got == nil {
+		got = eh.Event
+	}
+	return lineHead{id: got.ID, session: got.SessionID, at: got.Timestamp}, nil
+}
+
+// entryHead is what the first pass reads of an entry.
+type entryHead struct {
+	Observation *headFields `json:"observation"`
+	Event       *headFields `json:"event"`
 }
 
 // headFields are the members of an observation or an event that the first pass reads.
@@ -51,35 +67,23 @@ type headFields struct {
 	ToolName  string    `json:"tool_name"`
 }
 
-// entryOf is an entry holding a line's head: an observation if obs, an event if ev.
-func entryOf(obs, ev *headFields) memory.Entry {
+// entry is an entry holding no more than the head, to be validated.
+func (eh entryHead) entry() memory.Entry {
 	var e memory.Entry
-	if obs != nil {
-		e.Observation = &memory.Observation{ID: obs.ID, SessionID: obs.SessionID, ToolName: obs.ToolName}
+	if o := eh.Observation; o != nil {
+		e.Observation = &memory.Observation{ID: o.ID, SessionID: o.SessionID, ToolName: o.ToolName}
 	}
-	if ev != nil {
+	if ev := eh.Event; ev != nil {
 		e.Event = &memory.Event{ID: ev.ID, SessionID: ev.SessionID}
 	}
 	return e
 }
 
 // decodeHead reads a line's head with encoding/json: it is what a line means.
-func decodeHead(line []byte) (memory.Entry, time.Time, error) {
-	var h struct {
-		Observation *headFields `json:"observation"`
-		Event       *headFields `json:"event"`
-	}
-	if err := json.Unmarshal(line, &h); err != nil {
-		return memory.Entry{}, time.Time{}, err
-	}
-	var at time.Time
-	switch {
-	case h.Observation != nil && h.Event == nil:
-		at = h.Observation.Timestamp
-	case h.Event != nil && h.Observation == nil:
-		at = h.Event.Timestamp
-	}
-	return entryOf(h.Observation, h.Event), at, nil
+func decodeHead(line []byte) (entryHead, error) {
+	var eh entryHead
+	err := json.Unmarshal(line, &eh)
+	return eh, err
 }
 
 // scanHead reads a line's head as decodeHead does, in one pass over the line where
@@ -88,19 +92,16 @@ func decodeHead(line []byte) (memory.Entry, time.Time, error) {
 // {"event":{…}} with the four members each once, as plain strings, and says !ok of any
 // other (a key in another case, with an escape, a repeated member…), to be read by
 // decodeHead; it never says ok of a line that is not JSON.
-func scanHead(line []byte) (e memory.Entry, at time.Time, ok bool) {
+func scanHead(line []byte) (h headFields, event bool, ok bool) {
 	s := scanner{b: line}
 	if !s.skip('{') || s.peek() != '"' {
 		return
 	}
 	key, plain := s.str()
-	var h headFields
-	var obs, ev *headFields
 	switch {
 	case plain && string(key) == "observation":
-		obs = &h
 	case plain && string(key) == "event":
-		ev = &h
+		event = true
 	default:
 		return
 	}
@@ -136,7 +137,7 @@ func scanHead(line []byte) (e memory.Entry, at time.Time, ok bool) {
 				return
 			case k == timestampKey:
 				// What the decoder gives time.Time: the literal, quotes, escapes and all.
-				if at.UnmarshalJSON(line[start:s.i]) != nil {
+				if h.Timestamp.UnmarshalJSON(line[start:s.i]) != nil {
 					return
 				}
 			case !plain || !utf8.Valid(v):
@@ -162,7 +163,7 @@ func scanHead(line []byte) (e memory.Entry, at time.Time, ok bool) {
 	if s.ws(); s.i != len(line) {
 		return
 	}
-	return entryOf(obs, ev), at, true
+	return h, event, true
 }
 
 var headKeys = [...]string{"id", "session_id", "timestamp", "tool_name"}

@@ -46,15 +46,35 @@ func SessionJSON(repo *vcs.Repo, id string, fn func(raw []byte) error) (int, err
 	var times []time.Time // of the kept lines, in reading order
 	inOrder := true
 	seen := map[string]bool{}
+	note := func(h lineHead) {
+		kept := h.session == id && !seen[h.id]
+		seen[h.id] = true
+		keep = append(keep, kept)
+		if !kept {
+			return
+		}
+		if n := len(times); n > 0 && h.at.Before(times[n-1]) {
+			inOrder = false
+		}
+		times = append(times, h.at)
+	}
 	for i := range records {
 		rec := &records[i]
-		var heads []lineHead
+		fetched := rec.src.name != Local
+		var heads []lineHead // a fetched record's, noted once all of it has been read
 		err := rec.eachLine(repo, func(line []byte) error {
-			h, err := readHead(line, rec.src.name != Local)
-			heads = append(heads, h)
-			return err
+			h, err := readHead(line, fetched)
+			if err != nil {
+				return err
+			}
+			if fetched {
+				heads = append(heads, h)
+			} else {
+				note(h)
+			}
+			return nil
 		})
-		if err != nil && rec.src.name != Local {
+		if err != nil && fetched {
 			// Another repo's broken or hostile record hides what it holds, not the
 			// session.
 			rec.skip = true
@@ -64,16 +84,7 @@ func SessionJSON(repo *vcs.Repo, id string, fn func(raw []byte) error) (int, err
 			return 0, fmt.Errorf("%s: %s: %w", rec.src.name, rec.parts[0], err)
 		}
 		for _, h := range heads {
-			kept := h.session == id && !seen[h.id]
-			seen[h.id] = true
-			keep = append(keep, kept)
-			if !kept {
-				continue
-			}
-			if n := len(times); n > 0 && h.at.Before(times[n-1]) {
-				inOrder = false
-			}
-			times = append(times, h.at)
+			note(h)
 		}
 	}
 
