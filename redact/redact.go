@@ -251,6 +251,9 @@ func identifierByte(c byte) bool {
 // findRule appends the findings of rule ru in text[start:end], widening the span while
 // a match reaches its end.
 func (r *Redactor) findRule(found []Finding, ru *rule, text string, start, end int, marks [][2]int) []Finding {
+	if !ru.mayMatch(text[start:end]) {
+		return found
+	}
 	for {
 		matches := r.matches(ru, text[start:end])
 		if n := len(matches); n > 0 && matches[n-1][1] == end-start && end < len(text) {
@@ -292,7 +295,7 @@ func (r *Redactor) findAnchored(found []Finding, ru *rule, text string, at []int
 		}
 		last = start
 		end := windowEnd(text, a)
-		if !ru.anchoredKey && !ru.loose().MatchString(text[start:]) {
+		if !ru.mayMatch(text[start:end]) || !ru.anchoredKey && !ru.loose().MatchString(text[start:]) {
 			continue
 		}
 		for {

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -225,5 +226,33 @@ func BenchmarkFindSource(b *testing.B) {
 	b.SetBytes(1000)
 	for i := 0; b.Loop(); i++ {
 		r.Find(texts[i%len(texts)])
+	}
+}
+
+// TestMayMatch checks the literals a rule is known to need before its regex runs: none
+// that a match could lack, and none that a case-folded match could spell otherwise.
+func TestMayMatch(t *testing.T) {
+	for _, c := range []struct {
+		regex, text string
+		want        bool
+	}{
+		{`(?i)[\w.-]{0,50}?(?:lob)[ \t]*=(test_[a-f0-9]{4})`, "x = test_abcd", false},
+		{`(?i)[\w.-]{0,50}?(?:lob)[ \t]*=(test_[a-f0-9]{4})`, "LOB = TEST_abcd", true},
+		{`(?i)token=\w+`, "TOKEN=abc", true},      // "token": (?i)k is also the Kelvin sign
+		{`(?i)token=\w+`, "to\u212aen=abc", true}, // …which matches it
+		{`abc|xyz`, "xyz", true},
+		{`(?:abc)?x`, "x", true},
+		{`(?:abc){0,2}x`, "x", true},
+		{`(?:abc){1,2}x`, "x", false},
+		{`(?:abc)+x`, "x", false},
+		{"\ufffd\ufffdx", "\xff\xfex", true},
+	} {
+		r := &rule{id: "t", regex: c.regex}
+		if got := r.mayMatch(c.text); got != c.want {
+			t.Errorf("mayMatch(%q) under %q = %v, want %v", c.text, c.regex, got, c.want)
+		}
+		if m := regexp.MustCompile(c.regex).MatchString(c.text); m && !r.mayMatch(c.text) {
+			t.Errorf("%q matches %q, mayMatch says it cannot", c.regex, c.text)
+		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"regexp/syntax"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
 // rule is one way to find a secret, in gitleaks' terms: a regex, the keywords without
@@ -36,6 +38,86 @@ type rule struct {
 	looseOnce  sync.Once
 	anchoredRe *regexp.Regexp
 	looseRe    *regexp.Regexp
+	needOnce   sync.Once
+	need       []literal
+}
+
+// literal is a string that every match of a rule's regex holds, in lower case when the
+// regex ignores its case.
+type literal struct {
+	s    string
+	fold bool
+}
+
+// mayMatch says whether text holds every literal the rule's regex needs: a text that
+// does not cannot match, and costs no regex. It spares the windows around a keyword in
+// a rule's value (gitleaks' lob-api-key wakes at "test_") that lack the key ("lob").
+func (r *rule) mayMatch(text string) bool {
+	r.needOnce.Do(func() {
+		if tree, err := syntax.Parse(r.regex, syntax.Perl); err == nil {
+			r.need = needed(tree, nil)
+		}
+	})
+	for _, l := range r.need {
+		if !l.fold && !strings.Contains(text, l.s) || l.fold && indexFold(text, l.s) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// needed appends to out the literals of three bytes or more that every match of re
+// holds. A literal whose case is ignored counts only when all its letters fold within
+// ASCII: (?i)k also matches the Kelvin sign, which a check in ASCII would miss.
+func needed(re *syntax.Regexp, out []literal) []literal {
+	switch re.Op {
+	case syntax.OpLiteral:
+		l := literal{s: string(re.Rune), fold: re.Flags&syntax.FoldCase != 0}
+		// U+FFFD in a regex also matches bytes that are not UTF-8.
+		if len(l.s) >= 3 && (!l.fold || asciiFold(l.s)) && !strings.ContainsRune(l.s, utf8.RuneError) {
+			if l.fold {
+				l.s = strings.ToLower(l.s)
+			}
+			out = append(out, l)
+		}
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			out = needed(sub, out)
+		}
+	case syntax.OpCapture, syntax.OpPlus:
+		out = needed(re.Sub[0], out)
+	case syntax.OpRepeat:
+		if re.Min > 0 {
+			out = needed(re.Sub[0], out)
+		}
+	}
+	return out
+}
+
+// asciiFold says whether every character of s, and every character that case folding
+// makes it equal to, is ASCII.
+func asciiFold(s string) bool {
+	for _, c := range s {
+		for f := unicode.SimpleFold(c); ; f = unicode.SimpleFold(f) {
+			if f >= utf8.RuneSelf {
+				return false
+			}
+			if f == c {
+				break
+			}
+		}
+	}
+	return true
+}
+
+// indexFold is the offset of the lower-case ASCII kw in s, ignoring ASCII case, or -1.
+func indexFold(s, kw string) int {
+	for i := 0; i+len(kw) <= len(s); i++ {
+		if lower(s[i]) == kw[0] && hasPrefixFold(s[i:], kw) {
+			return i
+		}
+	}
+	return -1
 }
 
 // hitKind is how the text around a keyword is scanned for a rule.
