@@ -36,10 +36,12 @@ func DefaultWithhold() []string {
 // DefaultMaxValue is the default bound on a value: 1 MiB.
 const DefaultMaxValue = 1 << 20
 
-// withheldBy returns the first glob that matches file, or "".
+// withheldBy returns the first glob that matches file, or "". The file is made ready
+// for matching once, not once per glob.
 func (p *Policy) withheldBy(file string) string {
+	f := pathForMatch(file)
 	for _, g := range p.Withhold {
-		if MatchPath(g, file) {
+		if f.match(g) {
 			return g
 		}
 	}
@@ -50,13 +52,25 @@ func (p *Policy) withheldBy(file string) string {
 // stay within a path segment, "**" spans any number of segments, and a glob without a
 // "/" matches the file's base name. Backslashes count as "/", and case is ignored, so
 // that Windows paths match too.
-func MatchPath(glob, file string) bool {
+func MatchPath(glob, file string) bool { return pathForMatch(file).match(glob) }
+
+// matchedPath is a file path as globs are matched against it.
+type matchedPath struct {
+	base     string
+	segments []string
+}
+
+func pathForMatch(file string) matchedPath {
 	file = strings.ToLower(strings.ReplaceAll(file, `\`, "/"))
+	return matchedPath{path.Base(file), strings.Split(strings.TrimPrefix(file, "/"), "/")}
+}
+
+func (f matchedPath) match(glob string) bool {
 	glob = strings.ToLower(glob)
 	if !strings.Contains(glob, "/") {
-		return matchSegment(glob, path.Base(file))
+		return matchSegment(glob, f.base)
 	}
-	return matchSegments(strings.Split(glob, "/"), strings.Split(strings.TrimPrefix(file, "/"), "/"))
+	return matchSegments(strings.Split(glob, "/"), f.segments)
 }
 
 func matchSegments(glob, file []string) bool {
