@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"sort"
 	"time"
-
-	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/render"
@@ -46,6 +43,9 @@ func SessionJSON(repo *vcs.Repo, id string, fn func(raw []byte) error) (int, err
 	var times []time.Time // of the kept lines, in reading order
 	inOrder := true
 	seen := map[string]bool{}
+	rd := newReading(repo)
+	defer rd.close()
+	rd.start(records)
 	note := func(h lineHead) {
 		kept := h.session == id && !seen[h.id]
 		seen[h.id] = true
@@ -62,7 +62,7 @@ func SessionJSON(repo *vcs.Repo, id string, fn func(raw []byte) error) (int, err
 		rec := &records[i]
 		fetched := rec.src.name != Local
 		var heads []lineHead // a fetched record's, noted once all of it has been read
-		err := rec.eachLine(repo, func(line []byte) error {
+		err := rd.eachLine(*rec, func(line []byte) error {
 			h, err := readHead(line, fetched)
 			if err != nil {
 				return err
@@ -92,11 +92,15 @@ func SessionJSON(repo *vcs.Repo, id string, fn func(raw []byte) error) (int, err
 	var held [][]byte
 	line, kept := 0, 0
 	var escaped bytes.Buffer
+	var readable []record
 	for _, rec := range records {
-		if rec.skip {
-			continue
+		if !rec.skip {
+			readable = append(readable, rec)
 		}
-		err := rec.eachLine(repo, func(raw []byte) error {
+	}
+	rd.start(readable)
+	for _, rec := range readable {
+		err := rd.eachLine(rec, func(raw []byte) error {
 			line++
 			if !keep[line-1] {
 				return nil
@@ -137,107 +141,4 @@ func SessionJSON(repo *vcs.Repo, id string, fn func(raw []byte) error) (int, err
 		}
 	}
 	return kept, nil
-}
-
-// record is one batch's session record on a branch: its parts, in order.
-type record struct {
-	src   source
-	parts []string
-	skip  bool // unreadable, from another repo: passed over
-}
-
-// recordsIn lists the records in dir on the branch s.
-func recordsIn(repo *vcs.Repo, s source, dir string) ([]record, error) {
-	names, err := repo.ListFiles(s.tip, dir)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.name, err)
-	}
-	var out []record
-	for _, parts := range render.RecordFiles(names) {
-		out = append(out, record{src: s, parts: parts})
-	}
-	return out, nil
-}
-
-// eachLine calls fn with each line of the record that is not blank, without its
-// newline. A line may run on from one part into the next.
-func (rec record) eachLine(repo *vcs.Repo, fn func(line []byte) error) error {
-	rd := rec.open(repo)
-	defer rd.Close()
-	buf := make([]byte, 0, 1<<20)
-	for {
-		n, err := rd.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		eof := err == io.EOF
-		if err != nil && !eof {
-			return err
-		}
-		rest := buf
-		for {
-			end := bytes.IndexByte(rest, '\n')
-			if end < 0 {
-				break
-			}
-			if line := bytes.TrimSpace(rest[:end]); len(line) > 0 {
-				if err := fn(line); err != nil {
-					return err
-				}
-			}
-			rest = rest[end+1:]
-		}
-		if eof {
-			if line := bytes.TrimSpace(rest); len(line) > 0 {
-				return fn(line)
-			}
-			return nil
-		}
-		// What is left starts a line: it moves to the front, into more room if it fills
-		// the buffer.
-		if len(rest) == cap(buf) {
-			buf = append(buf[:0:0], make([]byte, 2*cap(buf))...)[:0]
-		}
-		buf = append(buf[:0], rest...)
-	}
-}
-
-// open reads the record's parts joined, each inflated in a goroutine of its own while
-// the lines read before are handled: on a second core, reading a record from git costs
-// the longer of the two, not both.
-func (rec record) open(repo *vcs.Repo) io.ReadCloser {
-	pr, pw := io.Pipe()
-	go func() {
-		buf := make([]byte, 256<<10)
-		for _, part := range rec.parts {
-			err := copyFile(pw, repo, rec.src.tip, part, buf)
-			if err != nil {
-				pw.CloseWithError(fmt.Errorf("%s: %s: %w", rec.src.name, part, err))
-				return
-			}
-		}
-		pw.Close()
-	}()
-	return pr
-}
-
-// copyFile writes the file at path in commit tip to w, a buffer at a time.
-func copyFile(w io.Writer, repo *vcs.Repo, tip plumbing.Hash, path string, buf []byte) error {
-	rd, err := repo.OpenFile(tip, path)
-	if err != nil {
-		return err
-	}
-	defer rd.Close()
-	for {
-		n, err := io.ReadFull(rd, buf)
-		if n > 0 {
-			if _, err := w.Write(buf[:n]); err != nil {
-				return err
-			}
-		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
 }

@@ -1,0 +1,223 @@
+package history
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/agmem/agmem/render"
+	"github.com/agmem/agmem/vcs"
+)
+
+// record is one batch's session record on a branch: its parts, in order.
+type record struct {
+	src   source
+	parts []string
+	skip  bool // unreadable, from another repo: passed over
+}
+
+// recordsIn lists the records in dir on the branch s.
+func recordsIn(repo *vcs.Repo, s source, dir string) ([]record, error) {
+	names, err := repo.ListFiles(s.tip, dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.name, err)
+	}
+	var out []record
+	for _, parts := range render.RecordFiles(names) {
+		out = append(out, record{src: s, parts: parts})
+	}
+	return out, nil
+}
+
+// reading reads records from git one after the other, each part inflated by a
+// goroutine of its own, the next part's while the one before is read. Inflating is
+// most of what reading a record costs, and lines are handled faster than one goroutine
+// inflates them: with two at it, reading takes both of two cores. A part is inflated
+// at most aheadChunks chunks ahead of its reader, however big it is.
+type reading struct {
+	repo  *vcs.Repo
+	parts []partRef      // of every record, in order
+	next  int            // the first of parts not started
+	open  []*partReading // started and not read through, in order
+	free  chan []byte    // chunks read, to be filled again
+}
+
+const (
+	chunkSize   = 256 << 10
+	aheadChunks = 16
+	partsOpen   = 2 // the one read and the next
+)
+
+type partRef struct {
+	src  source
+	path string
+}
+
+// partReading is a part being inflated into chunks by a goroutine of its own, which
+// sets err (if it fails) before it closes chunks, and stops when stop is closed.
+type partReading struct {
+	chunks chan []byte
+	stop   chan struct{}
+	err    error
+}
+
+func newReading(repo *vcs.Repo) *reading {
+	// Room for every chunk there can be: none is left to the garbage collector.
+	return &reading{repo: repo, free: make(chan []byte, partsOpen*(aheadChunks+2))}
+}
+
+// start has records read, in their order, with eachLine: what was being read before
+// is dropped.
+func (r *reading) start(records []record) {
+	r.close()
+	r.parts, r.next = nil, 0
+	for _, rec := range records {
+		for _, path := range rec.parts {
+			r.parts = append(r.parts, partRef{rec.src, path})
+		}
+	}
+}
+
+// close stops the goroutines still inflating.
+func (r *reading) close() {
+	for _, p := range r.open {
+		close(p.stop)
+	}
+	r.open = nil
+}
+
+// part is the reading of the next part, started if it was not.
+func (r *reading) part() *partReading {
+	for len(r.open) < partsOpen && r.next < len(r.parts) {
+		p := &partReading{chunks: make(chan []byte, aheadChunks), stop: make(chan struct{})}
+		go p.inflate(r.repo, r.parts[r.next], r.free)
+		r.open = append(r.open, p)
+		r.next++
+	}
+	return r.open[0]
+}
+
+// done drops the part read through (or given up on).
+func (r *reading) done() {
+	close(r.open[0].stop)
+	r.open = r.open[1:]
+}
+
+func (p *partReading) inflate(repo *vcs.Repo, part partRef, free chan []byte) {
+	defer close(p.chunks)
+	err := func() error {
+		rd, err := repo.OpenFile(part.src.tip, part.path)
+		if err != nil {
+			return err
+		}
+		defer rd.Close()
+		for {
+			var chunk []byte
+			select {
+			case chunk = <-free:
+			default:
+				chunk = make([]byte, chunkSize)
+			}
+			n, err := io.ReadFull(rd, chunk)
+			if n > 0 {
+				select {
+				case p.chunks <- chunk[:n]:
+				case <-p.stop:
+					return nil
+				}
+			}
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}()
+	if err != nil {
+		p.err = fmt.Errorf("%s: %s: %w", part.src.name, part.path, err)
+	}
+}
+
+// recordReader reads the parts of one record joined.
+type recordReader struct {
+	r     *reading
+	left  int    // parts not read through
+	chunk []byte // the chunk being read, whole
+	rest  []byte // what is left of it
+}
+
+func (rr *recordReader) Read(b []byte) (int, error) {
+	for len(rr.rest) == 0 {
+		if rr.left == 0 {
+			return 0, io.EOF
+		}
+		if rr.chunk != nil {
+			select {
+			case rr.r.free <- rr.chunk[:cap(rr.chunk)]:
+			default:
+			}
+			rr.chunk = nil
+		}
+		p := rr.r.part()
+		chunk, ok := <-p.chunks
+		if !ok {
+			rr.r.done()
+			rr.left--
+			if p.err != nil {
+				return 0, p.err
+			}
+			continue
+		}
+		rr.chunk, rr.rest = chunk, chunk
+	}
+	n := copy(b, rr.rest)
+	rr.rest = rr.rest[n:]
+	return n, nil
+}
+
+// eachLine calls fn with each line that is not blank of rec, the next record, without
+// its newline. A line may run on from one part into the next.
+func (r *reading) eachLine(rec record, fn func(line []byte) error) error {
+	rd := &recordReader{r: r, left: len(rec.parts)}
+	defer func() {
+		for ; rd.left > 0; rd.left-- {
+			r.part()
+			r.done()
+		}
+	}()
+	buf := make([]byte, 0, 1<<20)
+	for {
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		eof := err == io.EOF
+		if err != nil && !eof {
+			return err
+		}
+		rest := buf
+		for {
+			end := bytes.IndexByte(rest, '\n')
+			if end < 0 {
+				break
+			}
+			if line := bytes.TrimSpace(rest[:end]); len(line) > 0 {
+				if err := fn(line); err != nil {
+					return err
+				}
+			}
+			rest = rest[end+1:]
+		}
+		if eof {
+			if line := bytes.TrimSpace(rest); len(line) > 0 {
+				return fn(line)
+			}
+			return nil
+		}
+		// What is left starts a line: it moves to the front, into more room if it fills
+		// the buffer.
+		if len(rest) == cap(buf) {
+			buf = append(buf[:0:0], make([]byte, 2*cap(buf))...)[:0]
+		}
+		buf = append(buf[:0], rest...)
+	}
+}
