@@ -82,9 +82,13 @@ func (r *Repo) openPacked(h plumbing.Hash) (io.ReadCloser, error) {
 			return nil, fmt.Errorf("read %s: %w", p.path, err)
 		}
 		typ, size, hlen, err := entryHeader(head[:n])
-		if err != nil || typ != plumbing.BlobObject {
+		if err != nil {
 			f.Close()
-			return nil, err
+			return nil, fmt.Errorf("read %s: object %s: %w", p.path, h, err)
+		}
+		if typ != plumbing.BlobObject {
+			f.Close()
+			return nil, nil
 		}
 		br := bufio.NewReaderSize(io.NewSectionReader(f, at+int64(hlen), 1<<62), 64<<10)
 		zr, err := zlib.NewReader(br)

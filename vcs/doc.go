@@ -12,6 +12,8 @@
 //     Materialize, copying the entries it does not touch.
 //   - Packs are merged by copying their entries as they are (deltas included), so that
 //     merging costs reading and writing the bytes.
+//   - A file read back with OpenFile or EachFile is inflated as it is read, never held
+//     whole, where a pack holds it whole (as agmem writes them).
 //   - The branch moves only from the tip a commit was built on (ErrRefMoved otherwise),
 //     under git's own ref lock file, so git commands running beside agmem stay correct.
 //   - No path outside the worktree is ever written.
