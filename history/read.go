@@ -139,85 +139,57 @@ func (p *partReading) inflate(repo *vcs.Repo, part partRef, free chan []byte) {
 	}
 }
 
-// recordReader reads the parts of one record joined.
-type recordReader struct {
-	r     *reading
-	left  int    // parts not read through
-	chunk []byte // the chunk being read, whole
-	rest  []byte // what is left of it
-}
-
-func (rr *recordReader) Read(b []byte) (int, error) {
-	for len(rr.rest) == 0 {
-		if rr.left == 0 {
-			return 0, io.EOF
-		}
-		if rr.chunk != nil {
-			select {
-			case rr.r.free <- rr.chunk[:cap(rr.chunk)]:
-			default:
-			}
-			rr.chunk = nil
-		}
-		p := rr.r.part()
-		chunk, ok := <-p.chunks
-		if !ok {
-			rr.r.done()
-			rr.left--
-			if p.err != nil {
-				return 0, p.err
-			}
-			continue
-		}
-		rr.chunk, rr.rest = chunk, chunk
-	}
-	n := copy(b, rr.rest)
-	rr.rest = rr.rest[n:]
-	return n, nil
-}
-
 // eachLine calls fn with each line that is not blank of rec, the next record, without
-// its newline. A line may run on from one part into the next.
+// its newline. A line may run on from one chunk or part into the next.
 func (r *reading) eachLine(rec record, fn func(line []byte) error) error {
-	rd := &recordReader{r: r, left: len(rec.parts)}
+	left := len(rec.parts) // not read through
 	defer func() {
-		for ; rd.left > 0; rd.left-- {
+		for ; left > 0; left-- {
 			r.part()
 			r.done()
 		}
 	}()
-	buf := make([]byte, 0, 1<<20)
-	for {
-		n, err := rd.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		eof := err == io.EOF
-		if err != nil && !eof {
-			return err
+	var carry []byte // the start of a line that runs on
+	for left > 0 {
+		p := r.part()
+		chunk, ok := <-p.chunks
+		if !ok {
+			r.done()
+			left--
+			if p.err != nil {
+				return p.err
+			}
+			continue
 		}
-		rest := buf
+		rest := chunk
 		for {
 			end := bytes.IndexByte(rest, '\n')
 			if end < 0 {
 				break
 			}
-			if line := bytes.TrimSpace(rest[:end]); len(line) > 0 {
-				if err := fn(line); err != nil {
-					return err
-				}
+			line := rest[:end]
+			if len(carry) > 0 {
+				line = append(carry, line...)
+				carry = carry[:0]
+			}
+			if err := passLine(line, fn); err != nil {
+				return err
 			}
 			rest = rest[end+1:]
 		}
-		if eof {
-			if line := bytes.TrimSpace(rest); len(line) > 0 {
-				return fn(line)
-			}
-			return nil
+		carry = append(carry, rest...)
+		select {
+		case r.free <- chunk[:cap(chunk)]:
+		default:
 		}
-		// What is left starts a line: it moves to the front, into more room if it fills
-		// the buffer.
-		if len(rest) == cap(buf) {
-			buf = append(buf[:0:0], make([]byte, 2*cap(buf))...)[:0]
-		}
-		buf = append(buf[:0], rest...)
 	}
+	return passLine(carry, fn)
+}
+
+// passLine calls fn with line less the white space around it, if anything is left.
+func passLine(line []byte, fn func(line []byte) error) error {
+	if line = bytes.TrimSpace(line); len(line) > 0 {
+		return fn(line)
+	}
+	return nil
 }

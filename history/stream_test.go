@@ -111,6 +111,37 @@ func TestSessionJSON(t *testing.T) {
 	}
 }
 
+// A record's parts are read as one: a line may run on from one into the next, as a
+// line longer than render.MaxRecordPart does.
+func TestSessionJSONLineAcrossParts(t *testing.T) {
+	e := observation("s1", 1, "one")
+	raw, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := commitBatches(t, "s1")
+	_, tip, _ := repo.Head()
+	d, err := repo.NewDraft(tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := render.SessionRecordPath("s1", "batch00")
+	second := strings.TrimSuffix(first, ".jsonl") + "-2.jsonl"
+	if err := d.Put(first, raw[:40]); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Put(second, append(raw[40:], '\n')); err != nil {
+		t.Fatal(err)
+	}
+	branch, _ := repo.Branch()
+	if _, err := d.Commit(branch, "parts\n", time.Unix(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if got := sessionJSON(t, repo, "s1"); len(got) != 1 || got[0] != string(raw) {
+		t.Errorf("got %q, want %q", got, raw)
+	}
+}
+
 // A record of this repo's own that is not JSON fails the replay before any line is
 // passed on.
 func TestSessionJSONBrokenRecord(t *testing.T) {
