@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/render"
 	"github.com/agmem/agmem/vcs"
@@ -139,6 +141,40 @@ func TestSessionJSONLineAcrossParts(t *testing.T) {
 	}
 	if got := sessionJSON(t, repo, "s1"); len(got) != 1 || got[0] != string(raw) {
 		t.Errorf("got %q, want %q", got, raw)
+	}
+}
+
+// A fetched branch's record that is not all valid is passed over whole, its other parts
+// unread; its other records, and this repo's, are read.
+func TestSessionJSONFetchedBrokenRecord(t *testing.T) {
+	const s = "s1"
+	mine := observation(s, 1, "mine")
+	repo := commitBatches(t, s, []memory.Entry{mine})
+	good, lost := observation(s, 2, "theirs"), observation(s, 3, "lost")
+	goodRaw, _ := json.Marshal(good)
+	lostRaw, _ := json.Marshal(lost)
+	d, err := repo.NewDraft(plumbing.ZeroHash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := render.SessionRecordPath(s, "batch01")
+	files := map[string]string{
+		render.SessionRecordPath(s, "batch00"): string(goodRaw) + "\n",
+		broken:                                 string(lostRaw) + "\n" + `{"observation":{"id":5}}` + "\n",
+		strings.TrimSuffix(broken, ".jsonl") + "-2.jsonl": string(lostRaw) + "\n",
+	}
+	for path, data := range files {
+		if err := d.Put(path, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := d.Commit("refs/remotes/origin/agents/other", "theirs\n", time.Unix(5, 0)); err != nil {
+		t.Fatal(err)
+	}
+	mineRaw, _ := json.Marshal(mine)
+	want := []string{string(mineRaw), string(goodRaw)}
+	if got := sessionJSON(t, repo, s); !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
 
