@@ -48,23 +48,22 @@ func (p *Policy) withheldBy(file string) string {
 	return ""
 }
 
-// MatchPath matches a file path against a glob in the manner of .gitignore: "*" and "?"
-// stay within a path segment, "**" spans any number of segments, and a glob without a
-// "/" matches the file's base name. Backslashes count as "/", and case is ignored, so
-// that Windows paths match too.
-func MatchPath(glob, file string) bool { return pathForMatch(file).match(glob) }
-
 // matchedPath is a file path as globs are matched against it.
 type matchedPath struct {
 	base     string
 	segments []string
 }
 
+// pathForMatch makes file ready for matching: backslashes count as "/", and case is
+// ignored, so that Windows paths match too.
 func pathForMatch(file string) matchedPath {
 	file = strings.ToLower(strings.ReplaceAll(file, `\`, "/"))
 	return matchedPath{path.Base(file), strings.Split(strings.TrimPrefix(file, "/"), "/")}
 }
 
+// match matches the path against a glob in the manner of .gitignore: "*" and "?" stay
+// within a path segment, "**" spans any number of segments, and a glob without a "/"
+// matches the file's base name.
 func (f matchedPath) match(glob string) bool {
 	glob = strings.ToLower(glob)
 	if !strings.Contains(glob, "/") {
@@ -100,7 +99,7 @@ func matchSegment(glob, name string) bool {
 // member is a string not empty (the last member of that name, as json.Unmarshal into a
 // map keeps it).
 func pathOf(args json.RawMessage) string {
-	var paths [len(pathKeys)]string
+	var files [len(pathKeys)]string
 	r := reader{data: args}
 	if r.space() != '{' {
 		return ""
@@ -110,9 +109,9 @@ func pathOf(args json.RawMessage) string {
 		if err != nil || r.next(':') != nil {
 			return ""
 		}
-		i, path := slices.Index(pathKeys[:], key), ""
+		i, file := slices.Index(pathKeys[:], key), ""
 		if i >= 0 && r.space() == '"' {
-			path, err = r.str()
+			file, err = r.str()
 		} else {
 			_, err = r.skip()
 		}
@@ -120,7 +119,7 @@ func pathOf(args json.RawMessage) string {
 			return ""
 		}
 		if i >= 0 {
-			paths[i] = path
+			files[i] = file
 		}
 		if more, err = r.more('}'); err != nil {
 			return ""
@@ -129,9 +128,9 @@ func pathOf(args json.RawMessage) string {
 	if !r.end() {
 		return ""
 	}
-	for _, p := range paths {
-		if p != "" {
-			return p
+	for _, f := range files {
+		if f != "" {
+			return f
 		}
 	}
 	return ""
