@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/agmem/agmem/classify"
+	"github.com/agmem/agmem/internal/jsonscan"
 	"github.com/agmem/agmem/memory"
 )
 
@@ -117,14 +119,14 @@ func nativeLine(n Native, p Policy, now time.Time) (Decoded, error) {
 // another type than Native's): Decode's general way then gives the same result, or its
 // error. Arguments and Result are data's bytes: the sanitizer rewrites both.
 func readNative(data []byte) (n Native, ok bool) {
-	r := reader{data: data}
-	if r.space() != '{' {
+	r := jsonscan.New(data)
+	if r.Peek() != '{' {
 		return n, false
 	}
 	hasTool := false
-	for more := r.open('}'); more; {
-		key, err := r.str()
-		if err != nil || r.next(':') != nil {
+	for more := r.Open('}'); more; {
+		key, err := r.Unquote()
+		if err != nil || r.Next(':') != nil {
 			return n, false
 		}
 		for i := 0; i < len(key); i++ {
@@ -132,44 +134,81 @@ func readNative(data []byte) (n Native, ok bool) {
 				return n, false // folded by Unicode's rules, as encoding/json matches names
 			}
 		}
-		ok := true
+		typed := true // the member is of the type Native's member is
 		switch strings.ToLower(key) {
 		case "tool_name":
 			hasTool = true
 			n.ToolName = nil
-			if r.space() == '"' {
+			if r.Peek() == '"' {
 				var s string
-				s, err = r.str()
+				s, err = r.Unquote()
 				n.ToolName = &s
 			} else {
-				ok = r.null()
+				typed = null(&r)
 			}
 		case "arguments":
-			n.Arguments, err = r.skip()
+			n.Arguments, err = r.Skip(1)
 		case "result":
-			n.Result, err = r.skip()
+			n.Result, err = r.Skip(1)
 		case "duration_ms":
-			n.DurationMS, ok = r.float()
+			n.DurationMS, typed = float(&r)
 		case "hook_event_name":
 			return n, false
 		default:
 			if f := n.field(strings.ToLower(key)); f != nil {
-				ok = r.optString(f)
+				typed = optString(&r, f)
 			} else {
-				_, err = r.skip()
+				_, err = r.Skip(1)
 			}
 		}
-		if err != nil || !ok {
+		if err != nil || !typed {
 			return n, false
 		}
-		if more, err = r.more('}'); err != nil {
+		if more, err = r.More('}'); err != nil {
 			return n, false
 		}
 	}
-	if !hasTool || !r.end() {
+	if !hasTool || !r.End() {
 		return n, false
 	}
 	return n, true
+}
+
+// null reads null, and says whether it was.
+func null(r *jsonscan.Scanner) bool {
+	if r.Peek() != 'n' {
+		return false
+	}
+	_, err := r.Literal()
+	return err == nil
+}
+
+// optString reads a string into *dst, or null, which leaves *dst as it is (as
+// encoding/json decodes into a string), and says whether it was either.
+func optString(r *jsonscan.Scanner, dst *string) bool {
+	if r.Peek() != '"' {
+		return null(r)
+	}
+	s, err := r.Unquote()
+	*dst = s
+	return err == nil
+}
+
+// float reads a number into a new float64, or null into nil, and says whether it was
+// either, in float64's range.
+func float(r *jsonscan.Scanner) (*float64, bool) {
+	switch r.Peek() {
+	case 'n':
+		return nil, null(r)
+	case 't', 'f':
+		return nil, false
+	}
+	lit, err := r.Literal()
+	if err != nil {
+		return nil, false
+	}
+	f, err := strconv.ParseFloat(string(lit), 64)
+	return &f, err == nil
 }
 
 // field is the string member of n that a lower-case member name names, or nil.

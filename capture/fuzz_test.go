@@ -2,6 +2,9 @@ package capture
 
 import (
 	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -106,4 +109,129 @@ func longestString(t *testing.T, raw []byte) int {
 		return n
 	}
 	return walk(v)
+}
+
+// FuzzReadNative checks the one-pass reader against encoding/json: a line readNative
+// accepts is a line json.Unmarshal accepts and decodes to the same Native, and the file
+// pathOf finds in its arguments is the one json.Unmarshal into a map finds.
+func FuzzReadNative(f *testing.F) {
+	for _, s := range nativeSample {
+		f.Add([]byte(s.line))
+	}
+	for _, s := range []string{
+		`{"Tool_Name":"Read","ARGUMENTS":{"path":"a","path":null,"file":"b"},"result":"x\u00e9\ud83d\ude00\ud800\"\\\/\b\f\n\r\t"}`,
+		`{"tool\u005fname":"x","tool_name":null,"id":"a","id":null,"duration_ms":-1.5e3,"result":[1,{"a":[]},true,false,null]}`,
+		`{"tool_name":"x","duration_ms":1e400}`,
+		`{"tool_name":"x","arguments":{"file_path":5,"filePath":"\u0000x"},"result":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`,
+		"{\"tool_name\":\"x\xff\",\"\xc3\x28\":1,\"result\":\"a\xe2\x80\"} ",
+		`{"tool_name":"x","k":01}`,
+		`{"tool_name":"x","hook_event_name":null}`,
+		`{"tool_name":"x","ſession_id":"s"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if n, ok := readNative(data); ok {
+			var want Native
+			if err := json.Unmarshal(data, &want); err != nil {
+				t.Fatalf("readNative accepts %q, json.Unmarshal refuses it: %v", data, err)
+			}
+			if !reflect.DeepEqual(n, want) {
+				t.Fatalf("readNative(%q)\n = %+v\nwant %+v", data, n, want)
+			}
+			if got, want := pathOf(n.Arguments), pathOfJSON(n.Arguments); got != want {
+				t.Fatalf("pathOf(%q) = %q, want %q", n.Arguments, got, want)
+			}
+		}
+		if got, want := pathOf(data), pathOfJSON(data); got != want {
+			t.Fatalf("pathOf(%q) = %q, want %q", data, got, want)
+		}
+	})
+}
+
+// FuzzWithhold checks that capture fails closed on any JSON a call's arguments may be:
+// pathOf finds the file encoding/json finds, even past members it skips, the
+// sanitiser's walk reads it, and a call in each shape an agent sends is withheld by the
+// glob that file matches.
+func FuzzWithhold(f *testing.F) {
+	for _, s := range nativeSample {
+		if n, ok := readNative([]byte(s.line)); ok && n.Arguments != nil {
+			f.Add([]byte(n.Arguments))
+		}
+	}
+	for _, s := range []string{
+		`{"file_path":".env"}`, `{"fil\u0065_path":"id_rsa","path":"a"}`, `{"path":"a","path":"","file":".netrc"}`,
+		`{"filePath":5,"path":"x.pem","x":[{"a":"\ud800"},1e9,-0.5,true,false,null]}`, `{"path":"\u002eenv"}`,
+		"{\"path\":\".env\xff\",\"\xc3\x28\":1}", `"{\"path\":\".env\"}"`, `[".env"]`, `null`, ` 5 `, `{}`,
+		`{"notebook_path":"a/.ssh/config","x":` + strings.Repeat(`{"a":`, 100) + `[]` + strings.Repeat(`}`, 100) + `}`,
+	} {
+		f.Add([]byte(s))
+	}
+	p := defaultPolicy()
+	now := time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
+	const result = `"a result long enough to be worth keeping, whatever the arguments are"`
+	shapes := []struct {
+		format   string
+		unquoted bool // the agent's string holding JSON is read as that JSON
+	}{
+		{`{"tool_name":"Read","session_id":"s","arguments":%s,"result":` + result + `}`, false},
+		{`{"hook_event_name":"PostToolUse","session_id":"s","tool_name":"Read","tool_input":%s,"tool_response":` + result + `}`, false},
+		{`{"hook_event_name":"PostToolUse","turn_id":"t","session_id":"s","tool_name":"Read","tool_input":%s,"tool_response":` + result + `}`, false},
+		{`{"hook_event_name":"PostToolBatch","session_id":"s","tool_calls":[{"tool_name":"Read","tool_input":%s,"tool_response":` + result + `}]}`, false},
+		{`{"hook_event_name":"AfterTool","session_id":"s","timestamp":"2025-01-02T03:04:05Z","tool_name":"read_file","tool_input":%s,"tool_response":{"llmContent":` + result + `}}`, false},
+		{`{"hook_event_name":"postToolUse","conversation_id":"s","tool_name":"Read","tool_input":%s,"tool_output":` + result + `}`, true},
+		{`{"hook_event_name":"afterMCPExecution","conversation_id":"s","tool_name":"Read","tool_input":%s,"result_json":` + result + `}`, true},
+	}
+	f.Fuzz(func(t *testing.T, args []byte) {
+		if !json.Valid(args) {
+			return
+		}
+		if got, want := pathOf(args), pathOfJSON(args); got != want {
+			t.Fatalf("pathOf(%s) = %q, encoding/json finds %q", args, got, want)
+		}
+		if inner := fmt.Sprintf(`{"x":%s,"file_path":".env"}`, args); json.Valid([]byte(inner)) && pathOf([]byte(inner)) != ".env" {
+			t.Fatalf("pathOf(%s) misses the file after the member it skips", inner)
+		}
+		s := sanitizer{p: &p}
+		for _, whole := range []int{0, 1} {
+			if out, err := s.json(args, "arguments", whole); err != nil || !json.Valid(out) {
+				t.Fatalf("the walk of %s gives %q, %v", args, out, err)
+			}
+		}
+		quoted, _ := json.Marshal(string(args)) // as Cursor sends some arguments
+		for _, sh := range shapes {
+			for _, input := range [][]byte{args, quoted} {
+				payload := fmt.Sprintf(sh.format, input)
+				if !json.Valid([]byte(payload)) {
+					continue // nested too deep once inside the payload
+				}
+				d, err := Decode([]byte(payload), p, now)
+				if err != nil || len(d.Entries) != 1 {
+					t.Fatalf("Decode(%s) = %d entries, %v", payload, len(d.Entries), err)
+				}
+				if sh.unquoted {
+					input = unquoteJSON(input)
+				}
+				want := p.withheldBy(pathOfJSON(objectOf(input)))
+				if got := d.Entries[0].Observation.Withheld; got != want {
+					t.Fatalf("Decode(%s) withheld by %q, want %q", payload, got, want)
+				}
+			}
+		}
+	})
+}
+
+// pathOfJSON is pathOf by way of encoding/json.
+func pathOfJSON(args []byte) string {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(args, &members) != nil {
+		return ""
+	}
+	for _, k := range pathKeys {
+		var s string
+		if json.Unmarshal(members[k], &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
 }

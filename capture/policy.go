@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agmem/agmem/classify"
+	"github.com/agmem/agmem/internal/jsonscan"
 	"github.com/agmem/agmem/redact"
 )
 
@@ -97,23 +98,25 @@ func matchSegment(glob, name string) bool {
 
 // pathOf returns the file a call's arguments name, or "": the first of pathKeys whose
 // member is a string not empty (the last member of that name, as json.Unmarshal into a
-// map keeps it).
+// map keeps it). The scanner refuses only what encoding/json refuses, so that no file
+// is missed, and withheld contents recorded, for a refusal (FuzzWithhold holds it to
+// that).
 func pathOf(args json.RawMessage) string {
 	var files [len(pathKeys)]string
-	r := reader{data: args}
-	if r.space() != '{' {
+	r := jsonscan.New(args)
+	if r.Peek() != '{' {
 		return ""
 	}
-	for more := r.open('}'); more; {
-		key, err := r.str()
-		if err != nil || r.next(':') != nil {
+	for more := r.Open('}'); more; {
+		key, err := r.Unquote()
+		if err != nil || r.Next(':') != nil {
 			return ""
 		}
 		i, file := slices.Index(pathKeys[:], key), ""
-		if i >= 0 && r.space() == '"' {
-			file, err = r.str()
+		if i >= 0 && r.Peek() == '"' {
+			file, err = r.Unquote()
 		} else {
-			_, err = r.skip()
+			_, err = r.Skip(1)
 		}
 		if err != nil {
 			return ""
@@ -121,11 +124,11 @@ func pathOf(args json.RawMessage) string {
 		if i >= 0 {
 			files[i] = file
 		}
-		if more, err = r.more('}'); err != nil {
+		if more, err = r.More('}'); err != nil {
 			return ""
 		}
 	}
-	if !r.end() {
+	if !r.End() {
 		return ""
 	}
 	for _, f := range files {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/agmem/agmem/internal/jsonscan"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/redact"
 )
@@ -123,12 +124,12 @@ func (s *sanitizer) json(raw json.RawMessage, where string, whole int) (json.Raw
 	if len(raw) == 0 {
 		return raw, nil
 	}
-	wk := walk{s: s, r: reader{data: raw}, where: where, whole: whole}
+	wk := walk{s: s, r: jsonscan.New(raw), where: where, whole: whole}
 	wk.w.Grow(len(raw) + len(raw)/8)
 	if _, err := wk.value("", "", 0); err != nil {
 		return nil, err
 	}
-	if !wk.r.end() {
+	if !wk.r.End() {
 		return nil, errors.New("more than one JSON value")
 	}
 	return wk.w.Bytes(), nil
@@ -137,7 +138,7 @@ func (s *sanitizer) json(raw json.RawMessage, where string, whole int) (json.Raw
 // walk is the rewrite of one JSON value.
 type walk struct {
 	s     *sanitizer
-	r     reader
+	r     jsonscan.Scanner
 	w     bytes.Buffer
 	where string // "arguments" or "result", for the notes of cuts
 	whole int
@@ -152,10 +153,12 @@ func (wk *walk) value(where, key string, depth int) (string, error) {
 	}
 	w := &wk.w
 	start := w.Len()
-	switch c := wk.r.space(); c {
+	switch c := wk.r.Peek(); c {
 	case '{', '[':
 		if depth >= maxDepth {
-			text, err := wk.r.skip()
+			// Bounded as a member's value is, the walk's own levels not counted:
+			// arguments objectOf wrapped may nest a level deeper than JSON allows.
+			text, err := wk.r.Skip(1)
 			if err != nil {
 				return "", err
 			}
@@ -175,14 +178,14 @@ func (wk *walk) value(where, key string, depth int) (string, error) {
 			wk.s.cutAt(where, size)
 		}
 	case '"':
-		t, err := wk.r.str()
+		t, err := wk.r.Unquote()
 		if err != nil {
 			return "", err
 		}
 		writeString(w, wk.s.text(t, key, wk.s.p.MaxValue, where))
 		return t, nil
 	default:
-		lit, err := wk.r.literal()
+		lit, err := wk.r.Literal()
 		if err != nil {
 			return "", err
 		}
@@ -203,24 +206,21 @@ func (wk *walk) value(where, key string, depth int) (string, error) {
 // Kubernetes env lists write them).
 func (wk *walk) container(open byte, where, key string, depth int) error {
 	w := &wk.w
-	close := byte(']')
-	if open == '{' {
-		close = '}'
-	}
+	end := open + 2 // '}' and ']' are two past '{' and '['
 	w.WriteByte(open)
 	secretParent := redact.SecretKey(key)
 	var named string
-	for i, more := 0, wk.r.open(close); more; i++ {
+	for i, more := 0, wk.r.Open(end); more; i++ {
 		if i > 0 {
 			w.WriteByte(',')
 		}
 		childKey, childWhere, name := key, where, ""
 		if open == '{' {
 			var err error
-			if name, err = wk.r.str(); err != nil {
+			if name, err = wk.r.Unquote(); err != nil {
 				return err
 			}
-			if err := wk.r.next(':'); err != nil {
+			if err := wk.r.Next(':'); err != nil {
 				return err
 			}
 			shown := wk.s.text(name, "", maxKey, "")
@@ -244,11 +244,11 @@ func (wk *walk) container(open byte, where, key string, depth int) error {
 		if name == "name" || name == "key" {
 			named = str
 		}
-		if more, err = wk.r.more(close); err != nil {
+		if more, err = wk.r.More(end); err != nil {
 			return err
 		}
 	}
-	w.WriteByte(close)
+	w.WriteByte(end)
 	return nil
 }
 

@@ -1,0 +1,369 @@
+// Package jsonscan reads JSON text in one pass, a token at a time, for the hot paths
+// that encoding/json made slow by checking their input whole and then decoding it
+// again: white space, strings (checked, or unquoted as encoding/json unquotes them),
+// numbers, true, false and null, and whole values skipped without recursion.
+//
+// It accepts exactly what encoding/json accepts, its bound on nesting included: a
+// caller that reads with it in place of encoding/json refuses nothing that
+// encoding/json reads, and reads nothing that it refuses.
+package jsonscan
+
+import (
+	"encoding/binary"
+	"errors"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// ErrSyntax is the one error a Scanner gives: the text is not JSON.
+var ErrSyntax = errors.New("invalid JSON")
+
+// MaxDepth is encoding/json's bound on nesting: the containers a value may be in,
+// itself included.
+const MaxDepth = 10000
+
+// Scanner reads JSON text a token at a time.
+type Scanner struct {
+	data []byte
+	pos  int
+	buf  []byte // scratch for unquoting
+}
+
+// New returns a Scanner that reads data from its start.
+func New(data []byte) Scanner { return Scanner{data: data} }
+
+// Peek skips white space and returns the byte after it, or 0 at the end.
+func (s *Scanner) Peek() byte {
+	for s.pos < len(s.data) {
+		switch c := s.data[s.pos]; c {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return c
+		}
+	}
+	return 0
+}
+
+// Next skips white space and reads the byte c, or fails.
+func (s *Scanner) Next(c byte) error {
+	if s.Peek() != c {
+		return ErrSyntax
+	}
+	s.pos++
+	return nil
+}
+
+// End says whether only white space is left.
+func (s *Scanner) End() bool { return s.Peek() == 0 && s.pos == len(s.data) }
+
+// Open reads the opening delimiter of a container that closes with end, which must be
+// next, and says whether a first member or element follows. Callers bound how deep
+// they open containers themselves; Skip bounds the rest.
+func (s *Scanner) Open(end byte) bool {
+	s.pos++
+	if s.Peek() == end {
+		s.pos++
+		return false
+	}
+	return true
+}
+
+// More reads, after a member or an element of a container that closes with end, the
+// comma before the next one (true) or the closing delimiter (false).
+func (s *Scanner) More(end byte) (bool, error) {
+	switch s.Peek() {
+	case ',':
+		s.pos++
+		return true, nil
+	case end:
+		s.pos++
+		return false, nil
+	}
+	return false, ErrSyntax
+}
+
+// Quoted reads past a string, checking it, and returns its text, quotes and all, and
+// whether it holds an escape.
+func (s *Scanner) Quoted() (text []byte, escaped bool, err error) {
+	if s.Peek() != '"' {
+		return nil, false, ErrSyntax
+	}
+	start := s.pos
+	for i := start + 1; ; {
+		i = run(s.data, i, 0)
+		if i == len(s.data) {
+			return nil, false, ErrSyntax
+		}
+		switch c := s.data[i]; c {
+		case '"':
+			s.pos = i + 1
+			return s.data[start:s.pos:s.pos], escaped, nil
+		case '\\':
+			_, n := escape(s.data[i:])
+			if n == 0 {
+				return nil, false, ErrSyntax
+			}
+			i, escaped = i+n, true
+		default: // a control character
+			return nil, false, ErrSyntax
+		}
+	}
+}
+
+// Unquote reads a string and returns it as encoding/json decodes it: escapes replaced,
+// and invalid UTF-8 and lone surrogates made U+FFFD.
+func (s *Scanner) Unquote() (string, error) {
+	if s.Peek() != '"' {
+		return "", ErrSyntax
+	}
+	start := s.pos + 1
+	i := run(s.data, start, highs)
+	if i < len(s.data) && s.data[i] == '"' {
+		s.pos = i + 1
+		return string(s.data[start:i]), nil
+	}
+	return s.unquote(start, i)
+}
+
+// unquote reads the rest of a string that starts at start and needs no unquoting up
+// to i.
+func (s *Scanner) unquote(start, i int) (string, error) {
+	b := append(s.buf[:0], s.data[start:i]...)
+	for {
+		j := run(s.data, i, highs)
+		b, i = append(b, s.data[i:j]...), j
+		if i == len(s.data) {
+			return "", ErrSyntax
+		}
+		switch c := s.data[i]; {
+		case c == '"':
+			s.pos, s.buf = i+1, b
+			return string(b), nil
+		case c == '\\':
+			r, n := escape(s.data[i:])
+			if n == 0 {
+				return "", ErrSyntax
+			}
+			if utf16.IsSurrogate(r) {
+				// A valid pair makes one character; anything else is a replacement
+				// character for the first half alone.
+				if second, m := escape(s.data[i+n:]); m == 6 {
+					if pair := utf16.DecodeRune(r, second); pair != utf8.RuneError {
+						r, n = pair, n+m
+					}
+				}
+			}
+			b, i = utf8.AppendRune(b, r), i+n // a lone surrogate is appended as U+FFFD
+		case c < ' ':
+			return "", ErrSyntax
+		default:
+			r, size := utf8.DecodeRune(s.data[i:])
+			b, i = utf8.AppendRune(b, r), i+size
+		}
+	}
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// run is where the run of bytes from b[i] ends that are none of a quote, a backslash
+// and a control character, nor, if high is highs, a byte outside ASCII: at one of them
+// or at the end of b. It looks at 8 bytes at a time, with the bit tricks of "Bit
+// Twiddling Hacks": (v-ones)&^v&highs is not 0 exactly when a byte of v is 0, and
+// (v-n*ones)&^v&highs when one is below n.
+func run(b []byte, i int, high uint64) int {
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		quote, backslash := x^('"'*ones), x^('\\'*ones)
+		if ((x-0x20*ones)&^x|(quote-ones)&^quote|(backslash-ones)&^backslash|x&high)&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c < ' ' || c == '"' || c == '\\' || c&byte(high) != 0 {
+			break
+		}
+	}
+	return i
+}
+
+// escape reads the escape that b starts with (its backslash), and returns the code
+// unit it stands for and its length, 0 if it is not one.
+func escape(b []byte) (rune, int) {
+	if len(b) < 2 {
+		return 0, 0
+	}
+	switch c := b[1]; c {
+	case '"', '\\', '/':
+		return rune(c), 2
+	case 'b':
+		return '\b', 2
+	case 'f':
+		return '\f', 2
+	case 'n':
+		return '\n', 2
+	case 'r':
+		return '\r', 2
+	case 't':
+		return '\t', 2
+	case 'u':
+		if len(b) < 6 {
+			return 0, 0
+		}
+		var r rune
+		for _, c := range b[2:6] {
+			switch {
+			case '0' <= c && c <= '9':
+				c -= '0'
+			case 'a' <= c && c <= 'f':
+				c -= 'a' - 10
+			case 'A' <= c && c <= 'F':
+				c -= 'A' - 10
+			default:
+				return 0, 0
+			}
+			r = r*16 + rune(c)
+		}
+		return r, 6
+	}
+	return 0, 0
+}
+
+// Literal reads a number, true, false or null, and returns its text.
+func (s *Scanner) Literal() ([]byte, error) {
+	switch s.Peek() {
+	case 't':
+		return s.word("true")
+	case 'f':
+		return s.word("false")
+	case 'n':
+		return s.word("null")
+	}
+	// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+	b, start := s.data, s.pos
+	i := start
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		i = digits(b, i)
+	default:
+		return nil, ErrSyntax
+	}
+	if i < len(b) && b[i] == '.' {
+		if j := digits(b, i+1); j > i+1 {
+			i = j
+		} else {
+			return nil, ErrSyntax
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if j := digits(b, i); j > i {
+			i = j
+		} else {
+			return nil, ErrSyntax
+		}
+	}
+	s.pos = i
+	return b[start:i], nil
+}
+
+// digits is where the run of digits at b[i:] ends.
+func digits(b []byte, i int) int {
+	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// word reads the literal w, which the next byte starts, and returns its text.
+func (s *Scanner) word(w string) ([]byte, error) {
+	start := s.pos
+	if len(s.data)-start < len(w) || string(s.data[start:start+len(w)]) != w {
+		return nil, ErrSyntax
+	}
+	s.pos += len(w)
+	return s.data[start:s.pos], nil
+}
+
+// Skip reads past the next value, checking it, and returns its text. depth is how
+// many containers around the value are open, for the bound on nesting.
+func (s *Scanner) Skip(depth int) ([]byte, error) {
+	c := s.Peek()
+	start := s.pos
+	switch c {
+	case '"':
+		text, _, err := s.Quoted()
+		return text, err
+	case '{', '[':
+	default:
+		return s.Literal()
+	}
+	// Containers are skipped without recursion, keeping what each open one ends with.
+	var stack [64]byte
+	ends := stack[:0]
+	for {
+		switch c := s.Peek(); c {
+		case '{', '[':
+			if depth+len(ends) >= MaxDepth {
+				return nil, ErrSyntax
+			}
+			end := c + 2 // '}' and ']' are two past '{' and '['
+			if !s.Open(end) {
+				break
+			}
+			ends = append(ends, end)
+			if end == '}' {
+				if err := s.key(); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		case '"':
+			if _, _, err := s.Quoted(); err != nil {
+				return nil, err
+			}
+		default:
+			if _, err := s.Literal(); err != nil {
+				return nil, err
+			}
+		}
+		// A value has ended: close the containers it ends.
+		for {
+			if len(ends) == 0 {
+				return s.data[start:s.pos], nil
+			}
+			more, err := s.More(ends[len(ends)-1])
+			if err != nil {
+				return nil, err
+			}
+			if more {
+				break
+			}
+			ends = ends[:len(ends)-1]
+		}
+		if ends[len(ends)-1] == '}' {
+			if err := s.key(); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+// key reads past a member's name and the colon after it.
+func (s *Scanner) key() error {
+	if _, _, err := s.Quoted(); err != nil {
+		return err
+	}
+	return s.Next(':')
+}

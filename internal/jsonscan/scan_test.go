@@ -1,0 +1,93 @@
+package jsonscan
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestStrings(t *testing.T) {
+	for _, s := range []string{
+		`""`, `"plain"`, `"\u00e9\ud83d\ude00"`, `"\ud800"`, `"\ud800\u0041"`, `"\udc00\ud800"`, `"\ud800\ud800\udc00"`,
+		"\"a\xffb\xc3\x28\xe2\x80\"", `"\"\\\/\b\f\n\r\t"`, `"\u2028\u0000"`, `"\uD83D\uDE00\uFFFF"`,
+		`"a longer string, past eight bytes, then \u00e9 and \n, then plain again \ud800"`,
+	} {
+		var want string
+		if err := json.Unmarshal([]byte(s), &want); err != nil {
+			t.Fatal(err)
+		}
+		r := New([]byte(s))
+		got, err := r.Unquote()
+		if err != nil || got != want || !r.End() {
+			t.Errorf("Unquote(%s) = %q, %v; want %q", s, got, err, want)
+		}
+		r = New([]byte(s))
+		if raw, err := r.Skip(0); err != nil || string(raw) != s {
+			t.Errorf("Skip(%s) = %q, %v", s, raw, err)
+		}
+		r = New([]byte(s))
+		if raw, escaped, err := r.Quoted(); err != nil || string(raw) != s || escaped != strings.Contains(s, `\`) {
+			t.Errorf("Quoted(%s) = %q, %t, %v", s, raw, escaped, err)
+		}
+	}
+	for _, s := range []string{`"`, `"\x"`, `"\u12g4"`, "\"a\tb\"", `"\`, `"\u12"`, `"0123456789abcdef`, "\"0123456789\x00\""} {
+		r := New([]byte(s))
+		if _, err := r.Unquote(); err == nil {
+			t.Errorf("Unquote(%s) accepted", s)
+		}
+		r = New([]byte(s))
+		if _, err := r.Skip(0); err == nil {
+			t.Errorf("Skip(%s) accepted", s)
+		}
+	}
+}
+
+// TestMaxDepth checks the bound on nesting against encoding/json's, at the top and
+// inside a container the caller opened.
+func TestMaxDepth(t *testing.T) {
+	for _, open := range []string{"[", `{"a":`} {
+		for _, n := range []int{MaxDepth - 1, MaxDepth, MaxDepth + 1} {
+			end := "]"
+			if open != "[" {
+				end = "}"
+			}
+			value := strings.Repeat(open, n-1) + "[]" + strings.Repeat(end, n-1)
+			want := json.Valid([]byte(value))
+			r := New([]byte(value))
+			if _, err := r.Skip(0); (err == nil) != want {
+				t.Errorf("Skip(0) of %s nested %d: %v, encoding/json valid: %t", open, n, err, want)
+			}
+			member := `{"m":` + value + `}`
+			want = json.Valid([]byte(member))
+			r = New([]byte(member))
+			r.Open('}')
+			r.Quoted()
+			r.Next(':')
+			if _, err := r.Skip(1); (err == nil) != want {
+				t.Errorf("Skip(1) of %s nested %d: %v, encoding/json valid: %t", open, n, err, want)
+			}
+		}
+	}
+}
+
+// FuzzSkip checks that Skip takes a value exactly when encoding/json does.
+func FuzzSkip(f *testing.F) {
+	for _, s := range []string{
+		`{"observation":{"id":"01A","session_id":"s1","timestamp":"2026-11-30T09:00:01.5Z","tool_name":"Bash","arguments":{"command":"ls -l"},"result":"a\nb\t\"c\"\\ \u00e9 <>&","duration_ms":12}}`,
+		` { "event" : { "id" : "01C" , "x" : [ 1 , -2.5e+3 , true , false , null , { } , [ ] ] } } `,
+		`[1e5,-0.0E-1,"\ud83d\ude00",{"a":[{}]}]`,
+		`{"x":01}`, `{"x":1.}`, `{"x":"a` + "\t" + `b"}`, `{"x":"\x"}`, `{"x":"\u12"}`, `{"x":tru}`, `{"x":[1,]}`,
+		`{"id":"01A",}`, `{"id":"01A"}}`, `{"id":"01A"} x`, `{"id":"01A"}` + "\x00", `"` + strings.Repeat("a", 20),
+		"\"\xff\xc3\x28\"",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s := New(b)
+		_, err := s.Skip(0)
+		ok := err == nil && s.End()
+		if valid := json.Valid(b); ok != valid {
+			t.Fatalf("Skip takes %q: %t, encoding/json: %t", b, ok, valid)
+		}
+	})
+}
