@@ -2,11 +2,11 @@ package history
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"time"
 	"unicode/utf8"
 
+	"github.com/agmem/agmem/internal/jsonscan"
 	"github.com/agmem/agmem/memory"
 )
 
@@ -93,77 +93,76 @@ func decodeHead(line []byte) (entryHead, error) {
 // other (a key in another case, with an escape, a repeated member…), to be read by
 // decodeHead; it never says ok of a line that is not JSON.
 func scanHead(line []byte) (h headFields, event bool, ok bool) {
-	s := scanner{b: line}
-	if !s.skip('{') || s.peek() != '"' {
+	s := jsonscan.New(line)
+	if s.Peek() != '{' || !s.Open('}') {
 		return
 	}
-	key, plain := s.str()
+	key, escaped, err := s.Quoted()
 	switch {
-	case plain && string(key) == "observation":
-	case plain && string(key) == "event":
+	case err != nil || escaped:
+		return
+	case string(key) == `"observation"`:
+	case string(key) == `"event"`:
 		event = true
 	default:
 		return
 	}
-	if !s.skip(':') || !s.skip('{') {
+	if s.Next(':') != nil || s.Peek() != '{' {
 		return
 	}
 	var seen [len(headKeys)]bool
-	for first := true; ; first = false {
-		if first && s.skip('}') {
-			break
-		}
-		if s.peek() != '"' {
+	for more := s.Open('}'); more; {
+		if !h.member(&s, &seen) {
 			return
 		}
-		key, plain := s.str()
-		k := headKey(key)
-		if !plain || k == badKey || !s.skip(':') {
-			return
-		}
-		if k == otherKey {
-			if !s.value(0) {
-				return
-			}
-		} else {
-			if seen[k] || s.peek() != '"' {
-				return
-			}
-			seen[k] = true
-			start := s.i
-			v, plain := s.str()
-			switch {
-			case v == nil:
-				return
-			case k == timestampKey:
-				// What the decoder gives time.Time: the literal, quotes, escapes and all.
-				if h.Timestamp.UnmarshalJSON(line[start:s.i]) != nil {
-					return
-				}
-			case !plain || !utf8.Valid(v):
-				return // the decoder would unescape or mend it
-			case k == idKey:
-				h.ID = string(v)
-			case k == sessionKey:
-				h.SessionID = string(v)
-			case k == toolKey:
-				h.ToolName = string(v)
-			}
-		}
-		if s.skip('}') {
-			break
-		}
-		if !s.skip(',') {
+		if more, err = s.More('}'); err != nil {
 			return
 		}
 	}
-	if !s.skip('}') {
-		return
-	}
-	if s.ws(); s.i != len(line) {
+	more, err := s.More('}')
+	if more || err != nil || !s.End() {
 		return
 	}
 	return h, event, true
+}
+
+// member reads a member of the observation or the event into h, and says false of one
+// that is not as scanHead reads it.
+func (h *headFields) member(s *jsonscan.Scanner, seen *[len(headKeys)]bool) bool {
+	key, escaped, err := s.Quoted()
+	if err != nil || escaped || s.Next(':') != nil {
+		return false
+	}
+	k := headKey(key[1 : len(key)-1])
+	switch {
+	case k == badKey:
+		return false
+	case k == otherKey:
+		_, err = s.Skip(2) // in the line's object and the observation's
+		return err == nil
+	case seen[k] || s.Peek() != '"':
+		return false
+	}
+	seen[k] = true
+	v, escaped, err := s.Quoted()
+	switch {
+	case err != nil:
+		return false
+	case k == timestampKey:
+		// What the decoder gives time.Time: the literal, quotes, escapes and all.
+		return h.Timestamp.UnmarshalJSON(v) == nil
+	case escaped || !utf8.Valid(v):
+		return false // the decoder would unescape or mend it
+	}
+	switch v = v[1 : len(v)-1]; k {
+	case idKey:
+		h.ID = string(v)
+	case sessionKey:
+		h.SessionID = string(v)
+	case toolKey:
+		h.ToolName = string(v)
+	}
+	return true
 }
 
 var headKeys = [...]string{"id", "session_id", "timestamp", "tool_name"}
@@ -195,216 +194,4 @@ func headKey(key []byte) int {
 		}
 	}
 	return otherKey
-}
-
-// scanner reads JSON as encoding/json's checkValid does, or stops.
-type scanner struct {
-	b []byte
-	i int
-}
-
-// maxDepth bounds how deep value goes, far below encoding/json's own limit.
-const maxDepth = 1000
-
-func (s *scanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-// peek is the next byte that is not white space, or 0 at the end.
-func (s *scanner) peek() byte {
-	s.ws()
-	if s.i == len(s.b) {
-		return 0
-	}
-	return s.b[s.i]
-}
-
-// skip moves past c, the next byte that is not white space, and says whether it was.
-func (s *scanner) skip(c byte) bool {
-	if s.peek() != c {
-		return false
-	}
-	s.i++
-	return true
-}
-
-// str reads the string at s.i: what is between its quotes (nil if it is not a valid
-// string) and whether that holds no escape.
-func (s *scanner) str() (raw []byte, plain bool) {
-	start := s.i + 1
-	i, plain := start, true
-	for {
-		for i+8 <= len(s.b) && !special(binary.LittleEndian.Uint64(s.b[i:])) {
-			i += 8
-		}
-		if i == len(s.b) {
-			return nil, false
-		}
-		switch c := s.b[i]; {
-		case c == '"':
-			s.i = i + 1
-			return s.b[start:i:i], plain
-		case c == '\\':
-			plain = false
-			n := escapeLen(s.b[i+1:])
-			if n == 0 {
-				return nil, false
-			}
-			i += 1 + n
-		case c < 0x20:
-			return nil, false
-		default:
-			i++
-		}
-	}
-}
-
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// special says whether one of the 8 bytes in x is a quote, a backslash or a control
-// character, with the bit tricks of "Bit Twiddling Hacks": (v-ones)&^v&highs is not 0
-// exactly when a byte of v is 0, and (v-n*ones)&^v&highs when one is below n.
-func special(x uint64) bool {
-	quote, backslash := x^('"'*ones), x^('\\'*ones)
-	return ((x-0x20*ones)&^x|(quote-ones)&^quote|(backslash-ones)&^backslash)&highs != 0
-}
-
-// escapeLen is the length of the escape that b starts (after its backslash), 0 if it
-// is not one.
-func escapeLen(b []byte) int {
-	if len(b) == 0 {
-		return 0
-	}
-	switch b[0] {
-	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		return 1
-	case 'u':
-		if len(b) < 5 {
-			return 0
-		}
-		for _, c := range b[1:5] {
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return 0
-			}
-		}
-		return 5
-	}
-	return 0
-}
-
-// value moves past the value at s.i, and says whether it was valid.
-func (s *scanner) value(depth int) bool {
-	if depth > maxDepth {
-		return false
-	}
-	switch s.peek() {
-	case '"':
-		raw, _ := s.str()
-		return raw != nil
-	case '{':
-		s.i++
-		if s.skip('}') {
-			return true
-		}
-		for {
-			if s.peek() != '"' {
-				return false
-			}
-			if key, _ := s.str(); key == nil || !s.skip(':') || !s.value(depth+1) {
-				return false
-			}
-			if s.skip('}') {
-				return true
-			}
-			if !s.skip(',') {
-				return false
-			}
-		}
-	case '[':
-		s.i++
-		if s.skip(']') {
-			return true
-		}
-		for {
-			if !s.value(depth + 1) {
-				return false
-			}
-			if s.skip(']') {
-				return true
-			}
-			if !s.skip(',') {
-				return false
-			}
-		}
-	case 't':
-		return s.literal("true")
-	case 'f':
-		return s.literal("false")
-	case 'n':
-		return s.literal("null")
-	default:
-		return s.number()
-	}
-}
-
-func (s *scanner) literal(word string) bool {
-	if !bytes.HasPrefix(s.b[s.i:], []byte(word)) {
-		return false
-	}
-	s.i += len(word)
-	return true
-}
-
-// number moves past a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func (s *scanner) number() bool {
-	b, i := s.b, s.i
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && '1' <= b[i] && b[i] <= '9':
-		i = digits(b, i)
-	default:
-		return false
-	}
-	if i < len(b) && b[i] == '.' {
-		if j := digits(b, i+1); j > i+1 {
-			i = j
-		} else {
-			return false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if j := digits(b, i); j > i {
-			i = j
-		} else {
-			return false
-		}
-	}
-	s.i = i
-	return true
-}
-
-// digits is where the run of digits at b[i:] ends.
-func digits(b []byte, i int) int {
-	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-		i++
-	}
-	return i
 }
