@@ -3,13 +3,10 @@ package capture
 import (
 	"encoding/json"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/agmem/agmem/internal/testsource"
 )
 
 // BenchmarkDecodeNative decodes native lines as scripts/bench's ingest row writes
@@ -32,39 +29,19 @@ func BenchmarkDecodeNative(b *testing.B) {
 	}
 }
 
-// sourceLines are n native lines of 1 KiB pieces of the Go tree's sources, the pieces
-// of one file in every 16, from all over the tree.
+// sourceLines are n native lines of pieces of the Go tree's sources.
 func sourceLines(b *testing.B, n int) [][]byte {
-	root := filepath.Join(runtime.GOROOT(), "src")
 	var lines [][]byte
-	files := 0
-	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || len(lines) == n {
-			return err
-		}
-		if files++; files%16 != 0 {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		for ; len(data) >= 1000 && len(lines) < n; data = data[1000:] {
-			line, _ := json.Marshal(map[string]any{
-				"tool_name":   "read_file",
-				"tool_use_id": fmt.Sprintf("toolu_%08d", len(lines)),
-				"arguments":   map[string]string{"path": rel},
-				"result":      strings.ToValidUTF8(string(data[:1000]), "?"),
-				"session_id":  "bench-ingest",
-				"timestamp":   "2026-11-30T09:00:00Z",
-			})
-			lines = append(lines, line)
-		}
-		return nil
-	})
-	if len(lines) == 0 {
-		b.Skip("no Go sources under " + root)
+	for i, piece := range testsource.Pieces(b, n) {
+		line, _ := json.Marshal(map[string]any{
+			"tool_name":   "read_file",
+			"tool_use_id": fmt.Sprintf("toolu_%08d", i),
+			"arguments":   map[string]string{"path": piece.File},
+			"result":      piece.Text,
+			"session_id":  "bench-ingest",
+			"timestamp":   "2026-11-30T09:00:00Z",
+		})
+		lines = append(lines, line)
 	}
 	return lines
 }

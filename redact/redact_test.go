@@ -1,13 +1,11 @@
 package redact
 
 import (
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/agmem/agmem/internal/testsource"
 )
 
 func TestText(t *testing.T) {
@@ -203,29 +201,11 @@ func TestCut(t *testing.T) {
 // bench records them: "token", "key" and "secret" are common words there, and "s." is
 // everywhere.
 func BenchmarkFindSource(b *testing.B) {
-	root := filepath.Join(runtime.GOROOT(), "src")
-	var texts []string
-	files := 0
-	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || len(texts) == 512 {
-			return err
-		}
-		if files++; files%16 != 0 {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		for ; err == nil && len(data) >= 1000 && len(texts) < 512; data = data[1000:] {
-			texts = append(texts, strings.ToValidUTF8(string(data[:1000]), "?"))
-		}
-		return err
-	})
-	if len(texts) == 0 {
-		b.Skip("no Go sources under " + root)
-	}
+	pieces := testsource.Pieces(b, 512)
 	r := Default()
 	b.SetBytes(1000)
 	for i := 0; b.Loop(); i++ {
-		r.Find(texts[i%len(texts)])
+		r.Find(pieces[i%len(pieces)].Text)
 	}
 }
 
