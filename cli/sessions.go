@@ -84,24 +84,13 @@ func listSessions(repo memrepo.Repo) ([]sessionRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	fromGit, err := history.Sessions(git, func(id string) bool { return known[id] })
+	fromGit, err := history.Summaries(git, func(id string) bool { return known[id] })
 	if err != nil {
 		return nil, fmt.Errorf("read sessions from git: %w", err)
 	}
-	for id, found := range fromGit {
-		entries := found.Entries
-		r := sessionRow{ID: id, From: "git", Repo: found.Repo, First: entries[0].Time(), Last: entries[len(entries)-1].Time()}
-		for _, en := range entries {
-			if en.Observation != nil {
-				r.Observations++
-			} else {
-				r.Events++
-			}
-			if r.Source == "" {
-				r.Source = en.Source()
-			}
-		}
-		rows = append(rows, r)
+	for id, s := range fromGit {
+		rows = append(rows, sessionRow{ID: id, First: s.First, Last: s.Last, Observations: s.Observations,
+			Events: s.Events, Source: s.Source, From: "git", Repo: s.Repo})
 	}
 	sort.SliceStable(rows, func(a, b int) bool { return rows[a].Last.Before(rows[b].Last) })
 	return rows, nil
