@@ -14,9 +14,10 @@ import (
 type lineHead struct {
 	id, session string
 	at          time.Time
+	event       bool // the line holds an event, not an observation
 }
 
-// readHead reads a line's id, session and time, and checks what Entry.Validate checks;
+// readHead reads a line's id, session and time, and whether it is an event, and checks what Entry.Validate checks;
 // every other member is scanned, not kept, unless whole is set: then the line is read
 // as an entry in full, every member of the type it must have.
 func readHead(line []byte, whole bool) (lineHead, error) {
@@ -28,7 +29,7 @@ func readHead(line []byte, whole bool) (lineHead, error) {
 		if err := e.Validate(); err != nil {
 			return lineHead{}, err
 		}
-		return lineHead{id: e.ID(), session: e.Session(), at: e.Time()}, nil
+		return lineHead{id: e.ID(), session: e.Session(), at: e.Time(), event: e.Event != nil}, nil
 	}
 	var eh entryHead
 	h, event, ok := scanHead(line)
@@ -50,7 +51,7 @@ func readHead(line []byte, whole bool) (lineHead, error) {
 	if got == nil {
 		got = eh.Event
 	}
-	return lineHead{id: got.ID, session: got.SessionID, at: got.Timestamp}, nil
+	return lineHead{id: got.ID, session: got.SessionID, at: got.Timestamp, event: eh.Event != nil}, nil
 }
 
 // entryHead is what the first pass reads of an entry.

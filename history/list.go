@@ -126,12 +126,12 @@ func (t *tally) read(rd *reading, rec record) error {
 	}
 	broken := false
 	err := rd.eachLine(rec, func(line []byte) error {
-		h, event, err := readKind(line, fetched)
+		h, err := readHead(line, fetched)
 		if err != nil {
 			broken = true
 			return err
 		}
-		into.count(h, event, line, t)
+		into.count(h, line, t)
 		return nil
 	})
 	switch {
@@ -148,9 +148,9 @@ func (t *tally) read(rd *reading, rec record) error {
 	return nil
 }
 
-// count counts line, an entry with head h (an event if event is set), unless t or
-// before (what was counted before the record being read) has counted its id.
-func (t *tally) count(h lineHead, event bool, line []byte, before *tally) {
+// count counts line, an entry with head h, unless t or before (what was counted before
+// the record being read) has counted its id.
+func (t *tally) count(h lineHead, line []byte, before *tally) {
 	if t.ids[h.id] || before.ids[h.id] {
 		return
 	}
@@ -168,7 +168,7 @@ func (t *tally) count(h lineHead, event bool, line []byte, before *tally) {
 	if !h.at.Before(s.Last) {
 		s.Last = h.at
 	}
-	if event {
+	if h.event {
 		s.Events++
 	} else {
 		s.Observations++
@@ -211,32 +211,6 @@ func (t *tally) add(rec *tally) {
 			s.Source, s.sourceAt = r.Source, r.sourceAt
 		}
 	}
-}
-
-// readKind is readHead that says too whether line is an event, which readHead does not
-// keep: scanning a line of this repo's own a second time for it took a third of the
-// time a listing took.
-func readKind(line []byte, fetched bool) (h lineHead, event bool, err error) {
-	if !fetched {
-		if f, event, ok := scanHead(line); ok {
-			eh := entryHead{Observation: &f}
-			if event {
-				eh = entryHead{Event: &f}
-			}
-			return lineHead{id: f.ID, session: f.SessionID, at: f.Timestamp}, event, eh.entry().Validate()
-		}
-	}
-	h, err = readHead(line, fetched)
-	return h, err == nil && isEvent(line), err
-}
-
-// isEvent says whether line, an entry readHead has read, is an event.
-func isEvent(line []byte) bool {
-	if _, event, ok := scanHead(line); ok {
-		return event
-	}
-	eh, _ := decodeHead(line) // it was read: what it holds is known, whatever a member's type
-	return eh.Event != nil
 }
 
 // sourceOf is the source that line, an entry readHead has read, names, as
