@@ -126,8 +126,14 @@ type packedBlob struct {
 
 func (b *packedBlob) Read(p []byte) (int, error) {
 	n, err := b.zr.Read(p)
-	if b.left -= int64(n); b.left < 0 || err == io.EOF && b.left > 0 {
+	b.left -= int64(n)
+	switch {
+	case b.left < 0, err == io.EOF && b.left > 0:
 		return n, fmt.Errorf("blob %s: its size is not what its pack says", b.hash)
+	case err != nil && err != io.EOF:
+		// Not passed on as it is: the io.ErrUnexpectedEOF of a stream cut short reads as
+		// the end of the blob to a caller of io.ReadFull.
+		return n, fmt.Errorf("blob %s: %v", b.hash, err)
 	}
 	return n, err
 }

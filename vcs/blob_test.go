@@ -2,12 +2,15 @@ package vcs
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -69,5 +72,55 @@ func TestOpenFileAgreesWithGit(t *testing.T) {
 	if rd, err := r.OpenFile(h, "sessions/s1/b1.jsonl"); err == nil {
 		rd.Close()
 		t.Errorf("OpenFile of a blob whose pack is gone: no error")
+	}
+}
+
+// A blob whose pack entry is cut short is an error to a reader that takes
+// io.ErrUnexpectedEOF from io.ReadFull as the end, as history's does: never short data.
+func TestOpenFileCutShortPack(t *testing.T) {
+	r, dir := newRepo(t)
+	var text strings.Builder
+	rng := rand.New(rand.NewPCG(1, 2))
+	for text.Len() < 200000 { // text that compresses little, so its entry is long
+		fmt.Fprintf(&text, "line %d %x\n", text.Len(), rng.Uint64())
+	}
+	d, _ := commitFiles(t, r, map[string]string{"sessions/s1/b1.jsonl": text.String()}, "m\n")
+	if err := r.Materialize(d.Changes()); err != nil {
+		t.Fatal(err)
+	}
+	packs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack"))
+	if len(packs) != 1 {
+		t.Fatalf("%d packs", len(packs))
+	}
+	idx, err := readPackIndex(strings.TrimSuffix(packs[0], ".pack") + ".idx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, err := idx.FindOffset(plumbing.ComputeHash(plumbing.BlobObject, []byte(text.String())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := revParse(t, dir, "HEAD")
+	if rd, err := r.OpenFile(head, "sessions/s1/b1.jsonl"); err == nil {
+		rd.Close() // the trees are read, and kept: the pack may hold them after the blob
+	}
+	if err := os.Truncate(packs[0], at+20000); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := r.OpenFile(head, "sessions/s1/b1.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	read := 0
+	for {
+		n, err := io.ReadFull(rd, make([]byte, 4096))
+		read += n
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			t.Fatalf("read %d of %d bytes, then %v: the cut reads as the end", read, text.Len(), err)
+		}
+		if err != nil {
+			break
+		}
 	}
 }
