@@ -17,10 +17,12 @@ func TestLockWaitsForAFlushThatMakesProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const timeout = 400 * time.Millisecond
+	// Marks ten times a timeout, so that a loaded machine (CI) that runs the marker late
+	// does not make the holder look stuck.
+	const timeout = time.Second
 	go func() {
-		for i := 0; i < 12; i++ { // three timeouts' worth of rounds
-			time.Sleep(timeout / 4)
+		for i := 0; i < 30; i++ { // three timeouts' worth of rounds
+			time.Sleep(timeout / 10)
 			markProgress(dir)
 		}
 		held.Release()
