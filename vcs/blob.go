@@ -124,6 +124,8 @@ type packedBlob struct {
 	hash plumbing.Hash
 }
 
+// Read inflates the next bytes of the blob; a stream longer or shorter than the entry's
+// size, or cut short, is an error.
 func (b *packedBlob) Read(p []byte) (int, error) {
 	n, err := b.zr.Read(p)
 	b.left -= int64(n)
@@ -138,6 +140,7 @@ func (b *packedBlob) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Close closes the inflater and the pack file.
 func (b *packedBlob) Close() error {
 	b.zr.Close()
 	return b.f.Close()
@@ -155,6 +158,7 @@ type packIndex struct {
 	idx  *idxfile.MemoryIndex
 }
 
+// load returns the indexes of the packs in dir, reading them the first time.
 func (c *packIndexes) load(dir string) ([]packIndex, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -181,6 +185,7 @@ func (c *packIndexes) load(dir string) ([]packIndex, error) {
 	return packs, nil
 }
 
+// forget drops the indexes read: packs were added or removed.
 func (c *packIndexes) forget() {
 	c.mu.Lock()
 	c.packs = nil
