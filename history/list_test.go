@@ -160,14 +160,11 @@ func TestSummariesFetched(t *testing.T) {
 	}
 }
 
-// 10,000 observations of about 1 KiB in one batch, as BenchmarkSessionJSON.
+// 10,000 observations of about 1 KiB in one batch (benchBatch), each naming its source.
 func BenchmarkSummaries(b *testing.B) {
-	const s = "bench"
-	var batch []memory.Entry
-	text := strings.Repeat("\tif err != nil {\n\t\treturn fmt.Errorf(\"read %s: %w\", name, err)\n\t}\n", 16)
-	for i := 0; i < 10000; i++ {
-		batch = append(batch, from(observation(s, i, text[:1000]), "native"))
-	}
+	s, batch := benchBatch(func(s string, i int, text string) memory.Entry {
+		return from(observation(s, i, text), "native")
+	})
 	repo := commitBatches(b, s, batch)
 	b.ReportAllocs()
 	for b.Loop() {

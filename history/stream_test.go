@@ -204,14 +204,21 @@ func TestSessionJSONBrokenRecord(t *testing.T) {
 	}
 }
 
-// 10,000 observations of about 1 KiB in one batch, as the ingest bench replays 100,000.
-func BenchmarkSessionJSON(b *testing.B) {
+// benchBatch is 10,000 observations of about 1 KiB of session "bench", each made by
+// entry from its number and text, as the ingest bench replays 100,000.
+func benchBatch(entry func(session string, i int, text string) memory.Entry) (string, []memory.Entry) {
 	const s = "bench"
 	var batch []memory.Entry
 	text := strings.Repeat("\tif err != nil {\n\t\treturn fmt.Errorf(\"read %s: %w\", name, err)\n\t}\n", 16)
 	for i := 0; i < 10000; i++ {
-		batch = append(batch, observation(s, i, text[:1000]))
+		batch = append(batch, entry(s, i, text[:1000]))
 	}
+	return s, batch
+}
+
+// 10,000 observations of about 1 KiB in one batch (benchBatch).
+func BenchmarkSessionJSON(b *testing.B) {
+	s, batch := benchBatch(observation)
 	repo := commitBatches(b, s, batch)
 	var size int64
 	for _, part := range render.SessionRecordParts(s, "batch00", batch) {
