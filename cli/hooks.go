@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"debug/buildinfo"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -210,13 +211,28 @@ func agmemBinary() (string, error) {
 
 // recordBinary is what hooks run to record: agmem-record beside this agmem when it is
 // there, as "go install . ./cmd/..." puts it (it starts faster, linking no git code),
-// else this agmem.
+// and of the same build; else this agmem. An agmem-record left from an earlier version,
+// when agmem alone was upgraded, could not record into a journal a newer agmem wrote.
 func recordBinary(self string) string {
 	path := filepath.Join(filepath.Dir(self), hooks.RecordBinary)
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 && sameBuild(self, path) {
 		return path
 	}
 	return self
+}
+
+// sameBuild says whether the binaries a and b were built together: of the same version
+// of agmem, by the same Go, with the same settings (the VCS revision among them).
+func sameBuild(a, b string) bool {
+	ia, err := buildinfo.ReadFile(a)
+	if err != nil {
+		return false
+	}
+	ib, err := buildinfo.ReadFile(b)
+	if err != nil {
+		return false
+	}
+	return ia.GoVersion == ib.GoVersion && ia.Main.Version == ib.Main.Version && slices.Equal(ia.Settings, ib.Settings)
 }
 
 func runHooksInstall(c *ucli.Context, r hooksRun) error {
@@ -319,12 +335,15 @@ func runHooksStatus(e *env, asJSON bool) error {
 			}
 			for _, rec := range st.Recorders {
 				fmt.Fprintf(e.stdout, "  records into %s with %s", orDiscovered(rec.Repo), rec.Binary)
-				if slices.Contains(st.MissingBinaries, rec.Binary) {
-					reinstall := fmt.Sprintf("agmem hooks install %s --scope %s", st.Agent, st.Scope)
-					if rec.Repo != "" {
-						reinstall += " --repo " + hooks.ShellQuote(rec.Repo)
-					}
+				reinstall := fmt.Sprintf("agmem hooks install %s --scope %s", st.Agent, st.Scope)
+				if rec.Repo != "" {
+					reinstall += " --repo " + hooks.ShellQuote(rec.Repo)
+				}
+				switch {
+				case slices.Contains(st.MissingBinaries, rec.Binary):
 					fmt.Fprintf(e.stdout, ": no such file, so these hooks fail (run %q to have them run this agmem)", reinstall)
+				case filepath.Base(rec.Binary) == hooks.RecordBinary && filepath.IsAbs(rec.Binary) && self != "" && !sameBuild(self, rec.Binary):
+					fmt.Fprintf(e.stdout, ": not of this agmem's build, and maybe older than its journal (install both with \"go install . ./cmd/...\", or run %q to have them run this agmem)", reinstall)
 				}
 				fmt.Fprintln(e.stdout)
 			}

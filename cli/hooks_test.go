@@ -19,13 +19,19 @@ import (
 // runs it, with a real PostToolUse payload on stdin; the observation is then in the
 // memory repo. Run when the memory repo is gone, the same command fails with 1, not the 2
 // that Claude Code reads as "block". With agmem-record beside agmem, as "go install .
-// ./cmd/..." puts it, the hooks run agmem-record, and all of this holds as well.
+// ./cmd/..." puts it, the hooks run agmem-record, and all of this holds as well; not an
+// agmem-record of another build, which may be older than the journal.
 func TestInstalledClaudeHookRecordsFromAnywhere(t *testing.T) {
-	t.Run("agmem alone", func(t *testing.T) { installedClaudeHook(t, false, "tools/agmem' record --repo ") })
-	t.Run("agmem-record beside it", func(t *testing.T) { installedClaudeHook(t, true, "tools/agmem-record' --repo ") })
+	t.Run("agmem alone", func(t *testing.T) { installedClaudeHook(t, "", "tools/agmem' record --repo ") })
+	t.Run("agmem-record beside it", func(t *testing.T) { installedClaudeHook(t, "same", "tools/agmem-record' --repo ") })
+	t.Run("agmem-record of another build beside it", func(t *testing.T) {
+		installedClaudeHook(t, "other", "tools/agmem' record --repo ")
+	})
 }
 
-func installedClaudeHook(t *testing.T, recordBeside bool, runs string) {
+// installedClaudeHook runs the story with beside agmem nothing (""), agmem-record of
+// the same build ("same"), or agmem-record built with other flags ("other").
+func installedClaudeHook(t *testing.T, beside, runs string) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "ana's tools", "agmem")
 	repo := filepath.Join(dir, `ana's "agent" memory`)
@@ -36,8 +42,12 @@ func installedClaudeHook(t *testing.T, recordBeside bool, runs string) {
 		}
 	}
 	linkAgmemAt(t, bin)
-	if recordBeside {
-		linkAgmemAt(t, filepath.Join(filepath.Dir(bin), "agmem-record"))
+	record := filepath.Join(filepath.Dir(bin), "agmem-record")
+	switch beside {
+	case "same":
+		linkAgmemAt(t, record)
+	case "other":
+		buildOtherRecord(t, record)
 	}
 	run := func(wd, stdin string, args ...string) string {
 		t.Helper()
@@ -93,6 +103,24 @@ func installedClaudeHook(t *testing.T, recordBeside bool, runs string) {
 	var exit *exec.ExitError
 	if err := hook.Run(); !errors.As(err, &exit) || exit.ExitCode() != 1 {
 		t.Fatalf("the hook with its memory repo gone: %v, want exit status 1", err)
+	}
+
+	if beside == "same" { // agmem alone upgraded: the hooks' agmem-record is of another build
+		buildOtherRecord(t, record)
+		if out := run(project, "", "hooks", "status"); !strings.Contains(out, "agmem-record: not of this agmem's build") {
+			t.Errorf("hooks status, the hooks' agmem-record of another build:\n%s", out)
+		}
+	}
+}
+
+// buildOtherRecord builds agmem-record at path with flags of its own: a build other
+// than the agmem under test.
+func buildOtherRecord(t *testing.T, path string) {
+	t.Helper()
+	os.Remove(path)
+	build := exec.Command("go", "build", "-ldflags=-s", "-o", path, "github.com/agmem/agmem/cmd/agmem-record")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build agmem-record: %v\n%s", err, out)
 	}
 }
 
