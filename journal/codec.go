@@ -65,7 +65,9 @@ func entryJSON(stored []byte) ([]byte, error) {
 		return stored, nil
 	case tagObservation, tagEvent:
 		size, n := binary.Uvarint(stored[1:])
-		if n <= 0 || size > maxEntryJSON {
+		// An LZ4 block expands at most 255 times: a larger length is a lie, not to be
+		// allocated.
+		if n <= 0 || size > maxEntryJSON || size > 255*uint64(len(stored)-1-n)+16 {
 			return nil, damage("an entry's length is unreadable")
 		}
 		raw := make([]byte, size)

@@ -55,7 +55,7 @@ func TestEntriesStoredCompressed(t *testing.T) {
 }
 
 // A journal of schema 1 holds entries as plain JSON: they are read as they are, a flush
-// commits them, and the first write moves the journal to schema 2.
+// commits them, and the first write moves the journal to SchemaVersion.
 func TestSchema1EntriesRead(t *testing.T) {
 	j := newJournal(t)
 	writeSchema(t, j.Path(), "1")
@@ -119,6 +119,7 @@ func TestBrokenEntryIsDamage(t *testing.T) {
 	for name, stored := range map[string][]byte{
 		"cut length":   {tagObservation, 0xff, 0xff, 0xff},
 		"huge length":  {tagObservation, 0xff, 0xff, 0xff, 0xff, 0x7f},
+		"long length":  {tagObservation, 0x80, 0x80, 0x80, 0x80, 0x04, 0}, // 1 GiB claimed for a byte: never allocated
 		"cut block":    compressed(tagObservation, `{"observation":{"id":"x","tool_name":"read_file"}}`)[:8],
 		"length lie":   append([]byte{tagObservation, 99}, compressed(tagObservation, `{"observation":{"id":"x"}}`)[2:]...),
 		"neither kind": compressed(tagObservation, `{"observatioo":{"id":"x"}}`),

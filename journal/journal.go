@@ -23,9 +23,12 @@ import (
 )
 
 // SchemaVersion is the layout of the buckets below. A journal written by a newer agmem
-// is refused rather than misread. 2: entries are stored compressed (codec.go); a
-// journal of schema 1 is read as it is and moves to 2 with its next write.
-const SchemaVersion = 2
+// is refused rather than misread. 3: entries are stored as LZ4 blocks (codec.go); a
+// journal of schema 1 (plain JSON) is read as it is and moves to 3 with its next write.
+// Schema 2 was development builds' only, never released, whose S2 entries read as
+// damage; it is 3 so that such a build refuses a journal of this one rather than
+// writing into it entries this one cannot read.
+const SchemaVersion = 3
 
 var schemaValue = []byte(strconv.Itoa(SchemaVersion))
 
