@@ -284,7 +284,7 @@ func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time, sessio
 			go func() {
 				defer wg.Done()
 				for i := w; i < len(chunk); i += workers {
-					results[i] = decodeLine(chunk[i].line, p, now, session)
+					results[i] = safely(func() lineResult { return decodeLine(chunk[i].line, p, now, session) })
 				}
 			}()
 		}
@@ -354,6 +354,18 @@ func decodeLine(line []byte, p capture.Policy, now time.Time, session string) li
 		res.entries = append(res.entries, pr)
 	}
 	return res
+}
+
+// safely runs decode, in a worker goroutine: a panic there would pass Main's recover by
+// and exit 2, which agents read as "block". It makes the line a bad one instead,
+// reported with the others.
+func safely(decode func() lineResult) (res lineResult) {
+	defer func() {
+		if v := recover(); v != nil {
+			res = lineResult{err: fmt.Errorf("internal error: %v", v)}
+		}
+	}()
+	return decode()
 }
 
 // readLine reads one line of at most limit bytes; of a longer one it keeps nothing and
