@@ -221,9 +221,17 @@ func recordBinary(self string) string {
 	return self
 }
 
-// sameBuild says whether the binaries a and b were built together: of the same version
-// of agmem, by the same Go, with the same settings (the VCS revision among them).
+// sameBuild says whether the binaries a and b are of one build of agmem: the same file,
+// or of the same version or VCS revision, by the same Go for the same platform. A build
+// that names neither (a development build without VCS stamping, or from a tarball) is
+// not known to be the same as another: hooks then run agmem record, slower but never
+// older than agmem.
 func sameBuild(a, b string) bool {
+	if fa, err := os.Stat(a); err == nil {
+		if fb, err := os.Stat(b); err == nil && os.SameFile(fa, fb) {
+			return true
+		}
+	}
 	ia, err := buildinfo.ReadFile(a)
 	if err != nil {
 		return false
@@ -232,7 +240,20 @@ func sameBuild(a, b string) bool {
 	if err != nil {
 		return false
 	}
-	return ia.GoVersion == ib.GoVersion && ia.Main.Version == ib.Main.Version && slices.Equal(ia.Settings, ib.Settings)
+	id := func(bi *buildinfo.BuildInfo) (version, settings string) {
+		version = bi.Main.Version
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision", "vcs.modified", "GOOS", "GOARCH":
+				settings += s.Key + "=" + s.Value + " "
+			}
+		}
+		return version, settings
+	}
+	va, sa := id(ia)
+	vb, sb := id(ib)
+	known := va != "(devel)" && va != "" || strings.Contains(sa, "vcs.revision=")
+	return known && ia.GoVersion == ib.GoVersion && va == vb && sa == sb
 }
 
 func runHooksInstall(c *ucli.Context, r hooksRun) error {
@@ -342,8 +363,8 @@ func runHooksStatus(e *env, asJSON bool) error {
 				switch {
 				case slices.Contains(st.MissingBinaries, rec.Binary):
 					fmt.Fprintf(e.stdout, ": no such file, so these hooks fail (run %q to have them run this agmem)", reinstall)
-				case filepath.Base(rec.Binary) == hooks.RecordBinary && filepath.IsAbs(rec.Binary) && self != "" && !sameBuild(self, rec.Binary):
-					fmt.Fprintf(e.stdout, ": not of this agmem's build, and maybe older than its journal (install both with \"go install . ./cmd/...\", or run %q to have them run this agmem)", reinstall)
+				case hooks.Standalone(rec.Binary) && filepath.IsAbs(rec.Binary) && self != "" && !sameBuild(self, rec.Binary):
+					fmt.Fprintf(e.stdout, ": not known to be of this agmem's build, and maybe older than its journal (install both with \"go install . ./cmd/...\", or run %q to have them run this agmem)", reinstall)
 				}
 				fmt.Fprintln(e.stdout)
 			}

@@ -107,7 +107,7 @@ func installedClaudeHook(t *testing.T, beside, runs string) {
 
 	if beside == "same" { // agmem alone upgraded: the hooks' agmem-record is of another build
 		buildOtherRecord(t, record)
-		if out := run(project, "", "hooks", "status"); !strings.Contains(out, "agmem-record: not of this agmem's build") {
+		if out := run(project, "", "hooks", "status"); !strings.Contains(out, "agmem-record: not known to be of this agmem's build") {
 			t.Errorf("hooks status, the hooks' agmem-record of another build:\n%s", out)
 		}
 	}

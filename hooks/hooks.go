@@ -123,14 +123,14 @@ type Recorder struct {
 // and the exit status is agmem's own: 0 or 1, never the 2 that agents read as "block".
 func (r Recorder) Command() string {
 	run := ShellQuote(r.Binary) + " record"
-	if standalone(r.Binary) {
+	if Standalone(r.Binary) {
 		run = ShellQuote(r.Binary)
 	}
 	return run + " --repo " + ShellQuote(r.Repo) + " >/dev/null"
 }
 
-// standalone reports whether binary is agmem-record, which records without being told to.
-func standalone(binary string) bool {
+// Standalone reports whether binary is agmem-record, which records without being told to.
+func Standalone(binary string) bool {
 	return strings.TrimSuffix(filepath.Base(binary), ".exe") == RecordBinary
 }
 
@@ -146,11 +146,11 @@ func ShellQuote(s string) string {
 // It returns what the command runs.
 func recorderOf(command, self string) (Recorder, bool) {
 	words, ok := shellWords(withoutRedirections(command))
-	if !ok || len(words) < 1 {
+	if !ok || len(words) == 0 {
 		return Recorder{}, false
 	}
 	r := Recorder{Binary: words[0]}
-	record := standalone(r.Binary)
+	record := Standalone(r.Binary)
 	if base := strings.TrimSuffix(filepath.Base(r.Binary), ".exe"); !record && base != "agmem" && r.Binary != self {
 		return Recorder{}, false
 	}
