@@ -50,7 +50,7 @@ func runMain(args []string, e Env) error {
 	fs.StringVar(&repo, "repo", "", memrepo.RepoFlagUsage)
 	help := `run "agmem-record --help"`
 	switch err := fs.Parse(args); {
-	case errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, flag.ErrHelp), err == nil && fs.NArg() == 1 && fs.Arg(0) == "help": // as agmem record help
 		usage(e.Stdout, fs)
 		return nil
 	case err != nil:
