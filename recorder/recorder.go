@@ -93,7 +93,8 @@ func Run(e Env, repo memrepo.Repo, o Options) error {
 	if !cfg.Enabled {
 		return notCaptured(e, o, "capture.enabled is false")
 	}
-	if dir := optedOut(); dir != "" {
+	var seen optOuts
+	if dir := seen.ofWorkingDir(); dir != "" {
 		return notCaptured(e, o, "opted out by "+filepath.Join(dir, capture.OptOutFile))
 	}
 	policy, err := cfg.Policy()
@@ -123,7 +124,7 @@ func Run(e Env, repo memrepo.Repo, o Options) error {
 		}
 	case o.JSONL:
 		var err error
-		if lines, err = decodeLines(e.Stdin, policy, cfg.MaxInput, now, session); err != nil {
+		if lines, err = decodeLines(e.Stdin, policy, cfg.MaxInput, now, session, &seen); err != nil {
 			return err
 		}
 		decoded.Skipped = lines.skipped
@@ -137,7 +138,7 @@ func Run(e Env, repo memrepo.Repo, o Options) error {
 		}
 	}
 	for _, en := range decoded.Entries {
-		p, optedOut, err := admit(en, session)
+		p, optedOut, err := admit(en, session, &seen)
 		if err != nil {
 			return err
 		}
@@ -199,8 +200,8 @@ func notCaptured(e Env, o Options, why string) error {
 // admit readies a captured entry for the journal: in session if it names none, and
 // encoded now rather than in the journal's transaction. optedOut is the directory of
 // an opt-out file above the directory the entry happened in, if there is one.
-func admit(en memory.Entry, session string) (p journal.Prepared, optedOut string, err error) {
-	if dir := capture.OptedOut(entryCwd(en)); dir != "" {
+func admit(en memory.Entry, session string, seen *optOuts) (p journal.Prepared, optedOut string, err error) {
+	if dir := seen.of(entryCwd(en)); dir != "" {
 		return p, dir, nil
 	}
 	if session != "" && en.Session() == "" {
@@ -218,13 +219,32 @@ func entryCwd(en memory.Entry) string {
 	return en.Event.Attrs["cwd"]
 }
 
-// optedOut returns the directory of the working directory's opt-out file, or "".
-func optedOut() string {
+// optOuts are the opt-out files found above each directory a record asked about: a
+// hook's payload names the directory it runs in, and each line of a --jsonl names its
+// own, mostly the same few, and each lookup is a stat of every directory up to /.
+// Safe for the goroutines decoding lines.
+type optOuts struct{ found sync.Map } // directory: the directory of its opt-out file, or ""
+
+// of returns the directory of dir's opt-out file (see capture.OptedOut), or "".
+func (c *optOuts) of(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	if v, ok := c.found.Load(dir); ok {
+		return v.(string)
+	}
+	found := capture.OptedOut(dir)
+	c.found.Store(dir, found)
+	return found
+}
+
+// ofWorkingDir is of for the working directory.
+func (c *optOuts) ofWorkingDir() string {
 	wd, err := os.Getwd()
 	if err != nil {
 		return ""
 	}
-	return capture.OptedOut(wd)
+	return c.of(wd)
 }
 
 // readStdin reads one object of at most limit bytes: a larger one is refused, not a
@@ -271,7 +291,7 @@ type decodedLines struct {
 // its line number. A line longer than limit is read past, not kept. Lines are decoded
 // and admitted a chunk at a time on every core, and kept in their order; only their
 // encoded entries stay.
-func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time, session string) (decodedLines, error) {
+func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time, session string, seen *optOuts) (decodedLines, error) {
 	var all decodedLines
 	br := bufio.NewReaderSize(r, 1<<20)
 	var chunk []numberedLine
@@ -284,7 +304,7 @@ func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time, sessio
 			go func() {
 				defer wg.Done()
 				for i := w; i < len(chunk); i += workers {
-					results[i] = safely(func() lineResult { return decodeLine(chunk[i].line, p, now, session) })
+					results[i] = safely(func() lineResult { return decodeLine(chunk[i].line, p, now, session, seen) })
 				}
 			}()
 		}
@@ -337,14 +357,14 @@ type lineResult struct {
 
 // decodeLine decodes and admits one line: a line whose entries cannot all be admitted
 // is a bad line, recorded not at all.
-func decodeLine(line []byte, p capture.Policy, now time.Time, session string) lineResult {
+func decodeLine(line []byte, p capture.Policy, now time.Time, session string, seen *optOuts) lineResult {
 	d, err := capture.Decode(line, p, now)
 	if err != nil {
 		return lineResult{err: err}
 	}
 	res := lineResult{skipped: d.Skipped}
 	for _, en := range d.Entries {
-		pr, optedOut, err := admit(en, session)
+		pr, optedOut, err := admit(en, session, seen)
 		if err != nil {
 			return lineResult{err: err}
 		}

@@ -1,8 +1,12 @@
 package recorder
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agmem/agmem/capture"
 )
 
 // A line whose decoding panics is a bad line, not a crash of the goroutine decoding
@@ -11,5 +15,30 @@ func TestPanicIsABadLine(t *testing.T) {
 	res := safely(func() lineResult { panic("a bug") })
 	if res.err == nil || !strings.Contains(res.err.Error(), "internal error: a bug") {
 		t.Fatalf("safely = %+v, want an internal error", res)
+	}
+}
+
+// A directory's opt-out file is looked for once per record call, however many lines
+// name the directory.
+func TestOptOutsLooksOncePerDirectory(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "a", "b")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	optOut := filepath.Join(dir, capture.OptOutFile)
+	if err := os.WriteFile(optOut, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var seen optOuts
+	if got := seen.of(sub); got != dir {
+		t.Fatalf("of(%s) = %q, want %q", sub, got, dir)
+	}
+	os.Remove(optOut)
+	if got := seen.of(sub); got != dir {
+		t.Errorf("of(%s) looked again: %q", sub, got)
+	}
+	if got := seen.of(""); got != "" {
+		t.Errorf(`of("") = %q`, got)
 	}
 }
