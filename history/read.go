@@ -118,7 +118,7 @@ func (p *partReading) inflate(repo *vcs.Repo, part partRef, free chan []byte) {
 			default:
 				chunk = make([]byte, chunkSize)
 			}
-			n, err := io.ReadFull(rd, chunk)
+			n, err := fill(rd, chunk)
 			if n > 0 {
 				select {
 				case p.chunks <- chunk[:n]:
@@ -126,7 +126,7 @@ func (p *partReading) inflate(repo *vcs.Repo, part partRef, free chan []byte) {
 					return nil
 				}
 			}
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
+			if err == io.EOF {
 				return nil
 			}
 			if err != nil {
@@ -137,6 +137,21 @@ func (p *partReading) inflate(repo *vcs.Repo, part partRef, free chan []byte) {
 	if err != nil {
 		p.err = fmt.Errorf("%s: %s: %w", part.src.name, part.path, err)
 	}
+}
+
+// fill reads into chunk until it is full or rd ends. Unlike io.ReadFull it passes on the
+// io.ErrUnexpectedEOF an inflater gives for a stream cut short as the error it is: to
+// ReadFull it would be the end of the part, and replay would print less and succeed.
+func fill(rd io.Reader, chunk []byte) (int, error) {
+	n := 0
+	for n < len(chunk) {
+		m, err := rd.Read(chunk[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // eachLine calls fn with each line that is not blank of rec, the next record, without

@@ -125,17 +125,11 @@ type packedBlob struct {
 }
 
 // Read inflates the next bytes of the blob; a stream longer or shorter than the entry's
-// size, or cut short, is an error.
+// size is an error, and one cut short is io.ErrUnexpectedEOF, as from any inflater.
 func (b *packedBlob) Read(p []byte) (int, error) {
 	n, err := b.zr.Read(p)
-	b.left -= int64(n)
-	switch {
-	case b.left < 0, err == io.EOF && b.left > 0:
+	if b.left -= int64(n); b.left < 0 || err == io.EOF && b.left > 0 {
 		return n, fmt.Errorf("blob %s: its size is not what its pack says", b.hash)
-	case err != nil && err != io.EOF:
-		// Not passed on as it is: the io.ErrUnexpectedEOF of a stream cut short reads as
-		// the end of the blob to a caller of io.ReadFull.
-		return n, fmt.Errorf("blob %s: %v", b.hash, err)
 	}
 	return n, err
 }
