@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -119,7 +120,6 @@ func TestBrokenEntryIsDamage(t *testing.T) {
 	for name, stored := range map[string][]byte{
 		"cut length":   {tagObservation, 0xff, 0xff, 0xff},
 		"huge length":  {tagObservation, 0xff, 0xff, 0xff, 0xff, 0x7f},
-		"long length":  {tagObservation, 0x80, 0x80, 0x80, 0x80, 0x04, 0}, // 1 GiB claimed for a byte: never allocated
 		"cut block":    compressed(tagObservation, `{"observation":{"id":"x","tool_name":"read_file"}}`)[:8],
 		"length lie":   append([]byte{tagObservation, 99}, compressed(tagObservation, `{"observation":{"id":"x"}}`)[2:]...),
 		"neither kind": compressed(tagObservation, `{"observatioo":{"id":"x"}}`),
@@ -136,6 +136,22 @@ func TestBrokenEntryIsDamage(t *testing.T) {
 				t.Errorf("Check = %q, %v; want a finding", findings, err)
 			}
 		})
+	}
+}
+
+// A stored length LZ4 could not expand its block to is damage, found before the
+// length is allocated: 1 GiB claimed for a byte.
+func TestLyingLengthAllocatesNothing(t *testing.T) {
+	stored := []byte{tagObservation, 0x80, 0x80, 0x80, 0x80, 0x04, 0}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := entryJSON(stored)
+	runtime.ReadMemStats(&after)
+	if !errors.As(err, new(damage)) {
+		t.Errorf("entryJSON = %v, want damage", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("entryJSON allocated %d bytes for a 7-byte entry", grew)
 	}
 }
 
