@@ -8,7 +8,8 @@
 // ten times agmem record's whole budget, so nothing is built up front: a keyword
 // prefilter (gitleaks' own keywords) picks the few rules whose keywords occur in the
 // text, and only those regexes are compiled, once per process; they scan windows
-// around the keywords, or match from the identifier that holds one.
+// around the keywords, or match from the identifier that holds one, or, when every
+// match starts with a keyword, match only at the keywords.
 //
 // Where agmem differs from gitleaks, it redacts more: it does not decode base64, hex
 // or percent-encoded text (gitleaks' --max-decode-depth), it ignores "gitleaks:allow"

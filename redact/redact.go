@@ -142,11 +142,15 @@ func (r *Redactor) Find(text string) []Finding {
 	marks := markSpans(text)
 	for _, h := range r.pf.rules(text, r.rules) {
 		if h.whole {
-			found = r.findRule(found, r.rules[h.rule], text, 0, len(text), marks)
+			found = r.findRule(found, r.rules[h.rule], text, 0, len(text), nil, marks)
 			continue
 		}
+		var starts []int
+		if r.rules[h.rule].matchesStartAtKeyword() {
+			starts = h.at
+		}
 		for _, w := range windows(text, h.at) {
-			found = r.findRule(found, r.rules[h.rule], text, w[0], w[1], marks)
+			found = r.findRule(found, r.rules[h.rule], text, w[0], w[1], starts, marks)
 		}
 		found = r.findAnchored(found, r.rules[h.rule], text, h.anchors, marks)
 	}
@@ -249,29 +253,64 @@ func identifierByte(c byte) bool {
 }
 
 // findRule appends the findings of rule ru in text[start:end], widening the span while
-// a match reaches its end.
-func (r *Redactor) findRule(found []Finding, ru *rule, text string, start, end int, marks [][2]int) []Finding {
+// a match reaches its end. starts, if not nil, are the offsets of the rule's keywords,
+// at which alone its matches can start: the regex runs only there.
+func (r *Redactor) findRule(found []Finding, ru *rule, text string, start, end int, starts []int, marks [][2]int) []Finding {
 	if !ru.mayMatch(text[start:end]) {
 		return found
 	}
 	for {
-		matches := r.matches(ru, text[start:end])
-		if n := len(matches); n > 0 && matches[n-1][1] == end-start && end < len(text) {
+		var matches [][]int
+		if starts != nil {
+			matches = ru.matchesFrom(text, start, end, starts)
+		} else {
+			matches = r.matches(ru, text[start:end])
+			for _, m := range matches {
+				shift(m, start)
+			}
+		}
+		if n := len(matches); n > 0 && matches[n-1][1] == end && end < len(text) {
 			end = min(len(text), end+max(reachAfter, end-start))
 			continue
 		}
 		for _, m := range matches {
-			for i := range m {
-				if m[i] >= 0 {
-					m[i] += start
-				}
-			}
 			if s, e, ok := r.secretOf(ru, text, m); ok && !overlaps(marks, s, e) {
 				found = append(found, Finding{Rule: ru.id, Start: s, End: e})
 			}
 		}
 		return found
 	}
+}
+
+// matchesFrom are the matches of a rule whose matches start at its keywords in
+// text[start:end], as FindAll finds them, from the keywords' offsets starts (ascending).
+func (ru *rule) matchesFrom(text string, start, end int, starts []int) [][]int {
+	var out [][]int
+	from := start
+	for _, q := range starts {
+		if q >= end {
+			break
+		}
+		if q < from {
+			continue
+		}
+		if m := ru.matchAt(text, start, q, end); m != nil {
+			out = append(out, m)
+			from = m[1]
+		}
+	}
+	return out
+}
+
+// shift adds offset to the submatch indexes m, of a match in a text that starts at
+// offset, and returns m.
+func shift(m []int, offset int) []int {
+	for i := range m {
+		if m[i] >= 0 {
+			m[i] += offset
+		}
+	}
+	return m
 }
 
 // findAnchored appends the findings of a key = value rule that start at the
@@ -307,12 +346,7 @@ func (r *Redactor) findAnchored(found []Finding, ru *rule, text string, at []int
 			if m == nil {
 				break
 			}
-			for i := range m {
-				if m[i] >= 0 {
-					m[i] += start
-				}
-			}
-			if s, e, ok := r.secretOf(ru, text, m); ok && !overlaps(marks, s, e) {
+			if s, e, ok := r.secretOf(ru, text, shift(m, start)); ok && !overlaps(marks, s, e) {
 				found = append(found, Finding{Rule: ru.id, Start: s, End: e})
 			}
 			break

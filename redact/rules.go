@@ -4,6 +4,7 @@ import (
 	"math"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -38,8 +39,13 @@ type rule struct {
 	looseOnce  sync.Once
 	anchoredRe *regexp.Regexp
 	looseRe    *regexp.Regexp
-	needOnce   sync.Once
-	need       []literal
+	afterOnce  sync.Once
+	afterRe    *regexp.Regexp
+	// What the regex promises of every match, read from it once: the literals it
+	// holds, and whether it starts where one of the keywords does.
+	parseOnce       sync.Once
+	need            []literal
+	startsAtKeyword bool
 }
 
 // literal is a string that every match of a rule's regex holds, in lower case when the
@@ -53,17 +59,26 @@ type literal struct {
 // does not cannot match, and costs no regex. It spares the windows around a keyword in
 // a rule's value (gitleaks' lob-api-key wakes at "test_") that lack the key ("lob").
 func (r *rule) mayMatch(text string) bool {
-	r.needOnce.Do(func() {
-		if tree, err := syntax.Parse(r.regex, syntax.Perl); err == nil {
-			r.need = needed(tree, nil)
-		}
-	})
+	r.parse()
 	for _, l := range r.need {
 		if !l.fold && !strings.Contains(text, l.s) || l.fold && indexFold(text, l.s) < 0 {
 			return false
 		}
 	}
 	return true
+}
+
+func (r *rule) parse() {
+	r.parseOnce.Do(func() {
+		tree, err := syntax.Parse(r.regex, syntax.Perl)
+		if err != nil {
+			return
+		}
+		r.need = needed(tree, nil)
+		// agmem's own rules go on from a rejected match's key (see matches), not
+		// from the next keyword.
+		r.startsAtKeyword = r.secret == nil && startsAtKeyword(tree, r.keywords)
+	})
 }
 
 // needed appends to out the literals of three bytes or more that every match of re
@@ -118,6 +133,128 @@ func indexFold(s, kw string) int {
 		}
 	}
 	return -1
+}
+
+// matchesStartAtKeyword says whether every match of the rule's regex starts at an
+// offset where the prefilter finds one of its keywords. gitleaks' rules of a token's
+// own format begin with \b and a literal or an alternation of literals ("hvs\.",
+// "s\."): they can run only at the keywords' offsets instead of over windows around
+// them, where a keyword as common as "s." makes the regex try every byte.
+func (r *rule) matchesStartAtKeyword() bool {
+	r.parse()
+	return r.startsAtKeyword
+}
+
+// startsAtKeyword says whether every match of re starts with one of keywords, ignoring
+// ASCII case.
+func startsAtKeyword(re *syntax.Regexp, keywords []string) bool {
+	heads, _ := prefixes(re)
+	for _, h := range heads {
+		if !slices.ContainsFunc(keywords, func(kw string) bool { return len(kw) >= 2 && strings.HasPrefix(h, kw) }) {
+			return false
+		}
+	}
+	return len(heads) > 0
+}
+
+// maxPrefixes bounds the strings prefixes lists: past it they are not lengthened.
+const maxPrefixes = 64
+
+// prefixes returns strings one of which every match of re starts with, as the
+// prefilter sees text (ASCII letters in lower case), and whether every match is one of
+// them exactly. A prefix stops before a character that is not ASCII or that case
+// folding may make so: (?i)s also matches "ſ", in which the prefilter finds no "s".
+func prefixes(re *syntax.Regexp) ([]string, bool) {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return []string{""}, true
+	case syntax.OpLiteral:
+		var b []byte
+		for _, c := range re.Rune {
+			if c >= utf8.RuneSelf || re.Flags&syntax.FoldCase != 0 && !asciiFold(string(c)) {
+				return []string{string(b)}, false
+			}
+			b = append(b, lower(byte(c)))
+		}
+		return []string{string(b)}, true
+	case syntax.OpCharClass:
+		var out []string
+		for i := 0; i < len(re.Rune); i += 2 {
+			for c := re.Rune[i]; c <= re.Rune[i+1]; c++ {
+				if c >= utf8.RuneSelf || len(out) == maxPrefixes {
+					return []string{""}, false
+				}
+				if s := string(lower(byte(c))); !slices.Contains(out, s) {
+					out = append(out, s)
+				}
+			}
+		}
+		return out, true
+	case syntax.OpCapture:
+		return prefixes(re.Sub[0])
+	case syntax.OpQuest:
+		out, exact := prefixes(re.Sub[0])
+		return append(out, ""), exact
+	case syntax.OpPlus:
+		out, _ := prefixes(re.Sub[0])
+		return out, false
+	case syntax.OpRepeat:
+		if re.Min == 0 {
+			return []string{""}, false
+		}
+		out, _ := prefixes(re.Sub[0])
+		return out, false
+	case syntax.OpAlternate:
+		var out []string
+		exact := true
+		for _, sub := range re.Sub {
+			p, e := prefixes(sub)
+			out, exact = append(out, p...), exact && e
+		}
+		return out, exact
+	case syntax.OpConcat:
+		out, exact := []string{""}, true
+		for _, sub := range re.Sub {
+			p, e := prefixes(sub)
+			if len(out)*len(p) > maxPrefixes {
+				return out, false
+			}
+			var next []string
+			for _, a := range out {
+				for _, b := range p {
+					next = append(next, a+b)
+				}
+			}
+			if out, exact = next, e; !exact {
+				break
+			}
+		}
+		return out, exact
+	}
+	return []string{""}, false
+}
+
+// matchAt is the match of the rule's regex that a search of text[start:end] finds at
+// offset q, or nil. The regex runs anchored at q, after the byte before q as context
+// for \b and (?m)^, unless q is start. Keywords are ASCII, so that byte is a whole
+// character, or the last byte of one, or one that is not UTF-8: the last two are, as
+// every character outside ASCII, neither a word character nor a newline.
+func (r *rule) matchAt(text string, start, q, end int) []int {
+	if q == start {
+		return shift(r.anchored().FindStringSubmatchIndex(text[q:end]), q)
+	}
+	m := shift(r.after().FindStringSubmatchIndex(text[q-1:end]), q-1)
+	if m != nil {
+		m[0] = q // the byte of context is not part of the match
+	}
+	return m
+}
+
+// after is the rule's regex matched only after the first character of a text.
+func (r *rule) after() *regexp.Regexp {
+	r.afterOnce.Do(func() { r.afterRe = regexp.MustCompile(`^(?s:.)(?:` + r.regex + `)`) })
+	return r.afterRe
 }
 
 // hitKind is how the text around a keyword is scanned for a rule.
