@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -221,5 +222,40 @@ func TestRecordAndFlushConcurrently(t *testing.T) {
 	if len(ids) != writers*perWriter {
 		t.Fatalf("recorded %d ids, want %d", len(ids), writers*perWriter)
 	}
+	checkExactlyOnce(t, dir, ids)
+}
+
+// TestLargeRecordKilledBetweenPartsRecordsNothing kills a record --jsonl large enough to
+// be stored in parts once a part is stored: nothing of it is seen, verify finds the
+// journal whole, and the same lines recorded again are each committed once.
+func TestLargeRecordKilledBetweenPartsRecordsNothing(t *testing.T) {
+	dir := t.TempDir()
+	mustAgmem(t, dir, "", "init", dir)
+	// 12 MB of results that do not compress: more than one part (recorder.stagePart).
+	rnd := rand.New(rand.NewPCG(1, 2))
+	var input strings.Builder
+	for i := 0; i < 6000; i++ {
+		result := make([]byte, 1024)
+		for k := range result {
+			result[k] = byte(rnd.Uint32())
+		}
+		fmt.Fprintf(&input, `{"tool_name":"Read","tool_use_id":"toolu_%d","arguments":{"file_path":"f%d.go"},"result":"%x","session_id":"big"}`+"\n", i, i, result)
+	}
+	out, err := agmem(t, dir, []string{"AGMEM_FAILPOINT=staged-part"}, input.String(), "record", "--jsonl")
+	if err == nil || out != "" {
+		t.Fatalf("record killed after a part: err %v, stdout %q", err, out)
+	}
+	checkRepoSettled(t, dir)
+	mustAgmem(t, dir, "", "verify")
+
+	ids := lines(mustAgmem(t, dir, input.String(), "record", "--jsonl"))
+	if len(ids) != 6000 {
+		t.Fatalf("record printed %d ids, want 6000", len(ids))
+	}
+	if out := mustAgmem(t, dir, input.String(), "record", "--jsonl"); out != "" {
+		t.Fatalf("the same lines again printed %d ids, want none", len(lines(out)))
+	}
+	mustAgmem(t, dir, "", "verify")
+	mustAgmem(t, dir, "", "flush", "--no-llm")
 	checkExactlyOnce(t, dir, ids)
 }

@@ -65,44 +65,71 @@ func (j *Journal) AppendPrepared(entries []Prepared, idleGap time.Duration, now 
 
 // Prepared is an entry encoded as the journal stores it, ahead of the transaction that
 // stores it: a large --jsonl holds each line's few hundred compressed bytes until its
-// transaction, not the line's decoded entry.
+// transaction (or until a Staging stores them), and the few fields its indexes need,
+// not the line's decoded entry. An entry that is to join the open session is held as it
+// is, and encoded in the transaction.
 type Prepared struct {
-	head  memory.Entry // the entry, or, once encoded, what the indexes need of it
-	value []byte       // the entry as stored; nil: not encoded yet
+	entry *memory.Entry // not encoded yet; nil for an encoded entry
+	head  head          // of an encoded entry, what the indexes need
+	value []byte        // the encoded entry; nil once staged
+	seq   uint64        // where a Staging stored the entry; 0: not stored yet
+}
+
+// head is what a transaction reads of an entry it appends: the keys of its indexes and
+// its session's counts.
+type head struct {
+	id, session, toolUseID, source string
+	event                          string // an event's name; "" for an observation
+	memoryType                     memory.Type
+	at                             time.Time
+}
+
+func headOf(e memory.Entry) head {
+	h := head{id: e.ID(), session: e.Session(), at: e.Time(), source: e.Source()}
+	if o := e.Observation; o != nil {
+		h.toolUseID, h.memoryType = o.ToolUseID, o.MemoryType
+	} else {
+		h.event = e.Event.Name
+	}
+	return h
 }
 
 // Prepare encodes e. An entry that names no session is left as it is, to join the
 // open session in the transaction.
 func Prepare(e memory.Entry) (Prepared, error) {
 	if (e.Observation != nil || e.Event != nil) && e.Session() == "" {
-		return Prepared{head: e}, nil
+		return Prepared{entry: &e}, nil
 	}
 	if err := e.Validate(); err != nil {
 		return Prepared{}, err
 	}
+	return encoded(e)
+}
+
+// encoded is e, valid and in its session, encoded.
+func encoded(e memory.Entry) (Prepared, error) {
 	value, err := encodeEntry(e)
 	if err != nil {
 		return Prepared{}, fmt.Errorf("encode %s: %w", e.ID(), err)
 	}
-	// Only what the transaction reads: ids, session, time, kind, and the session's counts.
-	head := memory.Entry{}
-	if o := e.Observation; o != nil {
-		head.Observation = &memory.Observation{ID: o.ID, SessionID: o.SessionID, Timestamp: o.Timestamp,
-			ToolName: o.ToolName, MemoryType: o.MemoryType, Source: o.Source, ToolUseID: o.ToolUseID}
-	} else {
-		v := e.Event
-		head.Event = &memory.Event{ID: v.ID, SessionID: v.SessionID, Timestamp: v.Timestamp, Name: v.Name, Source: v.Source}
-	}
-	return Prepared{head: head, value: value}, nil
+	return Prepared{head: headOf(e), value: value}, nil
 }
 
+// Size is how many bytes of memory the encoded entry holds until it is stored.
+func (p Prepared) Size() int { return len(p.value) }
+
 // Observation tells an observation from an event.
-func (p Prepared) Observation() bool { return p.head.Observation != nil }
+func (p Prepared) Observation() bool {
+	if p.entry != nil {
+		return p.entry.Observation != nil
+	}
+	return p.head.event == ""
+}
 
 func unprepared(entries []memory.Entry) []Prepared {
 	out := make([]Prepared, len(entries))
-	for i, e := range entries {
-		out[i] = Prepared{head: e}
+	for i := range entries {
+		out[i] = Prepared{entry: &entries[i]}
 	}
 	return out
 }
@@ -114,12 +141,16 @@ func (j *Journal) Import(entries []memory.Entry) ([]Appended, error) {
 	out := make([]Appended, len(entries))
 	err := j.update(func(tx *bolt.Tx) error {
 		tx.Bucket(bucketEntries).FillPercent = appendFill
-		a := newAppendTx(tx)
+		a := newAppendTx(tx, len(entries))
 		for i, e := range entries {
 			if err := e.Validate(); err != nil {
 				return fmt.Errorf("entry %d: %w", i+1, err)
 			}
-			kept, err := a.entry(Prepared{head: e})
+			p, err := encoded(e)
+			if err != nil {
+				return fmt.Errorf("entry %d: %w", i+1, err)
+			}
+			kept, err := a.entry(p)
 			if err != nil {
 				return fmt.Errorf("entry %d: %w", i+1, err)
 			}
@@ -142,38 +173,43 @@ func appendAll(tx *bolt.Tx, entries []Prepared, idleGap time.Duration, now time.
 	// Entries and ids mostly arrive in key order: full pages, not half-empty ones, keep
 	// the file near the size of what it holds.
 	tx.Bucket(bucketEntries).FillPercent = appendFill
-	a := newAppendTx(tx)
+	a := newAppendTx(tx, len(entries))
 	var open *openSession // as this transaction leaves it; nil while untouched
 	closed := false       // a session boundary passed: the next entry without one starts anew
 	for i, p := range entries {
-		e := p.head
 		var event string
-		if e.Event != nil {
+		if e := p.entry; e != nil && e.Event != nil {
 			event = e.Event.Name
+		} else if e == nil {
+			event = p.head.event
 		}
 		if event == "SessionStart" {
 			open, closed = nil, true
 		}
-		// An entry that holds neither kind has no session to read; Validate refuses it.
-		if (e.Observation != nil || e.Event != nil) && e.Session() == "" {
-			if open == nil {
-				open = currentSession(tx, idleGap, now, closed)
+		if e := p.entry; e != nil {
+			// An entry that holds neither kind has no session to read; Validate refuses it.
+			if (e.Observation != nil || e.Event != nil) && e.Session() == "" {
+				if open == nil {
+					open = currentSession(tx, idleGap, now, closed)
+				}
+				e.SetSession(open.ID)
 			}
-			e.SetSession(open.ID)
-		}
-		if event == "SessionEnd" {
-			open, closed = nil, true
-		}
-		if p.value == nil { // an encoded entry was checked by Prepare
 			if err := e.Validate(); err != nil {
 				return nil, fmt.Errorf("entry %d: %w", i+1, err)
 			}
+			var err error
+			if p, err = encoded(*e); err != nil {
+				return nil, fmt.Errorf("entry %d: %w", i+1, err)
+			}
+		}
+		if event == "SessionEnd" {
+			open, closed = nil, true
 		}
 		kept, err := a.entry(p)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
-		out[i] = Appended{ID: e.ID()}
+		out[i] = Appended{ID: p.head.id}
 		if kept != "" {
 			out[i] = Appended{ID: kept, Duplicate: true}
 		}
@@ -225,28 +261,24 @@ func (u sessionUpdates) get(tx *bolt.Tx, id string) *SessionInfo {
 	return s
 }
 
-// count adds e to the session's figures.
-func (s *SessionInfo) count(e memory.Entry) {
-	t := e.Time()
-	if s.First.IsZero() || t.Before(s.First) {
-		s.First = t
+// count adds an entry to the session's figures.
+func (s *SessionInfo) count(h head) {
+	if s.First.IsZero() || h.at.Before(s.First) {
+		s.First = h.at
 	}
-	if t.After(s.Last) {
-		s.Last = t
+	if h.at.After(s.Last) {
+		s.Last = h.at
 	}
-	if o := e.Observation; o != nil {
+	if h.event == "" {
 		s.Observations++
 		s.Pending++
-		s.PendingByType[o.MemoryType]++
-		if s.Source == "" {
-			s.Source = o.Source
-		}
+		s.PendingByType[h.memoryType]++
 	} else {
 		s.Events++
 		s.PendingEvents++
-		if s.Source == "" {
-			s.Source = e.Event.Source
-		}
+	}
+	if s.Source == "" {
+		s.Source = h.source
 	}
 }
 
@@ -274,59 +306,76 @@ type appendTx struct {
 
 type put struct{ k, v []byte }
 
-func newAppendTx(tx *bolt.Tx) *appendTx {
-	return &appendTx{tx: tx, entries: tx.Bucket(bucketEntries), sessions: sessionUpdates{},
-		ids: map[string]bool{}, calls: map[string]string{}, puts: map[string][]put{}}
+// newAppendTx begins appending, n entries or so.
+func newAppendTx(tx *bolt.Tx, n int) *appendTx {
+	a := &appendTx{tx: tx, entries: tx.Bucket(bucketEntries), sessions: sessionUpdates{},
+		ids: make(map[string]bool, n), calls: map[string]string{}, puts: map[string][]put{}}
+	// Sized once: a large append's index keys are much of what its transaction holds.
+	for _, b := range [][]byte{bucketIDs, bucketTimeline, bucketPending} {
+		a.puts[string(b)] = make([]put, 0, n)
+	}
+	return a
 }
 
-// entry stores p, or, if it was recorded before, returns the id of the entry kept.
+// entry stores p, encoded, or, if it was recorded before, returns the id of the entry
+// kept.
 func (a *appendTx) entry(p Prepared) (kept string, err error) {
-	e := p.head
-	id, session := e.ID(), e.Session()
-	if id == "" {
+	h := p.head
+	if h.id == "" {
 		return "", errors.New("the entry has no id")
 	}
-	if a.ids[id] || a.tx.Bucket(bucketIDs).Get([]byte(id)) != nil {
-		return id, nil
-	}
 	var callKey []byte
-	if o := e.Observation; o != nil && o.ToolUseID != "" {
-		callKey = sessionKey(session, []byte(o.ToolUseID))
-		if earlier, ok := a.calls[string(callKey)]; ok {
-			return earlier, nil
-		}
-		if seq := a.tx.Bucket(bucketCalls).Get(callKey); seq != nil {
-			earlier, err := decodeEntry(a.entries.Get(seq))
-			if err != nil {
-				return "", fmt.Errorf("decode entry recorded for %s: %w", o.ToolUseID, err)
-			}
-			return earlier.ID(), nil
-		}
+	if h.toolUseID != "" {
+		callKey = sessionKey(h.session, []byte(h.toolUseID))
 	}
-
-	seq, err := a.entries.NextSequence()
-	if err != nil {
-		return "", err
+	kept, err = a.recorded(h.id, callKey)
+	if kept != "" || err != nil {
+		if p.seq != 0 && err == nil { // staged, and no index will name it
+			err = a.entries.Delete(seqKey(p.seq))
+		}
+		return kept, err
 	}
-	value := p.value
-	if value == nil {
-		if value, err = encodeEntry(e); err != nil {
-			return "", fmt.Errorf("encode %s: %w", id, err)
+	seq := p.seq
+	if seq == 0 {
+		if seq, err = a.entries.NextSequence(); err != nil {
+			return "", err
+		}
+		if err := a.entries.Put(seqKey(seq), p.value); err != nil {
+			return "", err
 		}
 	}
 	k := seqKey(seq)
-	if err := a.entries.Put(k, value); err != nil {
-		return "", err
-	}
-	a.ids[id] = true
-	a.later(bucketIDs, []byte(id), k)
-	a.later(bucketTimeline, timelineKey(session, e.Time(), seq), nil)
-	a.later(bucketPending, sessionKey(session, k), nil)
+	a.ids[h.id] = true
+	a.later(bucketIDs, []byte(h.id), k)
+	a.later(bucketTimeline, timelineKey(h.session, h.at, seq), nil)
+	a.later(bucketPending, sessionKey(h.session, k), nil)
 	if callKey != nil {
-		a.calls[string(callKey)] = id
+		a.calls[string(callKey)] = h.id
 		a.later(bucketCalls, callKey, k)
 	}
-	a.sessions.get(a.tx, session).count(e)
+	a.sessions.get(a.tx, h.session).count(h)
+	return "", nil
+}
+
+// recorded returns the id of the entry kept if an entry was recorded before with this
+// id, or, for a call, with this session and tool_use_id (callKey, nil for no call).
+func (a *appendTx) recorded(id string, callKey []byte) (kept string, err error) {
+	if a.ids[id] || a.tx.Bucket(bucketIDs).Get([]byte(id)) != nil {
+		return id, nil
+	}
+	if callKey == nil {
+		return "", nil
+	}
+	if earlier, ok := a.calls[string(callKey)]; ok {
+		return earlier, nil
+	}
+	if seq := a.tx.Bucket(bucketCalls).Get(callKey); seq != nil {
+		earlier, err := decodeEntry(a.entries.Get(seq))
+		if err != nil {
+			return "", fmt.Errorf("decode entry %d, recorded for the same call: %w", seqOf(seq), err)
+		}
+		return earlier.ID(), nil
+	}
 	return "", nil
 }
 
@@ -336,6 +385,9 @@ func (a *appendTx) later(bucket []byte, k, v []byte) {
 
 // finish makes the index puts, each bucket's in key order, and writes the sessions.
 func (a *appendTx) finish() error {
+	// bbolt copies each key it is given, and holds the copies until the transaction
+	// commits: what is done with is let go first, for a large append's sake.
+	a.ids, a.calls = nil, nil
 	for name, puts := range a.puts {
 		b := a.tx.Bucket([]byte(name))
 		// Ids and times grow: most keys land at the end of their bucket, or of their
@@ -347,6 +399,7 @@ func (a *appendTx) finish() error {
 				return err
 			}
 		}
+		delete(a.puts, name)
 	}
 	return a.sessions.write(a.tx)
 }

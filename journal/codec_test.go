@@ -67,16 +67,11 @@ func TestSchema1EntriesRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		a := newAppendTx(tx)
+		a := newAppendTx(tx, 1)
 		raw, _ := json.Marshal(old)
-		seq, _ := a.entries.NextSequence()
-		if err := a.entries.Put(seqKey(seq), raw); err != nil {
+		if _, err := a.entry(Prepared{head: headOf(old), value: raw}); err != nil {
 			return err
 		}
-		a.later(bucketIDs, []byte(old.ID()), seqKey(seq))
-		a.later(bucketTimeline, timelineKey("s", old.Time(), seq), nil)
-		a.later(bucketPending, sessionKey("s", seqKey(seq)), nil)
-		a.sessions.get(tx, "s").count(old)
 		return a.finish()
 	})
 	if cerr := db.Close(); err == nil {

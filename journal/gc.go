@@ -195,6 +195,10 @@ const compactTxMax = 64 << 20
 // it (within its timeout) and then writes to the new file, so none is lost; a process
 // killed midway leaves the journal as it was.
 func (j *Journal) Compact() (before, after int64, err error) {
+	// The copy need not carry what stagings of processes that died left behind.
+	if err := j.dropAbandonedStagings(); err != nil {
+		return 0, 0, fmt.Errorf("compact journal %s: %w", j.path, err)
+	}
 	lock, err := j.acquire()
 	if err != nil {
 		return 0, 0, err

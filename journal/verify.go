@@ -52,7 +52,14 @@ func (j *Journal) Inventory() (*Inventory, error) {
 		}); err != nil {
 			return err
 		}
+		staged, err := stagedSeqs(tx)
+		if err != nil {
+			return err
+		}
 		return tx.Bucket(bucketEntries).ForEach(func(k, v []byte) error {
+			if staged(k) { // not recorded yet: a large record stores it in parts
+				return nil
+			}
 			raw, err := entryJSON(v)
 			if err != nil {
 				return fmt.Errorf("decode entry %x: %w", k, err)

@@ -124,7 +124,11 @@ func Run(e Env, repo memrepo.Repo, o Options) error {
 		}
 	case o.JSONL:
 		var err error
-		if lines, err = decodeLines(e.Stdin, policy, cfg.MaxInput, now, session, &seen); err != nil {
+		lines, err = decodeLines(e.Stdin, policy, cfg.MaxInput, now, session, &seen, repo.Journal())
+		if lines.staging != nil {
+			defer lines.staging.Close() // drops what was staged, unless appended
+		}
+		if err != nil {
 			return err
 		}
 		decoded.Skipped = lines.skipped
@@ -164,7 +168,15 @@ func Run(e Env, repo memrepo.Repo, o Options) error {
 	}
 
 	if len(lines.entries) > 0 {
-		appended, err := repo.Journal().AppendPrepared(lines.entries, cfg.SessionIdle, now)
+		record := repo.Journal().AppendPrepared
+		if lines.staging != nil {
+			// The last part too: the last transaction then holds only the indexes.
+			if err := lines.stage(repo.Journal(), now); err != nil {
+				return err
+			}
+			record = lines.staging.Append
+		}
+		appended, err := record(lines.entries, cfg.SessionIdle, now)
 		if err != nil {
 			return fmt.Errorf("record: %w", err)
 		}
@@ -279,19 +291,45 @@ func sizeName(n int) string {
 }
 
 // decodedLines is what --jsonl input held: its entries readied for the journal, what
-// was not captured and why, the bad lines, and an opt-out file that applies.
+// was not captured and why, the bad lines, and an opt-out file that applies. Of a large
+// input, most entries are staged already (see stagePart).
 type decodedLines struct {
 	entries  []journal.Prepared
 	skipped  []string
 	bad      []string
 	optedOut string
+	staging  *journal.Staging // nil until a part is staged
+	staged   int              // entries[:staged] went to the staging
+	unstaged int              // bytes of encoded entries in entries[staged:]
+}
+
+// stagePart is how many bytes of encoded entries a --jsonl holds before it stores them
+// in the journal, in a part that no reader sees before the last transaction indexes it
+// with the others (journal.Staging): memory follows the part, not the input.
+const stagePart = 8 << 20
+
+// stage stores the entries not staged yet as a part of a staging, started if need be.
+func (all *decodedLines) stage(j *journal.Journal, now time.Time) error {
+	if all.staging == nil {
+		s, err := j.StartStaging(now)
+		if err != nil {
+			return fmt.Errorf("record: %w", err)
+		}
+		all.staging = s
+	}
+	if err := all.staging.Stage(all.entries[all.staged:]); err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	all.staged, all.unstaged = len(all.entries), 0
+	return nil
 }
 
 // decodeLines reads --jsonl input: every good line is kept, every bad one reported by
 // its line number. A line longer than limit is read past, not kept. Lines are decoded
 // and admitted a chunk at a time on every core, and kept in their order; only their
-// encoded entries stay.
-func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time, session string, seen *optOuts) (decodedLines, error) {
+// encoded entries stay, and once they fill a part, only what j's last transaction needs
+// of them.
+func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time, session string, seen *optOuts, j *journal.Journal) (decodedLines, error) {
 	var all decodedLines
 	br := bufio.NewReaderSize(r, 1<<20)
 	var chunk []numberedLine
@@ -317,6 +355,9 @@ func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time, sessio
 			all.entries = append(all.entries, res.entries...)
 			all.skipped = append(all.skipped, res.skipped...)
 			all.optedOut = cmp.Or(all.optedOut, res.optedOut)
+			for _, e := range res.entries {
+				all.unstaged += e.Size()
+			}
 		}
 		chunk = chunk[:0]
 	}
@@ -330,6 +371,12 @@ func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time, sessio
 		}
 		if len(chunk) == decodeChunk || err != nil {
 			decode()
+		}
+		// Opted out, the call records nothing: what it staged is dropped when it ends.
+		if all.unstaged >= stagePart && all.optedOut == "" {
+			if err := all.stage(j, now); err != nil {
+				return all, err
+			}
 		}
 		if err == io.EOF {
 			return all, nil

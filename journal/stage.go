@@ -1,0 +1,265 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/agmem/agmem/failpoint"
+	"github.com/agmem/agmem/flock"
+	"github.com/agmem/agmem/memory"
+)
+
+// A Staging is one large append made in parts. bbolt holds every value a transaction
+// puts, and every page it writes, in memory until it commits: one transaction of a
+// 100,000-line --jsonl held about 500 MB. Stage stores entries in transactions of their
+// own, under keys that no index names, so that no reader finds them; Append indexes
+// them all in one last transaction, as AppendPrepared does, and they become visible
+// together, as one transaction's would.
+//
+// A staging is written down in the meta bucket with the entries it stored, and holds a
+// lock file while it runs. What a staging left behind when its process died before
+// Append is dropped by the next staging and by Compact; until then Check and Inventory
+// pass it by.
+type Staging struct {
+	j      *Journal
+	id     string
+	lock   *flock.Lock
+	staged []seqRange
+}
+
+// seqRange is the entries one part stored: sequences From to To, both included (bbolt
+// gives one transaction's sequences one after the other).
+type seqRange struct {
+	From uint64 `json:"from"`
+	To   uint64 `json:"to"`
+}
+
+// StartStaging begins a large append, first dropping what stagings of processes that
+// died left behind. Close it when done, whether or not Append was called.
+func (j *Journal) StartStaging(now time.Time) (*Staging, error) {
+	id := memory.NewID(now)
+	lock, err := flock.TryAcquire(stagingLock(j, id))
+	if err != nil {
+		return nil, j.classify(err)
+	}
+	s := &Staging{j: j, id: id, lock: lock}
+	if err := j.update(func(tx *bolt.Tx) error { return dropAbandonedStagings(tx, j) }); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Stage stores the encoded entries among ps in a transaction of its own, and keeps in
+// ps only what Append needs of them. Entries not encoded yet (those that are to join
+// the open session) are left for Append.
+func (s *Staging) Stage(ps []Prepared) error {
+	var part seqRange
+	err := s.j.update(func(tx *bolt.Tx) error {
+		part = seqRange{}
+		entries := tx.Bucket(bucketEntries)
+		entries.FillPercent = appendFill
+		for _, p := range ps {
+			if p.value == nil || p.seq != 0 {
+				continue
+			}
+			seq, err := entries.NextSequence()
+			if err != nil {
+				return err
+			}
+			if err := entries.Put(seqKey(seq), p.value); err != nil {
+				return err
+			}
+			if part.From == 0 {
+				part.From = seq
+			}
+			part.To = seq
+		}
+		if part.From == 0 {
+			return nil
+		}
+		return putJSON(tx.Bucket(bucketMeta), stagingKey(s.id), append(s.staged[:len(s.staged):len(s.staged)], part))
+	})
+	if err != nil || part.From == 0 {
+		return err
+	}
+	s.staged = append(s.staged, part)
+	seq := part.From
+	for i := range ps {
+		if p := &ps[i]; p.value != nil && p.seq == 0 {
+			p.seq, p.value = seq, nil
+			seq++
+		}
+	}
+	failpoint.Hit("staged-part") // a part is stored, and no index names it yet
+	return nil
+}
+
+// Append records entries, some of them staged, in one transaction, as AppendPrepared
+// does, and ends the staging: a staged entry found to be recorded already is dropped.
+func (s *Staging) Append(entries []Prepared, idleGap time.Duration, now time.Time) ([]Appended, error) {
+	// This one transaction holds every entry's index keys, and bbolt's copy of each
+	// until it commits: collected at half the usual growth of the heap, the process
+	// stays nearer the size of what it holds.
+	defer debug.SetGCPercent(debug.SetGCPercent(lowerGCPercent(stagingGCPercent)))
+	var out []Appended
+	err := s.j.update(func(tx *bolt.Tx) error {
+		var err error
+		if out, err = appendAll(tx, entries, idleGap, now); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Delete(stagingKey(s.id))
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.staged = nil
+	return out, nil
+}
+
+// stagingGCPercent is the collector's setting while a staging's last transaction runs.
+const stagingGCPercent = 50
+
+// lowerGCPercent is percent, or the setting of GOGC if that is lower (or off).
+func lowerGCPercent(percent int) int {
+	current := debug.SetGCPercent(percent)
+	debug.SetGCPercent(current)
+	if current < percent {
+		return current
+	}
+	return percent
+}
+
+// Close ends the staging. Entries it staged and Append did not record are dropped.
+func (s *Staging) Close() error {
+	var err error
+	if len(s.staged) > 0 {
+		err = s.j.update(func(tx *bolt.Tx) error { return dropStaging(tx, stagingKey(s.id), s.staged) })
+	}
+	s.lock.Release()
+	os.Remove(stagingLock(s.j, s.id))
+	return err
+}
+
+// stagingPrefix starts the meta keys of stagings under way: the prefix and the
+// staging's id, its value the seqRanges it stored.
+const stagingPrefix = "staging\x00"
+
+func stagingKey(id string) []byte { return []byte(stagingPrefix + id) }
+
+// stagingLock is the file a staging holds locked while its process lives.
+func stagingLock(j *Journal, id string) string {
+	return filepath.Join(filepath.Dir(j.path), "staging-"+id+".lock")
+}
+
+// dropAbandonedStagings drops what stagings of processes that died left behind, if
+// there is any: a journal without any is not written to.
+func (j *Journal) dropAbandonedStagings() error {
+	found := false
+	err := j.with(true, func(db *bolt.DB) error {
+		return db.View(func(tx *bolt.Tx) error {
+			if meta := tx.Bucket(bucketMeta); meta != nil {
+				k, _ := meta.Cursor().Seek([]byte(stagingPrefix))
+				found = bytes.HasPrefix(k, []byte(stagingPrefix))
+			}
+			return nil
+		})
+	})
+	if err != nil || !found {
+		return err
+	}
+	return j.update(func(tx *bolt.Tx) error { return dropAbandonedStagings(tx, j) })
+}
+
+// dropAbandonedStagings drops the staged entries of stagings whose process is gone:
+// their lock file is free, or missing.
+func dropAbandonedStagings(tx *bolt.Tx, j *Journal) error {
+	var abandoned [][]byte
+	err := eachStaging(tx, func(key []byte, _ []seqRange) error {
+		id := string(key[len(stagingPrefix):])
+		lock, err := flock.TryAcquire(stagingLock(j, id))
+		if errors.Is(err, flock.ErrTimeout) {
+			return nil // its process is still at work
+		}
+		if err != nil {
+			return err
+		}
+		lock.Release()
+		os.Remove(stagingLock(j, id))
+		abandoned = append(abandoned, bytes.Clone(key))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, key := range abandoned {
+		var ranges []seqRange
+		if err := json.Unmarshal(tx.Bucket(bucketMeta).Get(key), &ranges); err != nil {
+			return fmt.Errorf("staging %q: %w", key, err)
+		}
+		if err := dropStaging(tx, key, ranges); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropStaging deletes a staging's entries and its record.
+func dropStaging(tx *bolt.Tx, key []byte, ranges []seqRange) error {
+	entries := tx.Bucket(bucketEntries)
+	for _, r := range ranges {
+		for seq := r.From; seq <= r.To && seq != 0; seq++ {
+			if err := entries.Delete(seqKey(seq)); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.Bucket(bucketMeta).Delete(key)
+}
+
+// eachStaging calls fn with each staging under way, in the order of their keys.
+func eachStaging(tx *bolt.Tx, fn func(key []byte, ranges []seqRange) error) error {
+	c := tx.Bucket(bucketMeta).Cursor()
+	prefix := []byte(stagingPrefix)
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var ranges []seqRange
+		if err := json.Unmarshal(v, &ranges); err != nil {
+			return fmt.Errorf("staging %q: %w", k, err)
+		}
+		if err := fn(k, ranges); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stagedSeqs reports whether an entries key belongs to a staging under way or left
+// behind: no index names it yet, and none may.
+func stagedSeqs(tx *bolt.Tx) (func(key []byte) bool, error) {
+	var all []seqRange
+	err := eachStaging(tx, func(_ []byte, ranges []seqRange) error {
+		all = append(all, ranges...)
+		return nil
+	})
+	return func(key []byte) bool {
+		if len(key) != 8 {
+			return false
+		}
+		seq := binary.BigEndian.Uint64(key)
+		for _, r := range all {
+			if r.From <= seq && seq <= r.To {
+				return true
+			}
+		}
+		return false
+	}, err
+}

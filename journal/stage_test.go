@@ -1,0 +1,171 @@
+package journal
+
+import (
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/agmem/agmem/memory"
+)
+
+func prepared(t *testing.T, entries ...memory.Entry) []Prepared {
+	t.Helper()
+	out := make([]Prepared, len(entries))
+	for i, e := range entries {
+		p, err := Prepare(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = p
+	}
+	return out
+}
+
+func startStaging(t *testing.T, j *Journal) *Staging {
+	t.Helper()
+	s, err := j.StartStaging(t0)
+	if err != nil {
+		t.Fatalf("StartStaging: %v", err)
+	}
+	return s
+}
+
+// stored counts what the entries bucket holds, indexed or not, and the stagings the
+// meta bucket names.
+func stored(t *testing.T, j *Journal) (entries, stagings int) {
+	t.Helper()
+	err := j.view(func(tx *bolt.Tx) error {
+		entries = tx.Bucket(bucketEntries).Stats().KeyN
+		return eachStaging(tx, func([]byte, []seqRange) error { stagings++; return nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries, stagings
+}
+
+func mustCheck(t *testing.T, j *Journal) {
+	t.Helper()
+	findings, err := j.Check()
+	if err != nil || len(findings) > 0 {
+		t.Fatalf("Check = %q, %v", findings, err)
+	}
+}
+
+func TestStagedEntriesAreSeenOnlyOnceAppended(t *testing.T) {
+	j := newJournal(t)
+	s := startStaging(t, j)
+	defer s.Close()
+	// The last one names no session: it joins the open one in Append, unstaged.
+	loose := observation("", "Read", memory.Semantic, t0.Add(3))
+	ps := prepared(t, observation("s", "Read", memory.Semantic, t0), call("s", "toolu_1", t0.Add(1)),
+		event("s", "UserPromptSubmit", t0.Add(2)), loose)
+	if err := s.Stage(ps[:2]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stage(ps[2:]); err != nil {
+		t.Fatal(err)
+	}
+	if n, stagings := stored(t, j); n != 3 || stagings != 1 {
+		t.Fatalf("stored %d entries, %d stagings; want 3 and 1", n, stagings)
+	}
+	if b, err := j.Backlog(); err != nil || b.Observations+b.Events != 0 {
+		t.Fatalf("Backlog while staged = %+v, %v", b, err)
+	}
+	if got := sessions(t, j); len(got) != 0 {
+		t.Fatalf("Sessions while staged = %+v", got)
+	}
+	if inv, err := j.Inventory(); err != nil || len(inv.Entries) != 0 {
+		t.Fatalf("Inventory while staged = %+v, %v", inv, err)
+	}
+	mustCheck(t, j)
+
+	out, err := s.Append(ps, gap, t0.Add(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range out {
+		if a.Duplicate || a.ID == "" {
+			t.Errorf("entry %d: %+v", i, a)
+		}
+	}
+	if got := timeline(t, j, "s"); len(got) != 3 || got[1].Observation.ToolUseID != "toolu_1" {
+		t.Fatalf("timeline of s = %v", ids(got))
+	}
+	if loose.Session() == "" || len(timeline(t, j, loose.Session())) != 1 {
+		t.Fatalf("the entry without a session joined none: %q", loose.Session())
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n, stagings := stored(t, j); n != 4 || stagings != 0 {
+		t.Fatalf("stored %d entries, %d stagings; want 4 and 0", n, stagings)
+	}
+	mustCheck(t, j)
+	// Recorded once: the same call again is a duplicate, whether staged or not.
+	again := prepared(t, call("s", "toolu_1", t0.Add(5)))
+	s2 := startStaging(t, j)
+	defer s2.Close()
+	if err := s2.Stage(again); err != nil {
+		t.Fatal(err)
+	}
+	out, err = s2.Append(again, gap, t0.Add(6))
+	if err != nil || !out[0].Duplicate || out[0].ID != ps[1].head.id {
+		t.Fatalf("Append of a call recorded before = %+v, %v", out, err)
+	}
+	if n, _ := stored(t, j); n != 4 {
+		t.Fatalf("stored %d entries after a duplicate was staged; want 4", n)
+	}
+	mustCheck(t, j)
+}
+
+func TestStagingClosedWithoutAppendLeavesNothing(t *testing.T) {
+	j := newJournal(t)
+	s := startStaging(t, j)
+	if err := s.Stage(prepared(t, observation("s", "Read", memory.Semantic, t0))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n, stagings := stored(t, j); n != 0 || stagings != 0 {
+		t.Fatalf("stored %d entries, %d stagings; want none", n, stagings)
+	}
+	mustCheck(t, j)
+}
+
+// A process killed while staging leaves its parts and its record behind, and its lock
+// free: the next staging drops them, as Compact does, and a live staging is left alone.
+func TestStagingsOfDeadProcessesAreDropped(t *testing.T) {
+	for _, dropper := range []string{"StartStaging", "Compact"} {
+		t.Run(dropper, func(t *testing.T) {
+			j := newJournal(t)
+			live := startStaging(t, j)
+			defer live.Close()
+			if err := live.Stage(prepared(t, observation("s", "Read", memory.Semantic, t0))); err != nil {
+				t.Fatal(err)
+			}
+			dead := startStaging(t, j)
+			if err := dead.Stage(prepared(t, observation("s", "Grep", memory.Semantic, t0), observation("s", "Glob", memory.Semantic, t0))); err != nil {
+				t.Fatal(err)
+			}
+			dead.lock.Release() // as its process's death would
+			mustCheck(t, j)     // passed by, not damage
+			if n, stagings := stored(t, j); n != 3 || stagings != 2 {
+				t.Fatalf("stored %d entries, %d stagings; want 3 and 2", n, stagings)
+			}
+			switch dropper {
+			case "StartStaging":
+				startStaging(t, j).Close()
+			case "Compact":
+				if _, _, err := j.Compact(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n, stagings := stored(t, j); n != 1 || stagings != 1 {
+				t.Fatalf("stored %d entries, %d stagings; want the live staging's 1 and 1", n, stagings)
+			}
+			mustCheck(t, j)
+		})
+	}
+}
