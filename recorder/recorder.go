@@ -325,31 +325,67 @@ func (all *decodedLines) stage(j *journal.Journal, now time.Time) error {
 }
 
 // decodeLines reads --jsonl input: every good line is kept, every bad one reported by
-// its line number. A line longer than limit is read past, not kept. Lines are decoded
-// and admitted a chunk at a time on every core, and kept in their order; only their
-// encoded entries stay, and once they fill a part, only what j's last transaction needs
-// of them.
+// its line number. A line longer than limit is read past, not kept. Lines are read a
+// chunk at a time, each chunk decoded and admitted by one of a worker per core, and
+// collected in their order; only their encoded entries stay, and once they fill a part,
+// only what j's last transaction needs of them. A part is staged while the next chunks
+// are decoded.
 func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time, session string, seen *optOuts, j *journal.Journal) (decodedLines, error) {
-	var all decodedLines
-	br := bufio.NewReaderSize(r, 1<<20)
-	var chunk []numberedLine
-	decode := func() {
-		results := make([]lineResult, len(chunk))
-		var wg sync.WaitGroup
-		workers := runtime.GOMAXPROCS(0)
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := w; i < len(chunk); i += workers {
-					results[i] = safely(func() lineResult { return decodeLine(chunk[i].line, p, now, session, seen) })
+	workers := runtime.GOMAXPROCS(0)
+	jobs := make(chan decodeJob)
+	inOrder := make(chan decodeJob, 2*workers) // bounds the chunks read and not collected
+	quit := make(chan struct{})
+	defer close(quit)
+	for range workers {
+		go func() {
+			for job := range jobs {
+				results := make([]lineResult, len(job.lines))
+				for i, l := range job.lines {
+					if l.long {
+						results[i] = lineResult{err: fmt.Errorf("longer than %s", sizeName(limit))}
+						continue
+					}
+					results[i] = safely(func() lineResult { return decodeLine(l.line, p, now, session, seen) })
 				}
-			}()
+				job.done <- results
+			}
+		}()
+	}
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(inOrder)
+		defer close(jobs)
+		br := bufio.NewReaderSize(r, 1<<20)
+		var chunk []numberedLine
+		for n := 1; ; n++ {
+			line, long, err := readLine(br, limit)
+			if long || len(bytes.TrimSpace(line)) > 0 {
+				chunk = append(chunk, numberedLine{n, line, long})
+			}
+			if len(chunk) == decodeChunk || err != nil && len(chunk) > 0 {
+				job := decodeJob{chunk, make(chan []lineResult, 1)}
+				select {
+				case inOrder <- job:
+				case <-quit:
+					return
+				}
+				jobs <- job
+				chunk = nil
+			}
+			if err != nil {
+				if err != io.EOF {
+					readErr <- fmt.Errorf("read stdin: %w", err)
+				}
+				return
+			}
 		}
-		wg.Wait()
-		for i, res := range results {
+	}()
+
+	var all decodedLines
+	for job := range inOrder {
+		for i, res := range <-job.done {
 			if res.err != nil {
-				all.bad = append(all.bad, fmt.Sprintf("line %d: %s", chunk[i].n, res.err))
+				all.bad = append(all.bad, fmt.Sprintf("line %d: %s", job.lines[i].n, res.err))
 				continue
 			}
 			all.entries = append(all.entries, res.entries...)
@@ -359,40 +395,34 @@ func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time, sessio
 				all.unstaged += e.Size()
 			}
 		}
-		chunk = chunk[:0]
-	}
-	for n := 1; ; n++ {
-		line, long, err := readLine(br, limit)
-		switch {
-		case long:
-			all.bad = append(all.bad, fmt.Sprintf("line %d: longer than %s", n, sizeName(limit)))
-		case len(bytes.TrimSpace(line)) > 0:
-			chunk = append(chunk, numberedLine{n, line})
-		}
-		if len(chunk) == decodeChunk || err != nil {
-			decode()
-		}
 		// Opted out, the call records nothing: what it staged is dropped when it ends.
 		if all.unstaged >= stagePart && all.optedOut == "" {
 			if err := all.stage(j, now); err != nil {
 				return all, err
 			}
 		}
-		if err == io.EOF {
-			return all, nil
-		}
-		if err != nil {
-			return all, fmt.Errorf("read stdin: %w", err)
-		}
+	}
+	select {
+	case err := <-readErr:
+		return all, err
+	default:
+		return all, nil
 	}
 }
 
-// decodeChunk is how many lines are decoded at once.
-const decodeChunk = 512
+// decodeChunk is how many lines a worker decodes at once.
+const decodeChunk = 256
+
+// decodeJob is a chunk of lines, and where the worker that decodes them puts the results.
+type decodeJob struct {
+	lines []numberedLine
+	done  chan []lineResult
+}
 
 type numberedLine struct {
 	n    int
 	line []byte
+	long bool // longer than the limit: read past, not kept
 }
 
 type lineResult struct {
