@@ -53,7 +53,8 @@ func newPrefilter(rules []*rule) *prefilter {
 }
 
 // maxHits is how many keyword positions are kept per rule; past it the rule scans the
-// whole text, which is then no slower than the windows would be.
+// whole text, which is then no slower than the windows would be. A rule whose matches
+// start at its keywords keeps them all: it scans the whole text only at them.
 const maxHits = 256
 
 // hits are where a rule's keywords occur in a text.
@@ -62,7 +63,9 @@ type hits struct {
 	// whole says the whole text is to be scanned: the rule has no keywords, too many
 	// hits, or a keyword its match may not contain.
 	whole bool
-	at    []int // offsets of keywords to scan a window around
+	// at are the offsets of keywords to scan a window around, none if whole, unless
+	// the rule's matches start at its keywords.
+	at []int
 	// anchors are offsets of keywords that name the secret's key in a rule of
 	// gitleaks' key = value template: the match starts at the identifier holding it.
 	anchors []int
@@ -96,6 +99,9 @@ func (p *prefilter) rules(text string, rules []*rule) []hits {
 			}
 			h := find(c.rule)
 			if h.whole {
+				if rules[c.rule].matchesStartAtKeyword() {
+					h.at = appendOnce(h.at, i)
+				}
 				continue
 			}
 			kind := hitKind(c.kind.Load())
@@ -105,7 +111,12 @@ func (p *prefilter) rules(text string, rules []*rule) []hits {
 			}
 			switch {
 			case kind == wholeHit || len(h.at)+len(h.anchors) == maxHits:
-				h.whole, h.at, h.anchors = true, nil, nil
+				h.whole = true
+				if rules[c.rule].matchesStartAtKeyword() {
+					h.at = appendOnce(h.at, i)
+				} else {
+					h.at, h.anchors = nil, nil
+				}
 			case kind == anchorHit:
 				h.anchors = appendOnce(h.anchors, i)
 			default:

@@ -141,18 +141,19 @@ func (r *Redactor) Find(text string) []Finding {
 	var found []Finding
 	marks := markSpans(text)
 	for _, h := range r.pf.rules(text, r.rules) {
-		if h.whole {
-			found = r.findRule(found, r.rules[h.rule], text, 0, len(text), nil, marks)
-			continue
-		}
+		ru := r.rules[h.rule]
 		var starts []int
-		if r.rules[h.rule].matchesStartAtKeyword() {
+		if ru.matchesStartAtKeyword() {
 			starts = h.at
 		}
-		for _, w := range windows(text, h.at) {
-			found = r.findRule(found, r.rules[h.rule], text, w[0], w[1], starts, marks)
+		if h.whole {
+			found = r.findRule(found, ru, text, 0, len(text), starts, marks)
+			continue
 		}
-		found = r.findAnchored(found, r.rules[h.rule], text, h.anchors, marks)
+		for _, w := range windows(text, h.at) {
+			found = r.findRule(found, ru, text, w[0], w[1], starts, marks)
+		}
+		found = r.findAnchored(found, ru, text, h.anchors, marks)
 	}
 	return merge(found)
 }

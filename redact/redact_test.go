@@ -209,6 +209,20 @@ func BenchmarkFindSource(b *testing.B) {
 	}
 }
 
+// BenchmarkFindSourceFile finds secrets in 128 KB of Go's sources at once, as an agent
+// reads a whole file: "s." occurs in it more often than windows are kept for.
+func BenchmarkFindSourceFile(b *testing.B) {
+	var text strings.Builder
+	for _, p := range testsource.Pieces(b, 128) {
+		text.WriteString(p.Text)
+	}
+	r := Default()
+	b.SetBytes(int64(text.Len()))
+	for b.Loop() {
+		r.Find(text.String())
+	}
+}
+
 // TestMayMatch checks the literals a rule is known to need before its regex runs: none
 // that a match could lack, and none that a case-folded match could spell otherwise.
 func TestMayMatch(t *testing.T) {

@@ -97,7 +97,9 @@ var startsSeeds = []string{
 	"curl -u admin:S3cr3tP4ssw0rd https://x.example.com",
 	"SK0123456789abcdef0123456789ABCDEF sk0123456789abcdef0123456789abcdef",
 	"ends with the keyword s.",
-	"CLOJAR\u017f_" + strings.Repeat("a1b2c3d4e5", 6), // (?i)S matches "ſ": no keyword "clojars_"
+	"s.Zx81Qp0LmN3vB7cKa1b2c3d4 " + strings.Repeat("s.x ", maxHits) + "s.Zx81Qp0LmN3vB7cKa1b2c3d4",
+	"pat.abcdefghij0123456789AB.abcdefghij0123456789ABCD.abcdefghij0123456789", // harness-api-key: "pat." is not in its regex
+	"CLOJAR\u017f_" + strings.Repeat("a1b2c3d4e5", 6),                          // (?i)S matches "ſ": no keyword "clojars_"
 	"x pscale_pw_" + strings.Repeat("Zx81", 9) + " p\u017fcale_pw_" + strings.Repeat("Zx81", 9),
 }
 
@@ -115,8 +117,9 @@ func FuzzStartsAtKeyword(f *testing.F) {
 
 // TestStartsAtKeywordGenerated checks Find against findByWindows on texts that hold
 // secrets generated from every gitleaks rule's regex, in a case changed or not, with
-// a character before and after that \b and the rules' endings see differently, alone,
-// twice, or inside a piece of Go source. Run it with -samples=4000 for a long check.
+// a character before and after that \b and the rules' endings see differently: alone,
+// twice, inside a piece of Go source, or after more of the rule's keywords than
+// windows are kept for. Run it with -samples=2000 for a long check.
 func TestStartsAtKeywordGenerated(t *testing.T) {
 	for _, s := range startsSeeds {
 		checkStartsAtKeyword(t, s)
@@ -147,7 +150,7 @@ func TestStartsAtKeywordGenerated(t *testing.T) {
 				s = unicodeFolds.Replace(s)
 			}
 			s = before[rnd.Intn(len(before))] + s + after[rnd.Intn(len(after))]
-			switch rnd.Intn(4) {
+			switch rnd.Intn(5) {
 			case 1:
 				s += s
 			case 2:
@@ -156,6 +159,12 @@ func TestStartsAtKeywordGenerated(t *testing.T) {
 				p := pieces[rnd.Intn(len(pieces))].Text
 				at := rnd.Intn(len(p) + 1)
 				s = p[:at] + s + p[at:]
+			case 4:
+				if len(ru.keywords) > 0 {
+					kw := ru.keywords[rnd.Intn(len(ru.keywords))]
+					n := rnd.Intn(maxHits + 1)
+					s = strings.Repeat(kw+" ", n) + s + strings.Repeat(" "+kw, maxHits-n)
+				}
 			}
 			f, m := checkStartsAtKeyword(t, s)
 			texts, findings, matches = texts+1, findings+f, matches+m
