@@ -11,7 +11,7 @@ import (
 	"github.com/lucasjones/reggen"
 )
 
-var samples = flag.Int("samples", 10, "texts TestStartsAtKeywordGenerated makes from each gitleaks rule")
+var samples = flag.Int("samples", 5, "texts TestStartsAtKeywordGenerated makes from each gitleaks rule")
 
 // findByWindows is Find as it was before the rules whose matches start at a keyword ran
 // only there: every such rule's regex searched the whole of each window around its
