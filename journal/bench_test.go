@@ -1,6 +1,10 @@
 package journal
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -35,4 +39,27 @@ func BenchmarkAppendBatch1000(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(entries)), "ns/entry")
+}
+
+// BenchmarkMarshalEntry is an observation of a 1 KiB read of Go source, as capture
+// writes it, in JSON: by encoding/json alone, and by marshalEntry.
+func BenchmarkMarshalEntry(b *testing.B) {
+	e := observation("s", "Read", memory.Semantic, t0)
+	src, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "net", "http", "server.go"))
+	if err != nil {
+		b.Skip(err)
+	}
+	e.Observation.Result, _ = json.Marshal(string(src[:1024]))
+	for _, c := range []struct {
+		name    string
+		marshal func(memory.Entry) ([]byte, error)
+	}{{"json.Marshal", func(e memory.Entry) ([]byte, error) { return json.Marshal(e) }}, {"marshalEntry", marshalEntry}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := c.marshal(e); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

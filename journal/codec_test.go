@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
@@ -196,4 +197,39 @@ func TestCheckAfterForget(t *testing.T) {
 	if again := mustAppend(t, j, t0, end); !again[0].Duplicate {
 		t.Errorf("an event recorded again after gc was kept twice")
 	}
+}
+
+// FuzzMarshalEntry checks that marshalEntry writes what json.Marshal writes, byte for
+// byte, or fails as it does, whatever an observation's arguments, result and text hold.
+func FuzzMarshalEntry(f *testing.F) {
+	for _, c := range [][3]string{
+		{`{"path":"a.go"}`, `"package a\n<b> & \u2028 é"`, "Read"},
+		{`{"command":"ls -l","n":[1,2.5e3,true,null]}`, ``, "Bash"},
+		{` {"path": "a"}`, `"x"`, "Read"},
+		{`{"a":-0e-0}`, `-0e-0`, `"arguments":-0e-0`},
+		{`{"a":1}`, `{"result":-0e-0,"x":"\"result\":-0e-0"}`, "t"},
+		{`[1,]`, `"x"`, "Read"},
+		{`{}`, "\"\xff\xe2\x80\xa8<\"", "Read"},
+		{``, `"x"`, "Read"},
+	} {
+		f.Add([]byte(c[0]), []byte(c[1]), c[2])
+	}
+	f.Fuzz(func(t *testing.T, args, result []byte, text string) {
+		// Mostly what capture writes, compact and valid, for the splice; else as given.
+		if len(args)%3 != 0 {
+			args, _ = json.Marshal(map[string]any{"path": string(args), "n": len(text)})
+		}
+		if len(result)%3 == 1 {
+			result, _ = json.Marshal(string(result) + text)
+		}
+		e := observation("s", text, memory.Episodic, t0)
+		o := e.Observation
+		o.Arguments, o.Result, o.Summary = args, result, text
+		o.Truncated = map[string]int{text: 0, "result": 0}
+		want, wantErr := json.Marshal(e)
+		got, err := marshalEntry(e)
+		if (err != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
+			t.Fatalf("marshalEntry = %q, %v\njson.Marshal = %q, %v", got, err, want, wantErr)
+		}
+	})
 }

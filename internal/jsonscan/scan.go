@@ -24,9 +24,10 @@ const MaxDepth = 10000
 
 // Scanner reads JSON text a token at a time.
 type Scanner struct {
-	data []byte
-	pos  int
-	buf  []byte // scratch for unquoting
+	data   []byte
+	pos    int
+	buf    []byte // scratch for unquoting
+	spaced bool   // white space was read past
 }
 
 // New returns a Scanner that reads data from its start.
@@ -38,6 +39,7 @@ func (s *Scanner) Peek() byte {
 		switch c := s.data[s.pos]; c {
 		case ' ', '\t', '\n', '\r':
 			s.pos++
+			s.spaced = true
 		default:
 			return c
 		}
@@ -358,6 +360,14 @@ func (s *Scanner) Skip(depth int) ([]byte, error) {
 			}
 		}
 	}
+}
+
+// Compact says whether data is one JSON value, as encoding/json reads it, with no white
+// space outside its strings: text json.Compact would leave as it is.
+func Compact(data []byte) bool {
+	s := New(data)
+	_, err := s.Skip(0)
+	return err == nil && s.pos == len(data) && !s.spaced
 }
 
 // key reads past a member's name and the colon after it.

@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -88,6 +89,11 @@ func FuzzSkip(f *testing.F) {
 		ok := err == nil && s.End()
 		if valid := json.Valid(b); ok != valid {
 			t.Fatalf("Skip takes %q: %t, encoding/json: %t", b, ok, valid)
+		}
+		var c bytes.Buffer
+		compact := json.Compact(&c, b) == nil && bytes.Equal(c.Bytes(), b)
+		if got := Compact(b); got != compact {
+			t.Fatalf("Compact(%q) = %t; json.Compact leaves it as it is: %t", b, got, compact)
 		}
 	})
 }
