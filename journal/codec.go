@@ -139,7 +139,7 @@ func decodeEntry(stored []byte) (memory.Entry, error) {
 func entryFrom(raw []byte) (memory.Entry, error) {
 	var e memory.Entry
 	if err := json.Unmarshal(raw, &e); err != nil {
-		return e, err
+		return e, damage("an entry does not decode: " + err.Error()) // agmem wrote it valid
 	}
 	if (e.Observation == nil) == (e.Event == nil) {
 		return e, damage("an entry holds no observation or event, or both")

@@ -119,6 +119,8 @@ func TestBrokenEntryIsDamage(t *testing.T) {
 		"cut block":    compressed(tagObservation, `{"observation":{"id":"x","tool_name":"read_file"}}`)[:8],
 		"length lie":   append([]byte{tagObservation, 99}, compressed(tagObservation, `{"observation":{"id":"x"}}`)[2:]...),
 		"neither kind": compressed(tagObservation, `{"observatioo":{"id":"x"}}`),
+		// What a flush's count of a batch reads is whole, the rest is not.
+		"mistyped": compressed(tagObservation, `{"observation":{"id":"x","memory_type":"semantic","timestamp":5}}`),
 	} {
 		t.Run(name, func(t *testing.T) {
 			j := newJournal(t)
@@ -130,6 +132,10 @@ func TestBrokenEntryIsDamage(t *testing.T) {
 			findings, err := j.Check()
 			if err != nil || len(findings) == 0 {
 				t.Errorf("Check = %q, %v; want a finding", findings, err)
+			}
+			// Decoded after the journal is let go, and damage all the same.
+			if _, err := j.PrepareBatches("", t0); !errors.Is(err, ErrDamaged) {
+				t.Errorf("PrepareBatches: %v, want ErrDamaged", err)
 			}
 		})
 	}
