@@ -28,6 +28,8 @@ type Batch struct {
 
 	Entries []memory.Entry `json:"-"` // loaded with the batch, in timeline order
 	Resumed bool           `json:"-"` // left behind by an earlier flush
+
+	stored [][]byte // its entries as stored, copied out of a transaction to be decoded after it
 }
 
 // FlushInfo describes the last flush that finished.
@@ -78,30 +80,54 @@ func (j *Journal) PrepareBatches(base string, now time.Time) ([]*Batch, error) {
 			}
 		}
 		for _, b := range fresh {
-			if err := loadEntries(tx, b); err != nil {
+			if err := copyStored(tx, b); err != nil {
 				return err
 			}
-			for _, e := range b.Entries {
-				if e.Observation != nil {
-					b.Observations++
-					b.ByType[e.Observation.MemoryType]++
-				} else {
-					b.Events++
-				}
+			if err := b.count(); err != nil {
+				return err
 			}
 			if err := putJSON(bb, []byte(b.ID), b); err != nil {
 				return err
 			}
 		}
 		for _, b := range batches {
-			if err := loadEntries(tx, b); err != nil {
+			if err := copyStored(tx, b); err != nil {
 				return err
 			}
 		}
 		batches = append(batches, fresh...)
 		return nil
 	})
-	return batches, err
+	if err != nil {
+		return nil, err
+	}
+	return batches, j.classify(decodeStored(batches))
+}
+
+// count tallies a new batch's entries by kind and memory type, reading of each stored
+// entry only that: decoding them whole waits until the journal is let go.
+func (b *Batch) count() error {
+	for i, stored := range b.stored {
+		raw, err := entryJSON(stored)
+		if err != nil {
+			return fmt.Errorf("batch %s: entry %d: %w", b.ID, b.Seqs[i], err)
+		}
+		var kind struct {
+			Observation *struct {
+				MemoryType memory.Type `json:"memory_type"`
+			} `json:"observation"`
+		}
+		if err := json.Unmarshal(raw, &kind); err != nil {
+			return fmt.Errorf("batch %s: decode entry %d: %w", b.ID, b.Seqs[i], err)
+		}
+		if kind.Observation != nil {
+			b.Observations++
+			b.ByType[kind.Observation.MemoryType]++
+		} else {
+			b.Events++
+		}
+	}
+	return nil
 }
 
 // Leftovers returns at most max of the batches earlier flushes left behind, oldest
@@ -117,31 +143,49 @@ func (j *Journal) Leftovers(max int) ([]*Batch, error) {
 			if err := json.Unmarshal(v, b); err != nil {
 				return fmt.Errorf("decode batch: %w", err)
 			}
-			if err := loadEntries(tx, b); err != nil {
+			if err := copyStored(tx, b); err != nil {
 				return err
 			}
 			batches = append(batches, b)
 		}
 		return nil
 	})
-	return batches, err
+	if err != nil {
+		return nil, err
+	}
+	return batches, j.classify(decodeStored(batches))
 }
 
-func loadEntries(tx *bolt.Tx, b *Batch) error {
+// copyStored copies a batch's entries as stored out of the transaction. Decoding them
+// is most of the work of loading a batch, and is done once the journal, which every
+// record waits for, is let go: a batch's entries never change.
+func copyStored(tx *bolt.Tx, b *Batch) error {
 	entries := tx.Bucket(bucketEntries)
-	b.Entries = make([]memory.Entry, 0, len(b.Seqs))
-	for _, seq := range b.Seqs {
+	b.stored = make([][]byte, len(b.Seqs))
+	for i, seq := range b.Seqs {
 		raw := entries.Get(seqKey(seq))
 		if raw == nil {
 			return fmt.Errorf("batch %s: entry %d is missing from the journal", b.ID, seq)
 		}
-		e, err := decodeEntry(raw)
-		if err != nil {
-			return fmt.Errorf("batch %s: decode entry %d: %w", b.ID, seq, err)
-		}
-		b.Entries = append(b.Entries, e)
+		b.stored[i] = bytes.Clone(raw)
 	}
-	sort.SliceStable(b.Entries, func(x, y int) bool { return b.Entries[x].Time().Before(b.Entries[y].Time()) })
+	return nil
+}
+
+// decodeStored decodes each batch's copied entries, in timeline order.
+func decodeStored(batches []*Batch) error {
+	for _, b := range batches {
+		b.Entries = make([]memory.Entry, 0, len(b.stored))
+		for i, raw := range b.stored {
+			e, err := decodeEntry(raw)
+			if err != nil {
+				return fmt.Errorf("batch %s: decode entry %d: %w", b.ID, b.Seqs[i], err)
+			}
+			b.Entries = append(b.Entries, e)
+		}
+		b.stored = nil
+		sort.SliceStable(b.Entries, func(x, y int) bool { return b.Entries[x].Time().Before(b.Entries[y].Time()) })
+	}
 	return nil
 }
 
