@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,6 +43,8 @@ func main() {
 		err = ingest(os.Args[2:])
 	case "observations": // ingest's input, written by a process of its own
 		err = observations(os.Args[2:])
+	case "nothing": // a Go program that reads its stdin and ends: concurrent's floor
+		_, err = io.Copy(io.Discard, os.Stdin)
 	default:
 		err = fmt.Errorf("unknown benchmark %q", os.Args[1])
 	}
@@ -355,10 +358,22 @@ func concurrent(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	env := []string{"AGMEM_REPO=" + dir}
 	hookCmd := recordCommand(*bin)
-	// hammer runs records from all writers until stop is closed (or each has done min).
-	hammer := func(stop <-chan struct{}, min int) ([]time.Duration, int) {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	// Each writer's own memory repo, for records that share no journal lock.
+	own := make([]string, *writers)
+	for w := range own {
+		if own[w], err = newMemoryRepo(*bin, "agmem-bench-concurrent-own-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(own[w])
+	}
+	// hammer runs command from all writers, with a hook payload on stdin, until stop is
+	// closed (or each has run it min times), each in the shared repo or, if apart, its own.
+	hammer := func(command []string, apart bool, stop <-chan struct{}, min int) ([]time.Duration, int) {
 		var mu sync.Mutex
 		var ds []time.Duration
 		failed := 0
@@ -375,7 +390,11 @@ func concurrent(args []string) error {
 						}
 					default:
 					}
-					d, err := run(dir, hookPayload(w*1000000+i), env, hookCmd[0], hookCmd[1:]...)
+					repo := dir
+					if apart {
+						repo = own[w]
+					}
+					d, err := run(repo, hookPayload(w*1000000+i), []string{"AGMEM_REPO=" + repo}, command[0], command[1:]...)
 					mu.Lock()
 					ds = append(ds, d)
 					if err != nil {
@@ -391,7 +410,12 @@ func concurrent(args []string) error {
 		wg.Wait()
 		return ds, failed
 	}
-	alone, failedAlone := hammer(nil, 20)
+	// The floor, in the same run: processes that do nothing, 16 at once on these cores.
+	trueAlone, _ := hammer([]string{"/bin/true"}, false, nil, 20)
+	goAlone, _ := hammer([]string{self, "nothing"}, false, nil, 20)
+	// And records that wait for no lock: what the journal lock costs under contention.
+	apart, failedApart := hammer(hookCmd, true, nil, 20)
+	alone, failedAlone := hammer(hookCmd, false, nil, 20)
 	if _, err := timeRecordJSONL(*bin, dir, *n); err != nil {
 		return err
 	}
@@ -402,12 +426,15 @@ func concurrent(args []string) error {
 		flushTime, flushErr = run(dir, nil, nil, *bin, "--repo", dir, "flush", "--no-llm")
 		close(stop)
 	}()
-	during, failedDuring := hammer(stop, 1)
+	during, failedDuring := hammer(hookCmd, false, stop, 1)
 	if flushErr != nil {
 		return flushErr
 	}
 	fmt.Printf("%d %s processes at once (hook payload); flush of %d observations took %s\n", *writers, filepath.Base(hookCmd[0]), *n, ms(flushTime))
 	fmt.Printf("%-28s  %-10s  %-10s  %s\n", "", "p50", "p99", "records (failed)")
+	fmt.Printf("%-28s  %-10s  %-10s  %d\n", "/bin/true, alone", ms(percentile(trueAlone, .5)), ms(percentile(trueAlone, .99)), len(trueAlone))
+	fmt.Printf("%-28s  %-10s  %-10s  %d\n", "Go, reads stdin, alone", ms(percentile(goAlone, .5)), ms(percentile(goAlone, .99)), len(goAlone))
+	fmt.Printf("%-28s  %-10s  %-10s  %d (%d)\n", "alone, a repo each", ms(percentile(apart, .5)), ms(percentile(apart, .99)), len(apart), failedApart)
 	fmt.Printf("%-28s  %-10s  %-10s  %d (%d)\n", "alone", ms(percentile(alone, .5)), ms(percentile(alone, .99)), len(alone), failedAlone)
 	fmt.Printf("%-28s  %-10s  %-10s  %d (%d)\n", "during the flush", ms(percentile(during, .5)), ms(percentile(during, .99)), len(during), failedDuring)
 	p99 := percentile(during, .99)
