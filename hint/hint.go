@@ -39,6 +39,8 @@ func For(err error) string {
 		return "make .agmem/ and the files in it writable (a read-only mount, chmod or chattr +i stops agmem)"
 	case errors.Is(err, journal.ErrDiskFull), errors.Is(err, syscall.ENOSPC):
 		return "free some space on the disk that holds the memory repo; what was recorded before is kept"
+	case errors.Is(err, journal.ErrStagingDropped):
+		return "record the same input again (what was recorded before is kept once); leave .agmem/staging-*.lock files alone"
 	}
 	var h *Error
 	if errors.As(err, &h) {

@@ -36,6 +36,10 @@ type Staging struct {
 	staged []seqRange
 }
 
+// ErrStagingDropped is returned when what a staging stored was dropped by another
+// process, as if this one had died: nothing of it is recorded.
+var ErrStagingDropped = errors.New("what this record stored so far was dropped by another agmem process; nothing was recorded")
+
 // seqRange is the entries one part stored: sequences From to To, both included (bbolt
 // gives one transaction's sequences one after the other).
 type seqRange struct {
@@ -66,6 +70,9 @@ func (s *Staging) Stage(ps []Prepared) error {
 	var part seqRange
 	err := s.j.update(func(tx *bolt.Tx) error {
 		part = seqRange{}
+		if err := s.check(tx); err != nil {
+			return err
+		}
 		entries := tx.Bucket(bucketEntries)
 		entries.FillPercent = appendFill
 		for _, p := range ps {
@@ -113,6 +120,9 @@ func (s *Staging) Append(entries []Prepared, idleGap time.Duration, now time.Tim
 	defer debug.SetGCPercent(debug.SetGCPercent(lowerGCPercent(stagingGCPercent)))
 	var out []Appended
 	err := s.j.update(func(tx *bolt.Tx) error {
+		if err := s.check(tx); err != nil {
+			return err
+		}
 		var err error
 		if out, err = appendAll(tx, entries, idleGap, now); err != nil {
 			return err
@@ -139,11 +149,32 @@ func lowerGCPercent(percent int) int {
 	return percent
 }
 
-// Close ends the staging. Entries it staged and Append did not record are dropped.
+// check makes sure that what the staging stored is still there: another process drops
+// a staging whose lock file it can take, and someone may have removed the file.
+func (s *Staging) check(tx *bolt.Tx) error {
+	if len(s.staged) > 0 && tx.Bucket(bucketMeta).Get(stagingKey(s.id)) == nil {
+		return fmt.Errorf("%w (was %s removed?)", ErrStagingDropped, stagingLock(s.j, s.id))
+	}
+	return nil
+}
+
+// Close ends the staging. Entries it staged and Append did not record are dropped: those
+// its record in the journal names, whatever this process believes it stored.
 func (s *Staging) Close() error {
 	var err error
 	if len(s.staged) > 0 {
-		err = s.j.update(func(tx *bolt.Tx) error { return dropStaging(tx, stagingKey(s.id), s.staged) })
+		err = s.j.update(func(tx *bolt.Tx) error {
+			key := stagingKey(s.id)
+			raw := tx.Bucket(bucketMeta).Get(key)
+			if raw == nil {
+				return nil // recorded by Append, or dropped by another process
+			}
+			var ranges []seqRange
+			if err := json.Unmarshal(raw, &ranges); err != nil {
+				return fmt.Errorf("staging %q: %w", key, err)
+			}
+			return dropStaging(tx, key, ranges)
+		})
 	}
 	s.lock.Release()
 	os.Remove(stagingLock(s.j, s.id))

@@ -1,6 +1,8 @@
 package journal
 
 import (
+	"errors"
+	"os"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -168,4 +170,33 @@ func TestStagingsOfDeadProcessesAreDropped(t *testing.T) {
 			mustCheck(t, j)
 		})
 	}
+}
+
+// A staging whose lock file was removed is taken for dead, and dropped, by the next
+// one: what it then stages or appends is refused, and nothing is indexed that is gone.
+func TestDroppedStagingRecordsNothing(t *testing.T) {
+	j := newJournal(t)
+	s := startStaging(t, j)
+	defer s.Close()
+	ps := prepared(t, observation("s", "Read", memory.Semantic, t0), observation("s", "Grep", memory.Semantic, t0))
+	if err := s.Stage(ps[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(stagingLock(j, s.id)); err != nil {
+		t.Fatal(err)
+	}
+	startStaging(t, j).Close()
+	if err := s.Stage(ps[1:]); !errors.Is(err, ErrStagingDropped) {
+		t.Fatalf("Stage after the staging was dropped: %v, want ErrStagingDropped", err)
+	}
+	if _, err := s.Append(ps, gap, t0); !errors.Is(err, ErrStagingDropped) {
+		t.Fatalf("Append after the staging was dropped: %v, want ErrStagingDropped", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n, stagings := stored(t, j); n != 0 || stagings != 0 {
+		t.Fatalf("stored %d entries, %d stagings; want none", n, stagings)
+	}
+	mustCheck(t, j)
 }
