@@ -105,7 +105,9 @@ func (j *Journal) PrepareBatches(base string, now time.Time) ([]*Batch, error) {
 }
 
 // count tallies a new batch's entries by kind and memory type, reading of each stored
-// entry only that: decoding them whole waits until the journal is let go.
+// entry only that: decoding them whole waits until the journal is let go. An entry
+// damaged where count does not read is found then, with its batch planned: the flush
+// fails on it as it fails on any batch left behind with such an entry.
 func (b *Batch) count() error {
 	for i, stored := range b.stored {
 		raw, err := entryJSON(stored)
@@ -116,9 +118,13 @@ func (b *Batch) count() error {
 			Observation *struct {
 				MemoryType memory.Type `json:"memory_type"`
 			} `json:"observation"`
+			Event *struct{} `json:"event"`
 		}
 		if err := json.Unmarshal(raw, &kind); err != nil {
 			return fmt.Errorf("batch %s: decode entry %d: %w", b.ID, b.Seqs[i], err)
+		}
+		if (kind.Observation == nil) == (kind.Event == nil) {
+			return fmt.Errorf("batch %s: entry %d: %w", b.ID, b.Seqs[i], damage("an entry holds no observation or event, or both"))
 		}
 		if kind.Observation != nil {
 			b.Observations++
@@ -182,6 +188,7 @@ func decodeStored(batches []*Batch) error {
 				return fmt.Errorf("batch %s: decode entry %d: %w", b.ID, b.Seqs[i], err)
 			}
 			b.Entries = append(b.Entries, e)
+			b.stored[i] = nil // not held beside its decoded entry
 		}
 		b.stored = nil
 		sort.SliceStable(b.Entries, func(x, y int) bool { return b.Entries[x].Time().Before(b.Entries[y].Time()) })

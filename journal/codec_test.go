@@ -133,9 +133,15 @@ func TestBrokenEntryIsDamage(t *testing.T) {
 			if err != nil || len(findings) == 0 {
 				t.Errorf("Check = %q, %v; want a finding", findings, err)
 			}
-			// Decoded after the journal is let go, and damage all the same.
+			// Decoded after the journal is let go, and damage all the same. Damage that
+			// a batch's count reads leaves the entry pending; the rest is found with the
+			// batch planned.
 			if _, err := j.PrepareBatches("", t0); !errors.Is(err, ErrDamaged) {
 				t.Errorf("PrepareBatches: %v, want ErrDamaged", err)
+			}
+			b, err := j.Backlog()
+			if planned := name == "mistyped"; err != nil || (b.Batches == 1) != planned || (b.Events+b.Observations == 1) == planned {
+				t.Errorf("after PrepareBatches: %+v, %v; want the batch planned: %t", b, err, planned)
 			}
 		})
 	}
