@@ -346,6 +346,7 @@ func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time, sessio
 						continue
 					}
 					results[i] = safely(func() lineResult { return decodeLine(l.line, p, now, session, seen) })
+					job.lines[i].line = nil // only its number is needed from now on
 				}
 				job.done <- results
 			}
@@ -357,12 +358,14 @@ func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time, sessio
 		defer close(jobs)
 		br := bufio.NewReaderSize(r, 1<<20)
 		var chunk []numberedLine
+		size := 0
 		for n := 1; ; n++ {
 			line, long, err := readLine(br, limit)
 			if long || len(bytes.TrimSpace(line)) > 0 {
 				chunk = append(chunk, numberedLine{n, line, long})
+				size += len(line)
 			}
-			if len(chunk) == decodeChunk || err != nil && len(chunk) > 0 {
+			if len(chunk) == decodeChunk || size >= decodeChunkBytes || err != nil && len(chunk) > 0 {
 				job := decodeJob{chunk, make(chan []lineResult, 1)}
 				select {
 				case inOrder <- job:
@@ -370,7 +373,7 @@ func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time, sessio
 					return
 				}
 				jobs <- job
-				chunk = nil
+				chunk, size = nil, 0
 			}
 			if err != nil {
 				if err != io.EOF {
@@ -388,14 +391,18 @@ func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time, sessio
 				all.bad = append(all.bad, fmt.Sprintf("line %d: %s", job.lines[i].n, res.err))
 				continue
 			}
-			all.entries = append(all.entries, res.entries...)
 			all.skipped = append(all.skipped, res.skipped...)
 			all.optedOut = cmp.Or(all.optedOut, res.optedOut)
+			if all.optedOut != "" {
+				// The call records nothing: what it staged is dropped when it ends.
+				all.entries, all.staged, all.unstaged = nil, 0, 0
+				continue
+			}
+			all.entries = append(all.entries, res.entries...)
 			for _, e := range res.entries {
 				all.unstaged += e.Size()
 			}
 		}
-		// Opted out, the call records nothing: what it staged is dropped when it ends.
 		if all.unstaged >= stagePart && all.optedOut == "" {
 			if err := all.stage(j, now); err != nil {
 				return all, err
@@ -410,8 +417,13 @@ func decodeLines(r io.Reader, p capture.Policy, limit int, now time.Time, sessio
 	}
 }
 
-// decodeChunk is how many lines a worker decodes at once.
-const decodeChunk = 256
+// A worker decodes a chunk of decodeChunk lines at once, or fewer that hold
+// decodeChunkBytes: the chunks in flight, two per worker, hold a bounded part of the
+// input whatever its lines' length.
+const (
+	decodeChunk      = 256
+	decodeChunkBytes = 1 << 20
+)
 
 // decodeJob is a chunk of lines, and where the worker that decodes them puts the results.
 type decodeJob struct {
