@@ -14,27 +14,8 @@ import (
 var samples = flag.Int("samples", 5, "texts TestStartsAtKeywordGenerated makes from each gitleaks rule")
 
 // findByWindows is Find as it was before the rules whose matches start at a keyword ran
-// only there: every such rule's regex searched the whole of each window around its
-// keywords. It is what Find must still find.
-func (r *Redactor) findByWindows(text string) []Finding {
-	if len(text) < 8 {
-		return nil
-	}
-	r.once.Do(func() { r.pf = newPrefilter(r.rules) })
-	var found []Finding
-	marks := markSpans(text)
-	for _, h := range r.pf.rules(text, r.rules) {
-		if h.whole {
-			found = r.findRule(found, r.rules[h.rule], text, 0, len(text), nil, marks)
-			continue
-		}
-		for _, w := range windows(text, h.at) {
-			found = r.findRule(found, r.rules[h.rule], text, w[0], w[1], nil, marks)
-		}
-		found = r.findAnchored(found, r.rules[h.rule], text, h.anchors, marks)
-	}
-	return merge(found)
-}
+// only there. It is what Find must still find.
+func (r *Redactor) findByWindows(text string) []Finding { return r.find(text, false) }
 
 // keywordOffsets are the offsets of text where one of kws starts, ignoring ASCII case,
 // found without the prefilter.
