@@ -126,6 +126,17 @@ func (p Prepared) Observation() bool {
 	return p.head.event == ""
 }
 
+// event is the entry's name if it is an event, else "".
+func (p Prepared) event() string {
+	switch {
+	case p.entry == nil:
+		return p.head.event
+	case p.entry.Event != nil:
+		return p.entry.Event.Name
+	}
+	return ""
+}
+
 func unprepared(entries []memory.Entry) []Prepared {
 	out := make([]Prepared, len(entries))
 	for i := range entries {
@@ -177,12 +188,7 @@ func appendAll(tx *bolt.Tx, entries []Prepared, idleGap time.Duration, now time.
 	var open *openSession // as this transaction leaves it; nil while untouched
 	closed := false       // a session boundary passed: the next entry without one starts anew
 	for i, p := range entries {
-		var event string
-		if e := p.entry; e != nil && e.Event != nil {
-			event = e.Event.Name
-		} else if e == nil {
-			event = p.head.event
-		}
+		event := p.event()
 		if event == "SessionStart" {
 			open, closed = nil, true
 		}
