@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -214,25 +215,18 @@ func (j *Journal) dropAbandonedStagings() error {
 // dropAbandonedStagings drops the staged entries of stagings whose process is gone:
 // their lock file is free, or missing.
 func dropAbandonedStagings(tx *bolt.Tx, j *Journal) error {
-	var abandoned [][]byte
+	var dropped [][]byte
 	err := eachStaging(tx, func(key []byte, _ []seqRange) error {
-		id := string(key[len(stagingPrefix):])
-		lock, err := flock.TryAcquire(stagingLock(j, id))
-		if errors.Is(err, flock.ErrTimeout) {
-			return nil // its process is still at work
+		gone, err := abandoned(j, string(key[len(stagingPrefix):]))
+		if gone {
+			dropped = append(dropped, bytes.Clone(key))
 		}
-		if err != nil {
-			return err
-		}
-		lock.Release()
-		os.Remove(stagingLock(j, id))
-		abandoned = append(abandoned, bytes.Clone(key))
-		return nil
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	for _, key := range abandoned {
+	for _, key := range dropped {
 		var ranges []seqRange
 		if err := json.Unmarshal(tx.Bucket(bucketMeta).Get(key), &ranges); err != nil {
 			return fmt.Errorf("staging %q: %w", key, err)
@@ -241,7 +235,32 @@ func dropAbandonedStagings(tx *bolt.Tx, j *Journal) error {
 			return err
 		}
 	}
+	// A process killed before it staged anything left its lock file and no record.
+	files, _ := filepath.Glob(stagingLock(j, "*"))
+	for _, f := range files {
+		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "staging-"), ".lock")
+		if tx.Bucket(bucketMeta).Get(stagingKey(id)) == nil {
+			if _, err := abandoned(j, id); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// abandoned says whether the process of staging id is gone, its lock file free or
+// missing, and then removes the file.
+func abandoned(j *Journal, id string) (bool, error) {
+	lock, err := flock.TryAcquire(stagingLock(j, id))
+	if errors.Is(err, flock.ErrTimeout) {
+		return false, nil // its process is still at work
+	}
+	if err != nil {
+		return false, err
+	}
+	lock.Release()
+	os.Remove(stagingLock(j, id))
+	return true, nil
 }
 
 // dropStaging deletes a staging's entries and its record.

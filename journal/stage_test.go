@@ -3,6 +3,7 @@ package journal
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -199,4 +200,19 @@ func TestDroppedStagingRecordsNothing(t *testing.T) {
 		t.Fatalf("stored %d entries, %d stagings; want none", n, stagings)
 	}
 	mustCheck(t, j)
+}
+
+// A process killed before it staged anything leaves a lock file and no record: the
+// next staging removes the file, and leaves a live staging's alone.
+func TestLockFilesOfDeadStagingsAreRemoved(t *testing.T) {
+	j := newJournal(t)
+	live := startStaging(t, j)
+	defer live.Close()
+	dead := startStaging(t, j)
+	dead.lock.Release() // as its process's death would
+	startStaging(t, j).Close()
+	files, err := filepath.Glob(stagingLock(j, "*"))
+	if err != nil || len(files) != 1 || files[0] != stagingLock(j, live.id) {
+		t.Fatalf("lock files left: %q, %v; want the live staging's alone", files, err)
+	}
 }
