@@ -118,7 +118,11 @@ func (s *Staging) Append(entries []Prepared, idleGap time.Duration, now time.Tim
 	// This one transaction holds every entry's index keys, and bbolt's copy of each
 	// until it commits: collected at half the usual growth of the heap, the process
 	// stays nearer the size of what it holds.
-	defer debug.SetGCPercent(debug.SetGCPercent(lowerGCPercent(stagingGCPercent)))
+	previous := debug.SetGCPercent(stagingGCPercent)
+	if previous < stagingGCPercent { // a lower GOGC, or off, stays
+		debug.SetGCPercent(previous)
+	}
+	defer debug.SetGCPercent(previous)
 	var out []Appended
 	err := s.j.update(func(tx *bolt.Tx) error {
 		if err := s.check(tx); err != nil {
@@ -140,16 +144,6 @@ func (s *Staging) Append(entries []Prepared, idleGap time.Duration, now time.Tim
 // stagingGCPercent is the collector's setting while a staging's last transaction runs.
 const stagingGCPercent = 50
 
-// lowerGCPercent is percent, or the setting of GOGC if that is lower (or off).
-func lowerGCPercent(percent int) int {
-	current := debug.SetGCPercent(percent)
-	debug.SetGCPercent(current)
-	if current < percent {
-		return current
-	}
-	return percent
-}
-
 // check makes sure that what the staging stored is still there: another process drops
 // a staging whose lock file it can take, and someone may have removed the file.
 func (s *Staging) check(tx *bolt.Tx) error {
@@ -170,9 +164,9 @@ func (s *Staging) Close() error {
 			if raw == nil {
 				return nil // recorded by Append, or dropped by another process
 			}
-			var ranges []seqRange
-			if err := json.Unmarshal(raw, &ranges); err != nil {
-				return fmt.Errorf("staging %q: %w", key, err)
+			ranges, err := decodeRanges(key, raw)
+			if err != nil {
+				return err
 			}
 			return dropStaging(tx, key, ranges)
 		})
@@ -215,23 +209,23 @@ func (j *Journal) dropAbandonedStagings() error {
 // dropAbandonedStagings drops the staged entries of stagings whose process is gone:
 // their lock file is free, or missing.
 func dropAbandonedStagings(tx *bolt.Tx, j *Journal) error {
-	var dropped [][]byte
-	err := eachStaging(tx, func(key []byte, _ []seqRange) error {
+	type staging struct {
+		key    []byte
+		ranges []seqRange
+	}
+	var dropped []staging // dropped once the cursor is done
+	err := eachStaging(tx, func(key []byte, ranges []seqRange) error {
 		gone, err := abandoned(j, string(key[len(stagingPrefix):]))
 		if gone {
-			dropped = append(dropped, bytes.Clone(key))
+			dropped = append(dropped, staging{bytes.Clone(key), ranges})
 		}
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	for _, key := range dropped {
-		var ranges []seqRange
-		if err := json.Unmarshal(tx.Bucket(bucketMeta).Get(key), &ranges); err != nil {
-			return fmt.Errorf("staging %q: %w", key, err)
-		}
-		if err := dropStaging(tx, key, ranges); err != nil {
+	for _, d := range dropped {
+		if err := dropStaging(tx, d.key, d.ranges); err != nil {
 			return err
 		}
 	}
@@ -281,15 +275,24 @@ func eachStaging(tx *bolt.Tx, fn func(key []byte, ranges []seqRange) error) erro
 	c := tx.Bucket(bucketMeta).Cursor()
 	prefix := []byte(stagingPrefix)
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		var ranges []seqRange
-		if err := json.Unmarshal(v, &ranges); err != nil {
-			return fmt.Errorf("staging %q: %w", k, err)
+		ranges, err := decodeRanges(k, v)
+		if err != nil {
+			return err
 		}
 		if err := fn(k, ranges); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// decodeRanges reads the record of the staging whose meta key is key.
+func decodeRanges(key, raw []byte) ([]seqRange, error) {
+	var ranges []seqRange
+	if err := json.Unmarshal(raw, &ranges); err != nil {
+		return nil, fmt.Errorf("staging %q: %w", key, err)
+	}
+	return ranges, nil
 }
 
 // stagedSeqs reports whether an entries key belongs to a staging under way or left

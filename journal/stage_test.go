@@ -47,6 +47,14 @@ func stored(t *testing.T, j *Journal) (entries, stagings int) {
 	return entries, stagings
 }
 
+// mustStore checks what stored counts.
+func mustStore(t *testing.T, j *Journal, entries, stagings int) {
+	t.Helper()
+	if n, s := stored(t, j); n != entries || s != stagings {
+		t.Fatalf("stored %d entries, %d stagings; want %d and %d", n, s, entries, stagings)
+	}
+}
+
 func mustCheck(t *testing.T, j *Journal) {
 	t.Helper()
 	findings, err := j.Check()
@@ -69,9 +77,7 @@ func TestStagedEntriesAreSeenOnlyOnceAppended(t *testing.T) {
 	if err := s.Stage(ps[2:]); err != nil {
 		t.Fatal(err)
 	}
-	if n, stagings := stored(t, j); n != 3 || stagings != 1 {
-		t.Fatalf("stored %d entries, %d stagings; want 3 and 1", n, stagings)
-	}
+	mustStore(t, j, 3, 1)
 	if b, err := j.Backlog(); err != nil || b.Observations+b.Events != 0 {
 		t.Fatalf("Backlog while staged = %+v, %v", b, err)
 	}
@@ -101,9 +107,7 @@ func TestStagedEntriesAreSeenOnlyOnceAppended(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n, stagings := stored(t, j); n != 4 || stagings != 0 {
-		t.Fatalf("stored %d entries, %d stagings; want 4 and 0", n, stagings)
-	}
+	mustStore(t, j, 4, 0)
 	mustCheck(t, j)
 	// Recorded once: the same call again is a duplicate, whether staged or not.
 	again := prepared(t, call("s", "toolu_1", t0.Add(5)))
@@ -116,9 +120,7 @@ func TestStagedEntriesAreSeenOnlyOnceAppended(t *testing.T) {
 	if err != nil || !out[0].Duplicate || out[0].ID != ps[1].head.id {
 		t.Fatalf("Append of a call recorded before = %+v, %v", out, err)
 	}
-	if n, _ := stored(t, j); n != 4 {
-		t.Fatalf("stored %d entries after a duplicate was staged; want 4", n)
-	}
+	mustStore(t, j, 4, 0)
 	mustCheck(t, j)
 }
 
@@ -131,9 +133,7 @@ func TestStagingClosedWithoutAppendLeavesNothing(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n, stagings := stored(t, j); n != 0 || stagings != 0 {
-		t.Fatalf("stored %d entries, %d stagings; want none", n, stagings)
-	}
+	mustStore(t, j, 0, 0)
 	mustCheck(t, j)
 }
 
@@ -154,9 +154,7 @@ func TestStagingsOfDeadProcessesAreDropped(t *testing.T) {
 			}
 			dead.lock.Release() // as its process's death would
 			mustCheck(t, j)     // passed by, not damage
-			if n, stagings := stored(t, j); n != 3 || stagings != 2 {
-				t.Fatalf("stored %d entries, %d stagings; want 3 and 2", n, stagings)
-			}
+			mustStore(t, j, 3, 2)
 			switch dropper {
 			case "StartStaging":
 				startStaging(t, j).Close()
@@ -165,9 +163,7 @@ func TestStagingsOfDeadProcessesAreDropped(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if n, stagings := stored(t, j); n != 1 || stagings != 1 {
-				t.Fatalf("stored %d entries, %d stagings; want the live staging's 1 and 1", n, stagings)
-			}
+			mustStore(t, j, 1, 1)
 			mustCheck(t, j)
 		})
 	}
@@ -196,9 +192,7 @@ func TestDroppedStagingRecordsNothing(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n, stagings := stored(t, j); n != 0 || stagings != 0 {
-		t.Fatalf("stored %d entries, %d stagings; want none", n, stagings)
-	}
+	mustStore(t, j, 0, 0)
 	mustCheck(t, j)
 }
 
