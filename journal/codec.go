@@ -5,7 +5,11 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/pierrec/lz4/v4"
 
@@ -55,46 +59,125 @@ func encodeEntry(e memory.Entry) ([]byte, error) {
 	return append([]byte(nil), buf[:head+n]...), nil
 }
 
-// marshalEntry is json.Marshal(e), byte for byte. encoding/json compacts a
-// json.RawMessage again, a byte at a time, though capture writes an observation's
-// arguments and result compact: a tenth of record --jsonl's CPU. Those two are checked
-// instead (jsonscan.Compact), and spliced in with the HTML escaping json.Marshal
-// applies, into the rest, which encoding/json writes as ever, each member of the
-// structs included.
+// marshalEntry is json.Marshal(e), byte for byte. An observation, what nearly every
+// entry is, is written here rather than by encoding/json: its reflection over the
+// struct costs a hook's process a tenth of a millisecond to set up, and compacting a
+// json.RawMessage again, a byte at a time, though capture wrote it compact, was a tenth
+// of record --jsonl's CPU. The arguments and result are checked instead
+// (jsonscan.Compact) and copied with the HTML escaping json.Marshal applies. Anything
+// else, and any value encoding/json would refuse, goes to encoding/json.
 func marshalEntry(e memory.Entry) ([]byte, error) {
 	o := e.Observation
-	if o == nil || !jsonscan.Compact(o.Arguments) || len(o.Result) > 0 && !jsonscan.Compact(o.Result) {
+	if o == nil || e.Event != nil || !jsonscan.Compact(o.Arguments) || len(o.Result) > 0 && !jsonscan.Compact(o.Result) {
 		return json.Marshal(e)
 	}
-	// A number encoding/json writes for no Go value: only a RawMessage can hold it.
-	placeholder := json.RawMessage("-0e-0")
-	shadow := *o
-	shadow.Arguments = placeholder
-	spliced := [][]byte{o.Arguments}
-	members := []string{`"arguments":-0e-0`}
-	if len(o.Result) > 0 {
-		shadow.Result = placeholder
-		spliced, members = append(spliced, o.Result), append(members, `"result":-0e-0`)
-	}
-	rest, err := json.Marshal(memory.Entry{Observation: &shadow})
+	stamp, err := o.Timestamp.MarshalJSON()
 	if err != nil {
-		return nil, err
+		return json.Marshal(e) // the error as encoding/json words it
 	}
-	var out bytes.Buffer
-	out.Grow(len(rest) + len(o.Arguments) + len(o.Result))
-	for i, member := range members {
-		// Found in order, each once: no string encoding/json writes holds an unescaped
-		// quote, and no number it writes is the placeholder.
-		at := bytes.Index(rest, []byte(member))
-		if at < 0 {
-			return json.Marshal(e) // members in another order: not expected, still right
+	out := bytes.NewBuffer(make([]byte, 0, 320+len(o.Arguments)+len(o.Result)+len(o.Summary)+len(o.Error)))
+	str := func(name, value string) {
+		out.WriteString(name)
+		out.Write(appendJSONString(out.AvailableBuffer(), value))
+	}
+	optional := func(name, value string) {
+		if value != "" {
+			str(name, value)
 		}
-		out.Write(rest[:at+len(member)-len(placeholder)])
-		json.HTMLEscape(&out, spliced[i])
-		rest = rest[at+len(member):]
 	}
-	out.Write(rest)
+	integer := func(name string, n int64) {
+		out.WriteString(name)
+		out.Write(strconv.AppendInt(out.AvailableBuffer(), n, 10))
+	}
+	str(`{"observation":{"id":`, o.ID)
+	str(`,"session_id":`, o.SessionID)
+	out.WriteString(`,"timestamp":`)
+	out.Write(stamp)
+	str(`,"tool_name":`, o.ToolName)
+	out.WriteString(`,"arguments":`)
+	json.HTMLEscape(out, o.Arguments)
+	if len(o.Result) > 0 {
+		out.WriteString(`,"result":`)
+		json.HTMLEscape(out, o.Result)
+	}
+	str(`,"memory_type":`, string(o.MemoryType))
+	str(`,"summary":`, o.Summary)
+	optional(`,"source":`, o.Source)
+	optional(`,"tool_use_id":`, o.ToolUseID)
+	optional(`,"cwd":`, o.Cwd)
+	optional(`,"agent_id":`, o.AgentID)
+	if o.DurationMS != nil {
+		integer(`,"duration_ms":`, *o.DurationMS)
+	}
+	optional(`,"error":`, o.Error)
+	if o.Redactions != 0 {
+		integer(`,"redactions":`, int64(o.Redactions))
+	}
+	if len(o.Truncated) > 0 {
+		sep := `,"truncated":{`
+		for _, k := range slices.Sorted(maps.Keys(o.Truncated)) {
+			str(sep, k)
+			integer(":", int64(o.Truncated[k]))
+			sep = ","
+		}
+		out.WriteByte('}')
+	}
+	optional(`,"withheld":`, o.Withheld)
+	out.WriteString("}}")
 	return out.Bytes(), nil
+}
+
+// appendJSONString appends s quoted as encoding/json quotes a string: with HTML's <, >
+// and & escaped, and invalid UTF-8 replaced by U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // entryJSON is the JSON of a stored entry, a memory.Entry's. It may share stored's

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -211,6 +212,37 @@ func TestCheckAfterForget(t *testing.T) {
 	}
 }
 
+// TestMarshalEntryWritesEveryMember keeps marshalEntry's hand-written observation in
+// step with memory.Observation: a member added to the struct, set here by reflection,
+// must show up as json.Marshal writes it.
+func TestMarshalEntryWritesEveryMember(t *testing.T) {
+	e := observation("s", "Read", memory.Semantic, t0)
+	v := reflect.ValueOf(e.Observation).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch {
+		case f.Type() == reflect.TypeFor[json.RawMessage]():
+			f.SetBytes([]byte(`{"<` + v.Type().Field(i).Name + `>":1}`))
+		case f.Kind() == reflect.String:
+			f.SetString("<" + v.Type().Field(i).Name + ">")
+		case f.Kind() == reflect.Int:
+			f.SetInt(int64(i))
+		case f.Kind() == reflect.Pointer && f.Type().Elem().Kind() == reflect.Int64:
+			f.Set(reflect.New(f.Type().Elem()))
+			f.Elem().SetInt(int64(i))
+		case f.Kind() == reflect.Map:
+			f.Set(reflect.ValueOf(map[string]int{"b": 2, "a&": 1}))
+		case f.Type() != reflect.TypeFor[time.Time]():
+			t.Fatalf("member %s of a kind this test does not set", v.Type().Field(i).Name)
+		}
+	}
+	want, _ := json.Marshal(e)
+	got, err := marshalEntry(e)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("marshalEntry = %s, %v\njson.Marshal = %s", got, err, want)
+	}
+}
+
 // FuzzMarshalEntry checks that marshalEntry writes what json.Marshal writes, byte for
 // byte, or fails as it does, whatever an observation's arguments, result and text hold.
 func FuzzMarshalEntry(f *testing.F) {
@@ -237,7 +269,14 @@ func FuzzMarshalEntry(f *testing.F) {
 		e := observation("s", text, memory.Episodic, t0)
 		o := e.Observation
 		o.Arguments, o.Result, o.Summary = args, result, text
-		o.Truncated = map[string]int{text: 0, "result": 0}
+		o.Timestamp = t0.AddDate(300*len(text), 0, 0).In(time.FixedZone("", 3600*(len(text)%40-20))) // past 9999 for json.Marshal to refuse
+		o.Truncated = map[string]int{text: 0, "result": len(args)}
+		if len(text)%2 == 1 { // every other member, in turn, holds text or is left out
+			n := int64(len(text)) - 3
+			o.ID, o.Cwd, o.Error, o.Redactions, o.DurationMS = text, text, text, len(text), &n
+		} else {
+			o.SessionID, o.Source, o.ToolUseID, o.AgentID, o.Withheld, o.MemoryType = text, text, text, text, text, memory.Type(text)
+		}
 		want, wantErr := json.Marshal(e)
 		got, err := marshalEntry(e)
 		if (err != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
