@@ -2,6 +2,7 @@ package classify
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/agmem/agmem/memory"
@@ -70,7 +71,10 @@ type pattern struct {
 	exactLast bool // a Python pattern ending in "_" names a whole word: "get_" is get, not getter
 }
 
-var patterns = compile()
+// patterns are compiled when a name is first not one of exactNames: not at all in the
+// hook of a Claude Code call, whose tool names all are, and whose process would pay
+// for them at start (45 µs a run in a profile of 500 runs, most of it page faults).
+var patterns = sync.OnceValue(compile)
 
 func compile() []pattern {
 	var ps []pattern
@@ -112,7 +116,7 @@ func Classify(toolName string) (memory.Type, string) {
 		}
 	}
 	words := tokenize(name)
-	for _, p := range patterns {
+	for _, p := range patterns() {
 		if p.matches(words) {
 			return p.typ, p.rule
 		}
