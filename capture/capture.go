@@ -63,6 +63,22 @@ type Native struct {
 
 // Decode reads one JSON object of any supported shape.
 func Decode(data []byte, p Policy, now time.Time) (Decoded, error) {
+	data = bytes.TrimSpace(bytes.TrimPrefix(data, utf8BOM))
+	if len(data) == 0 || data[0] != '{' {
+		return Decoded{}, errors.New("input is not a JSON object")
+	}
+	if n, ok := readNative(data); ok {
+		return nativeLine(n, p, now)
+	}
+	if h, ok := readClaudeHook(data); ok {
+		return h.decode(p, now)
+	}
+	return decodeProbed(data, p, now)
+}
+
+// decodeProbed is Decode for what readNative and readClaudeHook leave: encoding/json
+// finds out what data holds.
+func decodeProbed(data []byte, p Policy, now time.Time) (Decoded, error) {
 	var probe struct {
 		HookEvent      *string         `json:"hook_event_name"`
 		ToolName       json.RawMessage `json:"tool_name"`
@@ -71,13 +87,6 @@ func Decode(data []byte, p Policy, now time.Time) (Decoded, error) {
 		Timestamp      json.RawMessage `json:"timestamp"`
 		ConversationID json.RawMessage `json:"conversation_id"`
 		WorkspaceRoots json.RawMessage `json:"workspace_roots"`
-	}
-	data = bytes.TrimSpace(bytes.TrimPrefix(data, utf8BOM))
-	if len(data) == 0 || data[0] != '{' {
-		return Decoded{}, errors.New("input is not a JSON object")
-	}
-	if n, ok := readNative(data); ok {
-		return nativeLine(n, p, now)
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
 		return Decoded{}, fmt.Errorf("input is not valid JSON: %w", err)

@@ -3,8 +3,11 @@ package capture
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/agmem/agmem/internal/jsonscan"
 	"github.com/agmem/agmem/memory"
 )
 
@@ -47,6 +50,114 @@ func decodeClaudeHook(data []byte, p Policy, now time.Time, source string) (Deco
 	if err := json.Unmarshal(data, &h); err != nil {
 		return Decoded{}, fmt.Errorf("%s hook payload: %w", source, err)
 	}
+	return h.decode(p, now)
+}
+
+// readClaudeHook reads a Claude Code or Codex hook payload as Decode's probe and
+// json.Unmarshal would, in one pass and without encoding/json, whose reflection over
+// claudeHook cost a hook's process about a tenth of a millisecond to set up: it is
+// what every tool call's hook reads. It says false for any other payload, for one
+// that encoding/json would refuse, and for one that holds what this reads no faster (a
+// member name not in ASCII, a member of another type than claudeHook's, a batch of
+// calls): decodeClaudeHook then gives the same result, or its error.
+func readClaudeHook(data []byte) (h claudeHook, ok bool) {
+	r := jsonscan.New(data)
+	if r.Peek() != '{' {
+		return h, false
+	}
+	hasEvent, hasTurn := false, false
+	for more := r.Open('}'); more; {
+		key, err := r.Unquote()
+		if err != nil || r.Next(':') != nil {
+			return h, false
+		}
+		for i := 0; i < len(key); i++ {
+			if key[i] >= utf8.RuneSelf {
+				return h, false // folded by Unicode's rules, as encoding/json matches names
+			}
+		}
+		typed := true // the member is of the type claudeHook's member is
+		switch name := strings.ToLower(key); name {
+		case "hook_event_name":
+			hasEvent = r.Peek() == '"' // null is no event: Decode's probe takes it for none
+			typed = optString(&r, &h.HookEvent) && hasEvent
+		case "turn_id":
+			hasTurn = true
+			typed = optString(&r, &h.TurnID)
+		case "tool_input":
+			h.ToolInput, err = r.Skip(1)
+		case "tool_response":
+			h.ToolResponse, err = r.Skip(1)
+		case "error":
+			h.Error, typed = nil, null(&r)
+			if !typed && r.Peek() == '"' {
+				var s string
+				s, err = r.Unquote()
+				h.Error, typed = &s, true
+			}
+		case "duration_ms":
+			h.DurationMS, typed = float(&r)
+		case "tool_calls", "conversation_id", "workspace_roots", "timestamp":
+			return h, false // a batch, or another agent's payload
+		default:
+			if f := h.field(name); f != nil {
+				typed = optString(&r, f)
+			} else {
+				_, err = r.Skip(1)
+			}
+		}
+		if err != nil || !typed {
+			return h, false
+		}
+		if more, err = r.More('}'); err != nil {
+			return h, false
+		}
+	}
+	if !hasEvent || !r.End() || isGeminiHook(h.HookEvent, false) {
+		return h, false
+	}
+	h.source = SourceClaudeCode
+	if hasTurn {
+		h.source = SourceCodex
+	}
+	return h, true
+}
+
+// field is the string member of h that a lower-case member name names, or nil.
+func (h *claudeHook) field(name string) *string {
+	switch name {
+	case "session_id":
+		return &h.SessionID
+	case "cwd":
+		return &h.Cwd
+	case "agent_id":
+		return &h.AgentID
+	case "agent_type":
+		return &h.AgentType
+	case "tool_name":
+		return &h.ToolName
+	case "tool_use_id":
+		return &h.ToolUseID
+	case "source":
+		return &h.Source
+	case "model":
+		return &h.Model
+	case "reason":
+		return &h.Reason
+	case "prompt":
+		return &h.Prompt
+	case "last_assistant_message":
+		return &h.LastMessage
+	case "transcript_path":
+		return &h.TranscriptPath
+	case "permission_mode":
+		return &h.PermissionMode
+	}
+	return nil
+}
+
+// decode turns the payload into what agmem records of it.
+func (h *claudeHook) decode(p Policy, now time.Time) (Decoded, error) {
 	switch h.HookEvent {
 	case "PostToolUse", "PostToolUseFailure":
 		return h.observations([]claudeCall{h.claudeCall}, p, now)
@@ -60,7 +171,7 @@ func decodeClaudeHook(data []byte, p Policy, now time.Time, source string) (Deco
 		p.sanitizeEvent(e)
 		return Decoded{Entries: []memory.Entry{{Event: e}}}, nil
 	}
-	return Decoded{Skipped: []string{fmt.Sprintf("%s hook event %q is not recorded", source, h.HookEvent)}}, nil
+	return Decoded{Skipped: []string{fmt.Sprintf("%s hook event %q is not recorded", h.source, h.HookEvent)}}, nil
 }
 
 func (h *claudeHook) observations(calls []claudeCall, p Policy, now time.Time) (Decoded, error) {

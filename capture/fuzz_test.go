@@ -149,6 +149,63 @@ func FuzzReadNative(f *testing.F) {
 	})
 }
 
+// FuzzReadClaudeHook checks that readClaudeHook reads a payload exactly as the general
+// way does, or leaves it to that way: the same claudeHook as json.Unmarshal, the same
+// agent as Decode's probe finds, and the same entries or error from Decode.
+func FuzzReadClaudeHook(f *testing.F) {
+	for _, line := range sampleLines(f) {
+		f.Add(line)
+	}
+	for _, s := range []string{
+		`{"Hook_Event_Name":"PostToolUse","TOOL_NAME":"Read","tool_input":{"file_path":"a"},"tool_input":null,"tool_use_id":"t","error":"x","error":null}`,
+		`{"hook_event_name":"PostToolUseFailure","tool_name":"Bash","error":"boom","duration_ms":-1.5e3,"turn_id":null}`,
+		`{"hook\u005fevent_name":"Stop","session_id":"s","turn_id":"t1","last_assistant_message":"bye\ud800"}`,
+		`{"hook_event_name":null,"tool_name":"x"}`,
+		`{"hook_event_name":"SessionStart","timestamp":"2025-01-02T03:04:05Z","session_id":"s"}`,
+		`{"hook_event_name":"AfterTool","tool_name":"x"}`,
+		`{"hook_event_name":"PostToolUse","tool_name":5}`,
+		`{"hook_event_name":"PostToolUse","tool_name":"x","duration_ms":1e400}`,
+		`{"hook_event_name":"PostToolUse","tool_name":"x","ſession_id":"s"}`,
+		`{"hook_event_name":"PostToolUse","tool_name":"x","conversation_id":"c"}`,
+		`{"hook_event_name":"PostToolUse","tool_name":"x"} x`,
+	} {
+		f.Add([]byte(s))
+	}
+	policy := defaultPolicy()
+	now := time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, ok := readClaudeHook(data)
+		if !ok {
+			return
+		}
+		want := claudeHook{source: h.source}
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatalf("readClaudeHook accepts %q, json.Unmarshal refuses it: %v", data, err)
+		}
+		if !reflect.DeepEqual(h, want) {
+			t.Fatalf("readClaudeHook(%q)\n = %+v\nwant %+v", data, h, want)
+		}
+		got, err := h.decode(policy, now)
+		general, generalErr := decodeProbed(data, policy, now)
+		if fmt.Sprint(err) != fmt.Sprint(generalErr) || !reflect.DeepEqual(withoutIDs(got), withoutIDs(general)) {
+			t.Fatalf("%q: readClaudeHook's way gives %+v, %v\nthe general way %+v, %v", data, got, err, general, generalErr)
+		}
+	})
+}
+
+// withoutIDs is d with the ids of its entries, which are random, left out.
+func withoutIDs(d Decoded) Decoded {
+	for _, e := range d.Entries {
+		if e.Observation != nil {
+			e.Observation.ID = ""
+		}
+		if e.Event != nil {
+			e.Event.ID = ""
+		}
+	}
+	return d
+}
+
 // FuzzWithhold checks that capture fails closed on any JSON a call's arguments may be:
 // pathOf finds the file encoding/json finds, even past members it skips, the
 // sanitiser's walk reads it, and a call in each shape an agent sends is withheld by the
