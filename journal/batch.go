@@ -29,7 +29,8 @@ type Batch struct {
 	Entries []memory.Entry `json:"-"` // loaded with the batch, in timeline order
 	Resumed bool           `json:"-"` // left behind by an earlier flush
 
-	stored [][]byte // its entries as stored, copied out of a transaction to be decoded after it
+	stored    [][]byte // its entries as stored, copied out of a transaction to be decoded after it
+	uncounted []int    // where in Seqs the entries are that the pending set did not count
 }
 
 // FlushInfo describes the last flush that finished.
@@ -60,7 +61,7 @@ func (j *Journal) PrepareBatches(base string, now time.Time) ([]*Batch, error) {
 		pending := tx.Bucket(bucketPending)
 		var fresh []*Batch
 		var drop [][]byte
-		if err := pending.ForEach(func(k, _ []byte) error {
+		if err := pending.ForEach(func(k, v []byte) error {
 			i := bytes.IndexByte(k, 0)
 			session, seq := string(k[:i]), binary.BigEndian.Uint64(k[i+1:])
 			if len(fresh) == 0 || fresh[len(fresh)-1].Session != session {
@@ -69,6 +70,9 @@ func (j *Journal) PrepareBatches(base string, now time.Time) ([]*Batch, error) {
 			}
 			b := fresh[len(fresh)-1]
 			b.Seqs = append(b.Seqs, seq)
+			if !b.countPending(v) {
+				b.uncounted = append(b.uncounted, len(b.Seqs)-1)
+			}
 			drop = append(drop, bytes.Clone(k))
 			return nil
 		}); err != nil {
@@ -104,13 +108,32 @@ func (j *Journal) PrepareBatches(base string, now time.Time) ([]*Batch, error) {
 	return batches, j.classify(decodeStored(batches))
 }
 
-// count tallies a new batch's entries by kind and memory type, reading of each stored
-// entry only that: decoding them whole waits until the journal is let go. An entry
-// damaged where count does not read is found then, with its batch planned: the flush
-// fails on it as it fails on any batch left behind with such an entry.
+// countPending tallies an entry of a new batch by what the pending set holds for it
+// (pendingValue), and says false if that tells nothing: an entry pending from before,
+// which count reads.
+func (b *Batch) countPending(v []byte) bool {
+	switch {
+	case len(v) == 0:
+		return false
+	case v[0] == tagEvent:
+		b.Events++
+	case v[0] == tagObservation:
+		b.Observations++
+		b.ByType[memory.Type(v[1:])]++
+	default:
+		return false
+	}
+	return true
+}
+
+// count tallies the entries of a new batch that countPending could not, reading of each
+// stored entry only its kind and memory type: decoding them whole waits until the
+// journal is let go. An entry damaged where count does not read is found then, with its
+// batch planned: the flush fails on it as it fails on any batch left behind with such
+// an entry.
 func (b *Batch) count() error {
-	for i, stored := range b.stored {
-		raw, err := entryJSON(stored)
+	for _, i := range b.uncounted {
+		raw, err := entryJSON(b.stored[i])
 		if err != nil {
 			return fmt.Errorf("batch %s: entry %d: %w", b.ID, b.Seqs[i], err)
 		}
@@ -133,6 +156,7 @@ func (b *Batch) count() error {
 			b.Events++
 		}
 	}
+	b.uncounted = nil
 	return nil
 }
 

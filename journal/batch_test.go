@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agmem/agmem/memory"
+	bolt "go.etcd.io/bbolt"
 )
 
 // counts is the part of SessionInfo that a flush moves.
@@ -127,6 +128,16 @@ func TestPrepareBatches(t *testing.T) {
 	a3 := observation("A", "Read", memory.Semantic, t0.Add(3*time.Second))
 	mustAppend(t, j, t0, a2, b1)
 	mustAppend(t, j, t0, a1, a3)
+	// a2 and a3 as a journal holds them that was written before the pending set said
+	// each entry's kind and memory type: counted alike, from the entries.
+	writeRaw(t, j, func(tx *bolt.Tx) error {
+		for _, seq := range []uint64{1, 4} {
+			if err := tx.Bucket(bucketPending).Put(sessionKey("A", seqKey(seq)), nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 
 	first, err := j.PrepareBatches("base0", planned)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
@@ -123,28 +124,39 @@ func TestBrokenEntryIsDamage(t *testing.T) {
 		// What a flush's count of a batch reads is whole, the rest is not.
 		"mistyped": compressed(tagObservation, `{"observation":{"id":"x","memory_type":"semantic","timestamp":5}}`),
 	} {
-		t.Run(name, func(t *testing.T) {
-			j := newJournal(t)
-			mustAppend(t, j, t0, observation("s", "read_file", memory.Semantic, t0))
-			writeRaw(t, j, func(tx *bolt.Tx) error { return tx.Bucket(bucketEntries).Put(seqKey(1), stored) })
-			if err := j.Timeline("s", func(memory.Entry) error { return nil }); !errors.Is(err, ErrDamaged) {
-				t.Errorf("Timeline: %v, want ErrDamaged", err)
-			}
-			findings, err := j.Check()
-			if err != nil || len(findings) == 0 {
-				t.Errorf("Check = %q, %v; want a finding", findings, err)
-			}
-			// Decoded after the journal is let go, and damage all the same. Damage that
-			// a batch's count reads leaves the entry pending; the rest is found with the
-			// batch planned.
-			if _, err := j.PrepareBatches("", t0); !errors.Is(err, ErrDamaged) {
-				t.Errorf("PrepareBatches: %v, want ErrDamaged", err)
-			}
-			b, err := j.Backlog()
-			if planned := name == "mistyped"; err != nil || (b.Batches == 1) != planned || (b.Events+b.Observations == 1) == planned {
-				t.Errorf("after PrepareBatches: %+v, %v; want the batch planned: %t", b, err, planned)
-			}
-		})
+		// A flush counts what the pending set says of an entry; of an entry pending
+		// from before it said anything, it reads the kind and memory type.
+		for _, before := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/pending from before %t", name, before), func(t *testing.T) {
+				j := newJournal(t)
+				mustAppend(t, j, t0, observation("s", "read_file", memory.Semantic, t0))
+				writeRaw(t, j, func(tx *bolt.Tx) error {
+					if before {
+						if err := tx.Bucket(bucketPending).Put(sessionKey("s", seqKey(1)), nil); err != nil {
+							return err
+						}
+					}
+					return tx.Bucket(bucketEntries).Put(seqKey(1), stored)
+				})
+				if err := j.Timeline("s", func(memory.Entry) error { return nil }); !errors.Is(err, ErrDamaged) {
+					t.Errorf("Timeline: %v, want ErrDamaged", err)
+				}
+				findings, err := j.Check()
+				if err != nil || len(findings) == 0 {
+					t.Errorf("Check = %q, %v; want a finding", findings, err)
+				}
+				// Decoded after the journal is let go, and damage all the same. Damage
+				// that a batch's count reads leaves the entry pending; the rest is found
+				// with the batch planned.
+				if _, err := j.PrepareBatches("", t0); !errors.Is(err, ErrDamaged) {
+					t.Errorf("PrepareBatches: %v, want ErrDamaged", err)
+				}
+				b, err := j.Backlog()
+				if planned := !before || name == "mistyped"; err != nil || (b.Batches == 1) != planned || (b.Events+b.Observations == 1) == planned {
+					t.Errorf("after PrepareBatches: %+v, %v; want the batch planned: %t", b, err, planned)
+				}
+			})
+		}
 	}
 }
 

@@ -161,7 +161,7 @@ func (j *Journal) Requeue(ids []string) (int, error) {
 			if pending.Get(k) != nil {
 				continue
 			}
-			if err := pending.Put(k, nil); err != nil {
+			if err := pending.Put(k, pendingValue(headOf(e))); err != nil {
 				return err
 			}
 			s := sessions.get(tx, e.Session())
