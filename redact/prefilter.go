@@ -1,24 +1,29 @@
 package redact
 
 import (
+	"iter"
+	"math/bits"
 	"slices"
 	"sync/atomic"
 )
 
 // prefilter finds, in one pass over a text, which rules' keywords it holds, ignoring
-// ASCII case: it indexes every keyword by its first two bytes, and most positions of
-// the text cost one bit of a table of keywords' first three.
+// ASCII case: most positions of the text cost one bit of a table of keywords' first
+// three bytes, and the rest a short list of the keywords that start with those three.
+// It is a few KiB: agmem record builds it in every process, where each fresh page
+// costs a fault.
 type prefilter struct {
 	// tri has a bit for the first three bytes of every keyword, as trigram folds them:
 	// a fifth of the positions of Go source start with a keyword's first two bytes, a
-	// few hundredths with its first three, and tri's 4 KiB stay in the L1 cache, where
-	// slot's 128 KiB do not.
-	tri [1 << 15 / 64]uint64
-	// slot is, for two bytes, 1 + the index in cands of the keywords that start with
-	// them, or 0: an array, as a map lookup at every other position of a text cost more
-	// than all the rest of the prefilter.
-	slot  [1 << 16]uint16
-	cands [][]*candidate
+	// few hundredths with its first three, and tri's 4 KiB stay in the L1 cache.
+	tri [triWords]uint64
+	// before is, for each word of tri, how many bits the words before it have: with
+	// the bits below a bit in its word, the bit's rank, which numbers its keywords.
+	before [triWords]uint16
+	// cands[lists[n]:lists[n+1]] are the keywords of the bit of rank n, in the order
+	// of the rules; a two-byte keyword is in the lists of all its 32 bits.
+	lists []int32
+	cands []*candidate
 	// always are the rules without keywords: they run on every text.
 	always []int
 }
@@ -34,8 +39,15 @@ type candidate struct {
 	kind atomic.Uint32
 }
 
+const triWords = 1 << 15 / 64
+
 func newPrefilter(rules []*rule) *prefilter {
 	p := &prefilter{}
+	n := 0
+	for _, r := range rules {
+		n += len(r.keywords)
+	}
+	all := make([]candidate, 0, n) // one allocation, not one per keyword
 	for i, r := range rules {
 		if len(r.keywords) == 0 {
 			p.always = append(p.always, i)
@@ -45,36 +57,88 @@ func newPrefilter(rules []*rule) *prefilter {
 				p.always = append(p.always, i)
 				break
 			}
-			k := bigram(kw[0], kw[1])
-			if p.slot[k] == 0 {
-				p.cands = append(p.cands, nil)
-				p.slot[k] = uint16(len(p.cands))
+			all = append(all, candidate{keyword: kw, rule: i, head: head4(kw), mask: ^uint32(0) >> (8 * (4 - min(4, len(kw))))})
+			for t := range trigrams(kw) {
+				p.tri[t/64] |= 1 << (t % 64)
 			}
-			c := &candidate{keyword: kw, rule: i, head: head4(kw), mask: ^uint32(0) >> (8 * (4 - min(4, len(kw))))}
-			p.cands[p.slot[k]-1] = append(p.cands[p.slot[k]-1], c)
-			p.addTrigrams(kw)
+		}
+	}
+	var bitCount uint16
+	for w, word := range p.tri {
+		p.before[w] = bitCount
+		bitCount += uint16(bits.OnesCount64(word))
+	}
+	// A counting sort of the keywords by rank, stable: the lists keep the rules' order.
+	p.lists = make([]int32, bitCount+1)
+	for i := range all {
+		for t := range trigrams(all[i].keyword) {
+			p.lists[p.rank(t)+1]++
+		}
+	}
+	for rank := range bitCount {
+		p.lists[rank+1] += p.lists[rank]
+	}
+	p.cands = make([]*candidate, p.lists[bitCount])
+	next := slices.Clone(p.lists[:bitCount])
+	for i := range all {
+		for t := range trigrams(all[i].keyword) {
+			rank := p.rank(t)
+			p.cands[next[rank]] = &all[i]
+			next[rank]++
 		}
 	}
 	return p
 }
 
-// addTrigrams sets the bits of tri for the first three bytes of keyword kw, or for its
+// trigrams are the bits of tri for the first three bytes of keyword kw, or for its
 // first two and any third byte if kw has two.
-func (p *prefilter) addTrigrams(kw string) {
-	if len(kw) > 2 {
-		t := trigram(kw[0], kw[1], kw[2])
-		p.tri[t/64] |= 1 << (t % 64)
-		return
+func trigrams(kw string) iter.Seq[uint32] {
+	return func(yield func(uint32) bool) {
+		if len(kw) > 2 {
+			yield(trigram(kw[0], kw[1], kw[2]))
+			return
+		}
+		for c := range byte(32) {
+			if !yield(trigram(kw[0], kw[1], c)) {
+				return
+			}
+		}
 	}
-	for c := range byte(32) {
-		t := trigram(kw[0], kw[1], c)
-		p.tri[t/64] |= 1 << (t % 64)
+}
+
+// rank is how many bits of tri come before bit t.
+func (p *prefilter) rank(t uint32) int {
+	return int(p.before[t/64]) + bits.OnesCount64(p.tri[t/64]&(1<<(t%64)-1))
+}
+
+// keywords are the keywords whose first three bytes, or two, set bit t of tri.
+func (p *prefilter) keywords(t uint32) []*candidate {
+	rank := p.rank(t)
+	return p.cands[p.lists[rank]:p.lists[rank+1]]
+}
+
+// skip returns the first offset of text from i where a keyword may start, as tri
+// tells, and the trigram there; len(text) if none. At the last two bytes only a
+// two-byte keyword can start, whose bits cover any third byte. It is a function of its
+// own, not inlined: in the loop of rules, which holds more, the registers it needs
+// were spilled at every byte, and the prefilter ran a quarter slower.
+func (p *prefilter) skip(text string, i int) (int, uint32) {
+	for ; i+2 < len(text); i++ {
+		if t := trigram(text[i], text[i+1], text[i+2]); p.tri[t/64]&(1<<(t%64)) != 0 {
+			return i, t
+		}
 	}
+	if i+2 == len(text) {
+		if t := trigram(text[i], text[i+1], 0); p.tri[t/64]&(1<<(t%64)) != 0 {
+			return i, t
+		}
+	}
+	return len(text), 0
 }
 
 // trigram is where three bytes of a text are in prefilter.tri: the low five bits of
 // each, the same for a letter in either case. Bytes that share them only cost a look
-// at slot.
+// at the keywords of the bit.
 func trigram(a, b, c byte) uint32 { return uint32(a&0x1f)<<10 | uint32(b&0x1f)<<5 | uint32(c&0x1f) }
 
 // maxHits is how many keyword positions are kept per rule; past it the rule scans the
@@ -112,18 +176,9 @@ func (p *prefilter) rules(text string, rules []*rule) []hits {
 		out = append(out, hits{rule: rule})
 		return &out[len(out)-1]
 	}
-	for i := 0; i+1 < len(text); i++ {
-		if i+2 < len(text) {
-			if t := trigram(text[i], text[i+1], text[i+2]); p.tri[t/64]&(1<<(t%64)) == 0 {
-				continue
-			}
-		}
-		slot := p.slot[bigram(lower(text[i]), lower(text[i+1]))]
-		if slot == 0 {
-			continue
-		}
+	for i, t := p.skip(text, 0); i < len(text); i, t = p.skip(text, i+1) {
 		head := head4(text[i:])
-		for _, c := range p.cands[slot-1] {
+		for _, c := range p.keywords(t) {
 			if head&c.mask != c.head || !hasPrefixFold(text[i:], c.keyword) {
 				continue
 			}
@@ -174,8 +229,6 @@ func head4(s string) uint32 {
 	}
 	return h
 }
-
-func bigram(a, b byte) uint16 { return uint16(a)<<8 | uint16(b) }
 
 func lower(c byte) byte {
 	if 'A' <= c && c <= 'Z' {
