@@ -123,9 +123,14 @@ func (p *prefilter) keywords(t uint32) []*candidate {
 // own, not inlined: in the loop of rules, which holds more, the registers it needs
 // were spilled at every byte, and the prefilter ran a quarter slower.
 func (p *prefilter) skip(text string, i int) (int, uint32) {
-	for ; i+2 < len(text); i++ {
-		if t := trigram(text[i], text[i+1], text[i+2]); p.tri[t/64]&(1<<(t%64)) != 0 {
-			return i, t
+	if i+2 < len(text) {
+		// t rolls along the text: each position adds a byte and drops one.
+		t := trigram(0, text[i], text[i+1])
+		for ; i+2 < len(text); i++ {
+			t = t<<5&(1<<15-1) | uint32(text[i+2]&0x1f)
+			if p.tri[t/64]&(1<<(t%64)) != 0 {
+				return i, t
+			}
 		}
 	}
 	if i+2 == len(text) {
