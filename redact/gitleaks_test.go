@@ -69,6 +69,9 @@ func TestGeneratedRulesUpToDate(t *testing.T) {
 		if !strings.Contains(cfg, "id = \""+gitleaksRules[i].id+"\"") {
 			t.Errorf("rule %s is not in gitleaks' default config", gitleaksRules[i].id)
 		}
+		if !gitleaksRules[i].gitleaks {
+			t.Errorf("rule %s is not marked as gitleaks': run go generate ./redact", gitleaksRules[i].id)
+		}
 	}
 	pathRules := strings.Count(cfg, "\npath = ")
 	if n := strings.Count(cfg, "[[rules]]"); n-pathRules != len(gitleaksRules) {

@@ -54,7 +54,7 @@ func New(opts Options) (*Redactor, error) {
 		}
 		off[id] = true
 	}
-	r := &Redactor{keyRule: !off[RuleAssignment]}
+	r := &Redactor{keyRule: !off[RuleAssignment], rules: make([]*rule, 0, len(builtin())+len(opts.Extra))}
 	for _, ru := range builtin() {
 		if !off[ru.id] {
 			r.rules = append(r.rules, ru)
@@ -96,16 +96,15 @@ var Default = sync.OnceValue(func() *Redactor {
 })
 
 // builtin is agmem's rules and gitleaks', each id once. The rules live for the
-// process, compiled on first use.
+// process, compiled on first use. gitleaks' stay where the generated file put them:
+// they are static data, and a write to each would copy every page of it.
 var builtin = sync.OnceValue(func() []*rule {
-	rules := ownRules()
-	own := map[string]bool{}
-	for _, r := range rules {
-		own[r.id] = true
-	}
+	own := ownRules()
+	rules := make([]*rule, 0, len(own)+len(gitleaksRules))
+	rules = append(rules, own...)
 	for i := range gitleaksRules {
-		if r := &gitleaksRules[i]; !own[r.id] {
-			r.gitleaks = true
+		r := &gitleaksRules[i]
+		if !slices.ContainsFunc(own, func(o *rule) bool { return o.id == r.id }) {
 			rules = append(rules, r)
 		}
 	}

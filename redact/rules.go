@@ -30,7 +30,8 @@ type rule struct {
 	// anchoredKey says that every match starts at the identifier holding a keyword,
 	// however long (agmem's key = value rules).
 	anchoredKey bool
-	// gitleaks marks gitleaks' rules, to which gitleaks' global allowlist applies.
+	// gitleaks marks gitleaks' rules, to which gitleaks' global allowlist applies; the
+	// generated file sets it.
 	gitleaks bool
 
 	once       sync.Once

@@ -60,7 +60,9 @@ func main() {
 		if r.Path != "" || r.Regex == "" {
 			continue
 		}
-		fmt.Fprintf(&b, "{id: %q, regex: %s, keywords: %s", r.ID, literal(r.Regex), strs(lower(r.Keywords)))
+		// gitleaks: true is written here rather than set at run time: a write to the
+		// rules, static data, would copy every page of them in each process.
+		fmt.Fprintf(&b, "{id: %q, gitleaks: true, regex: %s, keywords: %s", r.ID, literal(r.Regex), strs(lower(r.Keywords)))
 		if r.Entropy != 0 {
 			fmt.Fprintf(&b, ", entropy: %v", r.Entropy)
 		}
