@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"crypto/sha256"
 	"strings"
 	"testing"
 	"time"
@@ -190,4 +191,46 @@ func TestIDOf(t *testing.T) {
 	if n, err := NormalizeID(a); err != nil || n != a {
 		t.Errorf("IDOf gives %s, not a canonical ULID (%v)", a, err)
 	}
+}
+
+// FuzzULIDAsOklog checks the ids made here against github.com/oklog/ulid, which agmem
+// used before: the same spelling of a time and entropy, the same IDOf, and NormalizeID
+// accepting exactly the 26-character strings its strict parser takes, spelled alike.
+func FuzzULIDAsOklog(f *testing.F) {
+	f.Add(uint64(0), []byte{}, "01ARZ3NDEKTSV4RRFFQ69G5FAV")
+	f.Add(uint64(maxULIDTime), []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, "7zzzzzzzzzzzzzzzzzzzzzzzzz")
+	f.Add(uint64(maxULIDTime+1), []byte("entropy!!!"), "80000000000000000000000000")
+	f.Add(uint64(1735787045006), []byte("0123456789"), "01arz3ndektsv4rrffq69g5fau")
+	f.Add(uint64(1<<63), []byte("x"), "0ILOU00000000000000000000é")
+	f.Fuzz(func(t *testing.T, ms uint64, entropy []byte, s string) {
+		var e [10]byte
+		copy(e[:], entropy)
+		if ms <= maxULIDTime {
+			var want ulid.ULID
+			want.SetTime(ms)
+			want.SetEntropy(e[:])
+			if got := encodeULID(ms, e[:]); got != want.String() {
+				t.Fatalf("encodeULID(%d, %x) = %s, oklog/ulid spells %s", ms, e, got, want)
+			}
+		}
+		at := time.UnixMilli(int64(ms % (1 << 62))).Add(time.Duration(len(entropy)) * time.Microsecond)
+		sum := sha256.Sum256(entropy)
+		var want ulid.ULID
+		want.SetTime(ulid.Timestamp(at))
+		want.SetEntropy(sum[:10])
+		if got := IDOf(at, entropy); got != want.String() {
+			t.Fatalf("IDOf(%s, %x) = %s, oklog/ulid gives %s", at, entropy, got, want)
+		}
+		if len(s) != ulidLen {
+			return
+		}
+		got, err := NormalizeID(s)
+		parsed, perr := ulid.ParseStrict(strings.ToUpper(s))
+		switch {
+		case (err == nil) != (perr == nil):
+			t.Fatalf("NormalizeID(%q) = %q, %v; oklog/ulid's ParseStrict: %v", s, got, err, perr)
+		case err == nil && got != parsed.String():
+			t.Fatalf("NormalizeID(%q) = %q, oklog/ulid spells it %q", s, got, parsed)
+		}
+	})
 }
