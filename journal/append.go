@@ -258,7 +258,7 @@ func (u sessionUpdates) get(tx *bolt.Tx, id string) *SessionInfo {
 	s, ok := u[id]
 	if !ok {
 		s = &SessionInfo{ID: id}
-		getJSON(tx.Bucket(bucketSessions), []byte(id), s)
+		getSession(tx.Bucket(bucketSessions), id, s)
 		if s.PendingByType == nil {
 			s.PendingByType = map[memory.Type]int{}
 		}
@@ -302,7 +302,7 @@ func (s *SessionInfo) count(h head) {
 
 func (u sessionUpdates) write(tx *bolt.Tx) error {
 	for id, s := range u {
-		if err := putJSON(tx.Bucket(bucketSessions), []byte(id), s); err != nil {
+		if err := putSession(tx.Bucket(bucketSessions), id, s); err != nil {
 			return err
 		}
 	}
@@ -425,7 +425,7 @@ func (a *appendTx) finish() error {
 func updateSession(tx *bolt.Tx, id string, change func(*SessionInfo)) error {
 	b := tx.Bucket(bucketSessions)
 	s := SessionInfo{ID: id}
-	getJSON(b, []byte(id), &s)
+	getSession(b, id, &s)
 	if s.PendingByType == nil {
 		s.PendingByType = map[memory.Type]int{}
 	}
@@ -435,7 +435,7 @@ func updateSession(tx *bolt.Tx, id string, change func(*SessionInfo)) error {
 			delete(s.PendingByType, t)
 		}
 	}
-	return putJSON(b, []byte(id), &s)
+	return putSession(b, id, &s)
 }
 
 func getJSON(b *bolt.Bucket, k []byte, v any) bool {

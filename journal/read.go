@@ -100,7 +100,7 @@ func (j *Journal) TimelineJSON(session string, fn func(raw []byte) error) error 
 // Session is what the journal knows of one session; ok is false if it knows nothing.
 func (j *Journal) Session(id string) (info SessionInfo, ok bool, err error) {
 	err = j.view(func(tx *bolt.Tx) error {
-		ok = getJSON(tx.Bucket(bucketSessions), []byte(id), &info)
+		ok = getSession(tx.Bucket(bucketSessions), id, &info)
 		return nil
 	})
 	return info, ok, err

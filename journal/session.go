@@ -1,0 +1,194 @@
+package journal
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/agmem/agmem/internal/jsonscan"
+	"github.com/agmem/agmem/memory"
+)
+
+// A session's info is read and written on every record, and encoding/json's reflection
+// over SessionInfo cost each hook's process about a tenth of a millisecond to set up
+// (perf, 500 hook runs: 85 µs to read, 31 to write). It is written here, byte for byte
+// as json.Marshal writes it, and read here when it is in that shape; anything else is
+// read by encoding/json.
+
+// getSession reads session id's info into s, as getJSON would, and says whether it was
+// there.
+func getSession(b *bolt.Bucket, id string, s *SessionInfo) bool {
+	raw := b.Get([]byte(id))
+	if raw == nil {
+		return false
+	}
+	if readSession(raw, s) {
+		return true
+	}
+	return json.Unmarshal(raw, s) == nil
+}
+
+// putSession writes session id's info s as putJSON would.
+func putSession(b *bolt.Bucket, id string, s *SessionInfo) error {
+	raw, err := marshalSession(s)
+	if err != nil {
+		return err
+	}
+	return b.Put([]byte(id), raw)
+}
+
+// marshalSession is json.Marshal(s), byte for byte.
+func marshalSession(s *SessionInfo) ([]byte, error) {
+	first, err := s.First.MarshalJSON()
+	if err != nil {
+		return json.Marshal(s) // the error as encoding/json words it
+	}
+	last, err := s.Last.MarshalJSON()
+	if err != nil {
+		return json.Marshal(s)
+	}
+	b := make([]byte, 0, 256)
+	b = appendJSONString(append(b, `{"id":`...), s.ID)
+	b = append(append(b, `,"first":`...), first...)
+	b = append(append(b, `,"last":`...), last...)
+	b = strconv.AppendInt(append(b, `,"observations":`...), int64(s.Observations), 10)
+	b = strconv.AppendInt(append(b, `,"events":`...), int64(s.Events), 10)
+	b = strconv.AppendInt(append(b, `,"pending":`...), int64(s.Pending), 10)
+	b = strconv.AppendInt(append(b, `,"pending_events":`...), int64(s.PendingEvents), 10)
+	if len(s.PendingByType) > 0 {
+		sep := `,"pending_by_type":{`
+		for _, t := range slices.Sorted(maps.Keys(s.PendingByType)) {
+			b = appendJSONString(append(b, sep...), string(t))
+			b = strconv.AppendInt(append(b, ':'), int64(s.PendingByType[t]), 10)
+			sep = ","
+		}
+		b = append(b, '}')
+	}
+	b = strconv.AppendInt(append(b, `,"commits":`...), int64(s.Commits), 10)
+	if s.LastCommit != "" {
+		b = appendJSONString(append(b, `,"last_commit":`...), s.LastCommit)
+	}
+	if s.Source != "" {
+		b = appendJSONString(append(b, `,"source":`...), s.Source)
+	}
+	return append(b, '}'), nil
+}
+
+// readSession reads a session's info into s as json.Unmarshal would, and says false,
+// having changed nothing, for what it does not read exactly so: any member name but
+// SessionInfo's own as marshalSession writes them, a name twice, a null, a value of
+// another type, a number that is not a whole one.
+func readSession(raw []byte, s *SessionInfo) bool {
+	r := jsonscan.New(raw)
+	if r.Peek() != '{' {
+		return false
+	}
+	got := *s
+	seen := map[string]bool{}
+	for more := r.Open('}'); more; {
+		key, err := r.Unquote()
+		if err != nil || r.Next(':') != nil || seen[key] {
+			return false
+		}
+		seen[key] = true
+		ok := false
+		switch key {
+		case "id":
+			ok = readString(&r, &got.ID)
+		case "first":
+			ok = readTime(&r, &got.First)
+		case "last":
+			ok = readTime(&r, &got.Last)
+		case "observations":
+			ok = readInt(&r, &got.Observations)
+		case "events":
+			ok = readInt(&r, &got.Events)
+		case "pending":
+			ok = readInt(&r, &got.Pending)
+		case "pending_events":
+			ok = readInt(&r, &got.PendingEvents)
+		case "commits":
+			ok = readInt(&r, &got.Commits)
+		case "last_commit":
+			ok = readString(&r, &got.LastCommit)
+		case "source":
+			ok = readString(&r, &got.Source)
+		case "pending_by_type":
+			got.PendingByType, ok = readCounts(&r, s.PendingByType)
+		}
+		if !ok {
+			return false
+		}
+		if more, err = r.More('}'); err != nil {
+			return false
+		}
+	}
+	if !r.End() {
+		return false
+	}
+	*s = got
+	return true
+}
+
+// readString reads a string into *dst.
+func readString(r *jsonscan.Scanner, dst *string) bool {
+	if r.Peek() != '"' {
+		return false
+	}
+	v, err := r.Unquote()
+	*dst = v
+	return err == nil
+}
+
+// readTime reads a time into *dst, as encoding/json does: its quoted text, escapes and
+// all, to time.Time's UnmarshalJSON.
+func readTime(r *jsonscan.Scanner, dst *time.Time) bool {
+	text, _, err := r.Quoted()
+	return err == nil && dst.UnmarshalJSON(text) == nil
+}
+
+// readInt reads a whole number into *dst.
+func readInt(r *jsonscan.Scanner, dst *int) bool {
+	if c := r.Peek(); c != '-' && (c < '0' || c > '9') {
+		return false
+	}
+	lit, err := r.Literal()
+	if err != nil {
+		return false
+	}
+	n, err := strconv.ParseInt(string(lit), 10, 0)
+	*dst = int(n)
+	return err == nil
+}
+
+// readCounts reads an object of counts by memory type, into into's counts as
+// encoding/json decodes into a map it is given (a copy: into is left as it is until the
+// whole info is read), or into a new map.
+func readCounts(r *jsonscan.Scanner, into map[memory.Type]int) (map[memory.Type]int, bool) {
+	if r.Peek() != '{' {
+		return nil, false
+	}
+	counts := maps.Clone(into)
+	if counts == nil {
+		counts = map[memory.Type]int{}
+	}
+	for more := r.Open('}'); more; {
+		t, err := r.Unquote()
+		if err != nil || r.Next(':') != nil {
+			return nil, false
+		}
+		var n int
+		if !readInt(r, &n) {
+			return nil, false
+		}
+		counts[memory.Type(t)] = n
+		if more, err = r.More('}'); err != nil {
+			return nil, false
+		}
+	}
+	return counts, true
+}
