@@ -249,7 +249,7 @@ func TestMarshalEntryWritesEveryMember(t *testing.T) {
 		}
 	}
 	want, _ := json.Marshal(e)
-	got, err := marshalEntry(e)
+	got, err := marshalEntry(nil, e)
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("marshalEntry = %s, %v\njson.Marshal = %s", got, err, want)
 	}
@@ -290,7 +290,7 @@ func FuzzMarshalEntry(f *testing.F) {
 			o.SessionID, o.Source, o.ToolUseID, o.AgentID, o.Withheld, o.MemoryType = text, text, text, text, text, memory.Type(text)
 		}
 		want, wantErr := json.Marshal(e)
-		got, err := marshalEntry(e)
+		got, err := marshalEntry(nil, e)
 		if (err != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
 			t.Fatalf("marshalEntry = %q, %v\njson.Marshal = %q, %v", got, err, want, wantErr)
 		}
