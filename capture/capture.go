@@ -128,23 +128,11 @@ func nativeLine(n Native, p Policy, now time.Time) (Decoded, error) {
 // another type than Native's): Decode's general way then gives the same result, or its
 // error. Arguments and Result are data's bytes: the sanitizer rewrites both.
 func readNative(data []byte) (n Native, ok bool) {
-	r := jsonscan.New(data)
-	if r.Peek() != '{' {
-		return n, false
-	}
 	hasTool := false
-	for more := r.Open('}'); more; {
-		key, err := r.Unquote()
-		if err != nil || r.Next(':') != nil {
-			return n, false
-		}
-		for i := 0; i < len(key); i++ {
-			if key[i] >= utf8.RuneSelf {
-				return n, false // folded by Unicode's rules, as encoding/json matches names
-			}
-		}
+	ok = readMembers(data, func(r *jsonscan.Scanner, name string) bool {
+		var err error
 		typed := true // the member is of the type Native's member is
-		switch strings.ToLower(key) {
+		switch name {
 		case "tool_name":
 			hasTool = true
 			n.ToolName = nil
@@ -153,34 +141,56 @@ func readNative(data []byte) (n Native, ok bool) {
 				s, err = r.Unquote()
 				n.ToolName = &s
 			} else {
-				typed = null(&r)
+				typed = null(r)
 			}
 		case "arguments":
 			n.Arguments, err = r.Skip(1)
 		case "result":
 			n.Result, err = r.Skip(1)
 		case "duration_ms":
-			n.DurationMS, typed = float(&r)
+			n.DurationMS, typed = float(r)
 		case "hook_event_name":
-			return n, false
+			return false
 		default:
-			if f := n.field(strings.ToLower(key)); f != nil {
-				typed = optString(&r, f)
+			if f := n.field(name); f != nil {
+				typed = optString(r, f)
 			} else {
 				_, err = r.Skip(1)
 			}
 		}
-		if err != nil || !typed {
-			return n, false
+		return err == nil && typed
+	})
+	return n, ok && hasTool
+}
+
+// readMembers reads the JSON object data a member at a time, as encoding/json matches
+// member names to fields: read gets each name in lower case, reads its value, and says
+// whether it was of the type its field is. readMembers says false for anything but one
+// object, for a name not in ASCII (encoding/json folds those by Unicode's rules), and
+// for a member read refuses.
+func readMembers(data []byte, read func(r *jsonscan.Scanner, name string) bool) bool {
+	r := jsonscan.New(data)
+	if r.Peek() != '{' {
+		return false
+	}
+	for more := r.Open('}'); more; {
+		key, err := r.Unquote()
+		if err != nil || r.Next(':') != nil {
+			return false
+		}
+		for i := 0; i < len(key); i++ {
+			if key[i] >= utf8.RuneSelf {
+				return false
+			}
+		}
+		if !read(&r, strings.ToLower(key)) {
+			return false
 		}
 		if more, err = r.More('}'); err != nil {
-			return n, false
+			return false
 		}
 	}
-	if !hasTool || !r.End() {
-		return n, false
-	}
-	return n, true
+	return r.End()
 }
 
 // null reads null, and says whether it was.

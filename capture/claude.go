@@ -3,9 +3,7 @@ package capture
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agmem/agmem/internal/jsonscan"
 	"github.com/agmem/agmem/memory"
@@ -61,59 +59,42 @@ func decodeClaudeHook(data []byte, p Policy, now time.Time, source string) (Deco
 // member name not in ASCII, a member of another type than claudeHook's, a batch of
 // calls): decodeClaudeHook then gives the same result, or its error.
 func readClaudeHook(data []byte) (h claudeHook, ok bool) {
-	r := jsonscan.New(data)
-	if r.Peek() != '{' {
-		return h, false
-	}
 	hasEvent, hasTurn := false, false
-	for more := r.Open('}'); more; {
-		key, err := r.Unquote()
-		if err != nil || r.Next(':') != nil {
-			return h, false
-		}
-		for i := 0; i < len(key); i++ {
-			if key[i] >= utf8.RuneSelf {
-				return h, false // folded by Unicode's rules, as encoding/json matches names
-			}
-		}
+	ok = readMembers(data, func(r *jsonscan.Scanner, name string) bool {
+		var err error
 		typed := true // the member is of the type claudeHook's member is
-		switch name := strings.ToLower(key); name {
+		switch name {
 		case "hook_event_name":
 			hasEvent = r.Peek() == '"' // null is no event: Decode's probe takes it for none
-			typed = optString(&r, &h.HookEvent) && hasEvent
+			typed = optString(r, &h.HookEvent) && hasEvent
 		case "turn_id":
 			hasTurn = true
-			typed = optString(&r, &h.TurnID)
+			typed = optString(r, &h.TurnID)
 		case "tool_input":
 			h.ToolInput, err = r.Skip(1)
 		case "tool_response":
 			h.ToolResponse, err = r.Skip(1)
 		case "error":
-			h.Error, typed = nil, null(&r)
+			h.Error, typed = nil, null(r)
 			if !typed && r.Peek() == '"' {
 				var s string
 				s, err = r.Unquote()
 				h.Error, typed = &s, true
 			}
 		case "duration_ms":
-			h.DurationMS, typed = float(&r)
+			h.DurationMS, typed = float(r)
 		case "tool_calls", "conversation_id", "workspace_roots", "timestamp":
-			return h, false // a batch, or another agent's payload
+			return false // a batch, or another agent's payload
 		default:
 			if f := h.field(name); f != nil {
-				typed = optString(&r, f)
+				typed = optString(r, f)
 			} else {
 				_, err = r.Skip(1)
 			}
 		}
-		if err != nil || !typed {
-			return h, false
-		}
-		if more, err = r.More('}'); err != nil {
-			return h, false
-		}
-	}
-	if !hasEvent || !r.End() || isGeminiHook(h.HookEvent, false) {
+		return err == nil && typed
+	})
+	if !ok || !hasEvent || isGeminiHook(h.HookEvent, false) {
 		return h, false
 	}
 	h.source = SourceClaudeCode

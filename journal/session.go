@@ -103,16 +103,8 @@ func readSession(raw []byte, s *SessionInfo) bool {
 			ok = readTime(&r, &got.First)
 		case "last":
 			ok = readTime(&r, &got.Last)
-		case "observations":
-			ok = readInt(&r, &got.Observations)
-		case "events":
-			ok = readInt(&r, &got.Events)
-		case "pending":
-			ok = readInt(&r, &got.Pending)
-		case "pending_events":
-			ok = readInt(&r, &got.PendingEvents)
-		case "commits":
-			ok = readInt(&r, &got.Commits)
+		case "observations", "events", "pending", "pending_events", "commits":
+			ok = readInt(&r, got.figure(key))
 		case "last_commit":
 			ok = readString(&r, &got.LastCommit)
 		case "source":
@@ -132,6 +124,21 @@ func readSession(raw []byte, s *SessionInfo) bool {
 	}
 	*s = got
 	return true
+}
+
+// figure is the count that a member name names.
+func (s *SessionInfo) figure(name string) *int {
+	switch name {
+	case "observations":
+		return &s.Observations
+	case "events":
+		return &s.Events
+	case "pending":
+		return &s.Pending
+	case "pending_events":
+		return &s.PendingEvents
+	}
+	return &s.Commits
 }
 
 // readString reads a string into *dst.
