@@ -169,28 +169,14 @@ func readNative(data []byte) (n Native, ok bool) {
 // object, for a name not in ASCII (encoding/json folds those by Unicode's rules), and
 // for a member read refuses.
 func readMembers(data []byte, read func(r *jsonscan.Scanner, name string) bool) bool {
-	r := jsonscan.New(data)
-	if r.Peek() != '{' {
-		return false
-	}
-	for more := r.Open('}'); more; {
-		key, err := r.Unquote()
-		if err != nil || r.Next(':') != nil {
-			return false
-		}
-		for i := 0; i < len(key); i++ {
-			if key[i] >= utf8.RuneSelf {
+	return jsonscan.Members(data, func(r *jsonscan.Scanner, name string) bool {
+		for i := 0; i < len(name); i++ {
+			if name[i] >= utf8.RuneSelf {
 				return false
 			}
 		}
-		if !read(&r, strings.ToLower(key)) {
-			return false
-		}
-		if more, err = r.More('}'); err != nil {
-			return false
-		}
-	}
-	return r.End()
+		return read(r, strings.ToLower(name))
+	})
 }
 
 // null reads null, and says whether it was.

@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -332,6 +333,42 @@ func FuzzClassify(f *testing.F) {
 		}
 		if strings.ContainsFunc(s, unicode.IsControl) {
 			t.Fatalf("Summarize(%q, %q) = %q holds a control character", name, args, s)
+		}
+	})
+}
+
+// FuzzSummarizeAsEncodingJSON checks Summarize against the way it read arguments before
+// summaryValues: json.Unmarshal into a map of raw values, and of each string value.
+func FuzzSummarizeAsEncodingJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"path":"/a","command":"ls\n"}`, ` {"file\u005fpath" : "a\u00e9\ud800" , "path":1,"path":[1, 2]} `, `null`, `[1]`,
+		`{"query":{"a":[1,"\u2028"]},"url":"\xff","pattern":"x",}`, `{"command":"a"} x`, `{"File":"a","file":null}`, `"x"`,
+	} {
+		f.Add("Read", []byte(s))
+	}
+	old := func(toolName string, args []byte) string {
+		parts := []string{toolName}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(args, &obj) == nil {
+			for _, k := range summaryKeys {
+				if v, ok := obj[k]; ok {
+					text := string(v)
+					var s string
+					var compact bytes.Buffer
+					if v = bytes.TrimSpace(v); len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &s) == nil {
+						text = s
+					} else if json.Compact(&compact, v) == nil {
+						text = compact.String()
+					}
+					parts = append(parts, k+"="+cut(text, maxValueRunes))
+				}
+			}
+		}
+		return OneLine(strings.Join(parts, " "))
+	}
+	f.Fuzz(func(t *testing.T, name string, args []byte) {
+		if got, want := Summarize(name, args), old(name, args); got != want {
+			t.Fatalf("Summarize(%q, %q) = %q, encoding/json's way %q", name, args, got, want)
 		}
 	})
 }

@@ -83,47 +83,37 @@ func marshalSession(s *SessionInfo) ([]byte, error) {
 // SessionInfo's own as marshalSession writes them, a name twice, a null, a value of
 // another type, a number that is not a whole one.
 func readSession(raw []byte, s *SessionInfo) bool {
-	r := jsonscan.New(raw)
-	if r.Peek() != '{' {
-		return false
-	}
 	got := *s
 	seen := map[string]bool{}
-	for more := r.Open('}'); more; {
-		key, err := r.Unquote()
-		if err != nil || r.Next(':') != nil || seen[key] {
+	ok := jsonscan.Members(raw, func(r *jsonscan.Scanner, name string) bool {
+		if seen[name] {
 			return false
 		}
-		seen[key] = true
-		ok := false
-		switch key {
+		seen[name] = true
+		switch name {
 		case "id":
-			ok = readString(&r, &got.ID)
+			return readString(r, &got.ID)
 		case "first":
-			ok = readTime(&r, &got.First)
+			return readTime(r, &got.First)
 		case "last":
-			ok = readTime(&r, &got.Last)
+			return readTime(r, &got.Last)
 		case "observations", "events", "pending", "pending_events", "commits":
-			ok = readInt(&r, got.figure(key))
+			return readInt(r, got.figure(name))
 		case "last_commit":
-			ok = readString(&r, &got.LastCommit)
+			return readString(r, &got.LastCommit)
 		case "source":
-			ok = readString(&r, &got.Source)
+			return readString(r, &got.Source)
 		case "pending_by_type":
-			got.PendingByType, ok = readCounts(&r, s.PendingByType)
+			var ok bool
+			got.PendingByType, ok = readCounts(r, s.PendingByType)
+			return ok
 		}
-		if !ok {
-			return false
-		}
-		if more, err = r.More('}'); err != nil {
-			return false
-		}
-	}
-	if !r.End() {
 		return false
+	})
+	if ok {
+		*s = got
 	}
-	*s = got
-	return true
+	return ok
 }
 
 // figure is the count that a member name names.
@@ -176,26 +166,18 @@ func readInt(r *jsonscan.Scanner, dst *int) bool {
 // encoding/json decodes into a map it is given (a copy: into is left as it is until the
 // whole info is read), or into a new map.
 func readCounts(r *jsonscan.Scanner, into map[memory.Type]int) (map[memory.Type]int, bool) {
-	if r.Peek() != '{' {
+	text, err := r.Skip(1)
+	if err != nil {
 		return nil, false
 	}
 	counts := maps.Clone(into)
 	if counts == nil {
 		counts = map[memory.Type]int{}
 	}
-	for more := r.Open('}'); more; {
-		t, err := r.Unquote()
-		if err != nil || r.Next(':') != nil {
-			return nil, false
-		}
+	return counts, jsonscan.Members(text, func(r *jsonscan.Scanner, name string) bool {
 		var n int
-		if !readInt(r, &n) {
-			return nil, false
-		}
-		counts[memory.Type(t)] = n
-		if more, err = r.More('}'); err != nil {
-			return nil, false
-		}
-	}
-	return counts, true
+		ok := readInt(r, &n)
+		counts[memory.Type(name)] = n
+		return ok
+	})
 }

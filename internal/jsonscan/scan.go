@@ -85,6 +85,27 @@ func (s *Scanner) More(end byte) (bool, error) {
 	return false, ErrSyntax
 }
 
+// Members reads data, one JSON object, a member at a time: member gets each name,
+// unquoted as encoding/json unquotes it, with s at the member's value, which member must
+// read, and says whether to go on. Members says whether data was one object, read
+// whole, and member took every member.
+func Members(data []byte, member func(s *Scanner, name string) bool) bool {
+	s := New(data)
+	if s.Peek() != '{' {
+		return false
+	}
+	for more := s.Open('}'); more; {
+		name, err := s.Unquote()
+		if err != nil || s.Next(':') != nil || !member(&s, name) {
+			return false
+		}
+		if more, err = s.More('}'); err != nil {
+			return false
+		}
+	}
+	return s.End()
+}
+
 // Quoted reads past a string, checking it, and returns its text, quotes and all, and
 // whether it holds an escape.
 func (s *Scanner) Quoted() (text []byte, escaped bool, err error) {

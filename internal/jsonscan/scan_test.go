@@ -97,3 +97,34 @@ func FuzzSkip(f *testing.F) {
 		}
 	})
 }
+
+func TestMembers(t *testing.T) {
+	for _, c := range []struct {
+		data string
+		want string // names read, then "ok" if Members says so
+	}{
+		{`{"a":1,"b\u0020c":[1,{"x":2}],"a":"s"}`, "a,b c,a,ok"},
+		{` { } `, "ok"},
+		{`{"a":1} x`, "a,"},
+		{`{"a":1,}`, "a,"},
+		{`{"stop":1,"b":2}`, "stop,"},
+		{`[{"a":1}]`, ""},
+		{`null`, ""},
+		{`{"a"1}`, ""},
+	} {
+		var got []string
+		ok := Members([]byte(c.data), func(s *Scanner, name string) bool {
+			got = append(got, name)
+			_, err := s.Skip(1)
+			return err == nil && name != "stop"
+		})
+		if ok {
+			got = append(got, "ok")
+		} else if len(got) > 0 {
+			got = append(got, "")
+		}
+		if s := strings.Join(got, ","); s != c.want {
+			t.Errorf("Members(%s) read %q, want %q", c.data, s, c.want)
+		}
+	}
+}
