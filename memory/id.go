@@ -38,11 +38,11 @@ func NewID(t time.Time) string {
 	}
 	entropyMu.Lock()
 	defer entropyMu.Unlock()
-	if ms == lastMS && increment(lastEntropy[:]) {
-		return encodeULID(ms, lastEntropy[:])
-	}
 	if ms == lastMS {
-		panic("ulid: monotonic entropy overflow")
+		if !increment(lastEntropy[:]) {
+			panic("ulid: monotonic entropy overflow")
+		}
+		return encodeULID(ms, lastEntropy[:])
 	}
 	lastMS = ms
 	// math/rand/v2's generator, ChaCha8 seeded by the runtime from the system's
