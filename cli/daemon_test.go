@@ -292,7 +292,12 @@ func TestDaemonRunInTheForeground(t *testing.T) {
 	t.Cleanup(func() { cmd.Process.Kill() })
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	waitFor(t, "daemon run to be running", func() bool { return daemonStatus(t, dir).Running })
+	// Running once it holds its lock; its pid is known once it has written its state
+	// file, just after.
+	waitFor(t, "daemon run to be running", func() bool {
+		r := daemonStatus(t, dir)
+		return r.Running && r.PID == cmd.Process.Pid
+	})
 
 	if _, err := agmem(t, dir, nil, "", "daemon", "start"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("already running (pid %d)", cmd.Process.Pid)) {
 		t.Errorf("daemon start beside daemon run: %v, want already running with its pid", err)
