@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	toml "github.com/pelletier/go-toml/v2"
+	"github.com/BurntSushi/toml"
 
 	"github.com/agmem/agmem/capture"
 	"github.com/agmem/agmem/classify"
@@ -119,12 +119,7 @@ func Load(stateDir string, getenv func(string) string) (*Config, error) {
 
 func (c *Config) applyFile(path string, data []byte) error {
 	var doc map[string]any
-	if err := toml.Unmarshal(data, &doc); err != nil {
-		var at *toml.DecodeError
-		if errors.As(err, &at) {
-			line, column := at.Position()
-			return fmt.Errorf("%s:%d:%d: %w", path, line, column, err)
-		}
+	if _, err := toml.Decode(string(data), &doc); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	found := map[string]any{}

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"regexp"
 
-	toml "github.com/pelletier/go-toml/v2"
+	"github.com/BurntSushi/toml"
 )
 
 // readTOML reads the switch in a TOML file; a setting of it that is not true or false
@@ -37,7 +37,7 @@ func (w Switch) readTOML(src []byte) (state, setting string, err error) {
 // differently in any other way (a header inside a multi-line string, a table written
 // inline), it refuses rather than guess.
 func (w Switch) enableTOML(src []byte) ([]byte, error) {
-	before := map[string]any{} // an empty file leaves it empty, not nil, as after's
+	var before map[string]any
 	if err := toml.Unmarshal(src, &before); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnreadable, err)
 	}
@@ -64,7 +64,7 @@ func (w Switch) enableTOML(src []byte) ([]byte, error) {
 		}
 		out = append(out, "["+w.Table+"]"+newline+line...)
 	}
-	after := map[string]any{}
+	var after map[string]any
 	if err := toml.Unmarshal(out, &after); err == nil {
 		if table, ok := after[w.Table].(map[string]any); ok && table[w.Key] == true {
 			delete(table, w.Key)

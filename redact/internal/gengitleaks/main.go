@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"strings"
 
-	toml "github.com/pelletier/go-toml/v2"
+	"github.com/BurntSushi/toml"
 	"github.com/zricethezav/gitleaks/v8/config"
 )
 
@@ -45,7 +45,7 @@ type ruleSet struct {
 
 func main() {
 	var set ruleSet
-	if err := toml.Unmarshal([]byte(config.DefaultConfig), &set); err != nil {
+	if _, err := toml.Decode(config.DefaultConfig, &set); err != nil {
 		log.Fatal(err)
 	}
 	var b bytes.Buffer
