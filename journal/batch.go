@@ -78,11 +78,13 @@ func (j *Journal) PrepareBatches(base string, now time.Time) ([]*Batch, error) {
 		// Every pending entry is in a batch now: the set is dropped whole, a page at a
 		// time, where deleting it key by key was a third of this transaction, which
 		// holds the lock every record waits for.
-		if err := tx.DeleteBucket(bucketPending); err != nil {
-			return err
-		}
-		if _, err := tx.CreateBucket(bucketPending); err != nil {
-			return err
+		if len(fresh) > 0 {
+			if err := tx.DeleteBucket(bucketPending); err != nil {
+				return err
+			}
+			if _, err := tx.CreateBucket(bucketPending); err != nil {
+				return err
+			}
 		}
 		for _, b := range fresh {
 			if err := copyStored(tx, b); err != nil {
