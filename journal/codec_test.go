@@ -281,7 +281,10 @@ func FuzzMarshalEntry(f *testing.F) {
 		e := observation("s", text, memory.Episodic, t0)
 		o := e.Observation
 		o.Arguments, o.Result, o.Summary = args, result, text
-		o.Timestamp = t0.AddDate(300*len(text), 0, 0).In(time.FixedZone("", 3600*(len(text)%40-20))) // past 9999 for json.Marshal to refuse
+		o.Timestamp = t0.Add(time.Duration(len(text)) * time.Hour).In(time.FixedZone("", 3600*(len(text)%40-20)))
+		if len(text)%8 == 7 {
+			o.Timestamp = o.Timestamp.AddDate(8000, 0, 0) // past 9999: json.Marshal refuses it
+		}
 		o.Truncated = map[string]int{text: 0, "result": len(args)}
 		if len(text)%2 == 1 { // every other member, in turn, holds text or is left out
 			n := int64(len(text)) - 3

@@ -20,7 +20,8 @@ func FuzzSessionJSON(f *testing.F) {
 	f.Add(`{"first":"2025-01-02T03:04:05\u005a","pending":-0,"pending_by_type":null} `, "x\xff", 1<<40, int64(0))
 	f.Fuzz(func(t *testing.T, stored, text string, n int, secs int64) {
 		// Written: any info.
-		s := &SessionInfo{ID: text, First: time.Unix(secs%(1<<40), int64(n)).UTC(), Last: time.Unix(secs>>20, 0).In(time.FixedZone("", n%86400)),
+		// Times from year -6000 to 9999, most of them within json.Marshal's years.
+		s := &SessionInfo{ID: text, First: time.Unix(secs%253402300800, int64(n)).UTC(), Last: time.Unix(secs%(1<<37), 0).In(time.FixedZone("", n%86400)),
 			Observations: n, Events: -n, Pending: n / 2, PendingEvents: n % 7, Commits: n * 3, LastCommit: text, Source: text}
 		if n%3 != 0 {
 			s.PendingByType = map[memory.Type]int{memory.Type(text): n, memory.Semantic: 1, "<": -n}
