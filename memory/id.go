@@ -81,23 +81,20 @@ func ulidTime(t time.Time) uint64 {
 	return uint64(t.Unix())*1000 + uint64(t.Nanosecond()/int(time.Millisecond))
 }
 
-// encodeULID spells a ULID: 130 bits, the first two zero, five to a character.
+// encodeULID spells a ULID: 130 bits, the first two zero, five to a character, taken
+// from the end.
 func encodeULID(ms uint64, entropy []byte) string {
 	var id [16]byte
 	for i := range 6 {
 		id[i] = byte(ms >> (40 - 8*i))
 	}
 	copy(id[6:], entropy)
+	hi, lo := binary.BigEndian.Uint64(id[:8]), binary.BigEndian.Uint64(id[8:])
 	var out [ulidLen]byte
-	for i := range out {
-		v := 0
-		for bit := 5*i - 2; bit < 5*i+3; bit++ {
-			v <<= 1
-			if bit >= 0 && id[bit/8]&(0x80>>(bit%8)) != 0 {
-				v |= 1
-			}
-		}
-		out[i] = crockford[v]
+	for i := ulidLen - 1; i >= 0; i-- {
+		out[i] = crockford[lo&31]
+		lo = lo>>5 | hi<<59
+		hi >>= 5
 	}
 	return string(out[:])
 }
