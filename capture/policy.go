@@ -70,28 +70,53 @@ func (f matchedPath) match(glob string) bool {
 	if !strings.Contains(glob, "/") {
 		return matchSegment(glob, f.base)
 	}
-	return matchSegments(strings.Split(glob, "/"), f.segments)
+	return matchSegments(glob, f.segments)
 }
 
-func matchSegments(glob, file []string) bool {
-	for len(glob) > 0 {
-		if glob[0] == "**" {
+// matchSegments matches glob's segments, "/" between them, against file's. The glob is
+// cut as it goes, not split: every call's path meets every glob.
+func matchSegments(glob string, file []string) bool {
+	for {
+		segment, rest, more := strings.Cut(glob, "/")
+		if segment == "**" {
+			if !more {
+				return true
+			}
+			if !anyDoubleStar(rest) {
+				// The rest matches as many segments as it has: the file's last ones.
+				i := len(file) - strings.Count(rest, "/") - 1
+				return i >= 0 && matchSegments(rest, file[i:])
+			}
 			for i := 0; i <= len(file); i++ {
-				if matchSegments(glob[1:], file[i:]) {
+				if matchSegments(rest, file[i:]) {
 					return true
 				}
 			}
 			return false
 		}
-		if len(file) == 0 || !matchSegment(glob[0], file[0]) {
+		if len(file) == 0 || !matchSegment(segment, file[0]) {
 			return false
 		}
-		glob, file = glob[1:], file[1:]
+		file = file[1:]
+		if !more {
+			return len(file) == 0
+		}
+		glob = rest
 	}
-	return len(file) == 0
 }
 
+// anyDoubleStar says whether a segment of glob is "**".
+func anyDoubleStar(glob string) bool {
+	return glob == "**" || strings.HasPrefix(glob, "**/") || strings.HasSuffix(glob, "/**") ||
+		strings.Contains(glob, "/**/")
+}
+
+// matchSegment matches one segment. Most segments of globs are plain names (".ssh",
+// ".aws"), which path.Match would compare a byte at a time.
 func matchSegment(glob, name string) bool {
+	if !strings.ContainsAny(glob, `*?[\`) {
+		return glob == name
+	}
 	ok, err := path.Match(glob, name)
 	return ok && err == nil
 }

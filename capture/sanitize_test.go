@@ -130,6 +130,25 @@ func TestWithheldBy(t *testing.T) {
 		{"*.pem", "/etc/tls/ca.pem", true},
 		{"secrets/*", "secrets/a", true},
 		{"secrets/*", "x/secrets/a", false},
+		{"secrets/**", "secrets", true},
+		{"secrets/**", "secrets/a/b", true},
+		{"a/**/b/*.go", "a/b/c.go", true},
+		{"a/**/b/*.go", "a/x/y/b/c.go", true},
+		{"a/**/b/*.go", "a/x/y/b/c/d.go", false},
+		{"a/b/", "a/b", false},
+		{"a/b/", "a/b/", true},
+		{`a/\*`, "a/*", true},
+		{`a/\*`, "a/b", false},
+		{"A/B", "a/b", true},
+		{"**/a/*/b", "x/a/y/b", true},
+		{"**/a/*/b", "a/y/b", true},
+		{"**/a/*/b", "a/b", false},
+		{"**/a/**/b", "a/b", true},
+		{"**/.aws/credentials", "/home/u/.aws/credentials", true},
+		{"**/.aws/credentials", "/home/u/.aws/x/credentials", false},
+		{"**/**", "a/b", true},
+		{"**", "a", true}, // no "/": the base name, which "**" matches as "*" would
+		{"[", "[", false}, // a bad pattern matches nothing
 	} {
 		p := Policy{Withhold: []string{c.glob}}
 		if got := p.withheldBy(c.path) == c.glob; got != c.want {
