@@ -213,10 +213,10 @@ func run(b []byte, i int, high uint64) int {
 	return i
 }
 
-// escape reads the escape that b starts with (its backslash), and returns the code
-// unit it stands for and its length, 0 if it is not one.
+// escape reads the escape that b starts with, if it starts with one, and returns the
+// code unit it stands for and its length, 0 if it is not one.
 func escape(b []byte) (rune, int) {
-	if len(b) < 2 {
+	if len(b) < 2 || b[0] != '\\' {
 		return 0, 0
 	}
 	switch c := b[1]; c {

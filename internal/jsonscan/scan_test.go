@@ -10,7 +10,7 @@ import (
 func TestStrings(t *testing.T) {
 	for _, s := range []string{
 		`""`, `"plain"`, `"\u00e9\ud83d\ude00"`, `"\ud800"`, `"\ud800\u0041"`, `"\udc00\ud800"`, `"\ud800\ud800\udc00"`,
-		"\"a\xffb\xc3\x28\xe2\x80\"", `"\"\\\/\b\f\n\r\t"`, `"\u2028\u0000"`, `"\uD83D\uDE00\uFFFF"`,
+		"\"a\xffb\xc3\x28\xe2\x80\"", `"\"\\\/\b\f\n\r\t"`, `"\u2028\u0000"`, `"\uD83D\uDE00\uFFFF"`, `"\ud8000udc00"`,
 		`"a longer string, past eight bytes, then \u00e9 and \n, then plain again \ud800"`,
 	} {
 		var want string
@@ -127,4 +127,24 @@ func TestMembers(t *testing.T) {
 			t.Errorf("Members(%s) read %q, want %q", c.data, s, c.want)
 		}
 	}
+}
+
+// FuzzUnquote checks Unquote against encoding/json on any text between quotes.
+func FuzzUnquote(f *testing.F) {
+	for _, s := range []string{`plain`, `a\nb\t\"c\"\\ \u00e9 <>&`, `\ud83d\ude00\ud800`, "a\xffb\xc3\x28\xe2\x80", `\`, `\u12`, "a\tb", `a" x`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		quoted := append(append([]byte{'"'}, b...), '"')
+		var want string
+		wantErr := json.Unmarshal(quoted, &want)
+		r := New(quoted)
+		got, err := r.Unquote()
+		if err == nil && !r.End() {
+			err = ErrSyntax // a quote inside: not one string
+		}
+		if (err != nil) != (wantErr != nil) || err == nil && got != want {
+			t.Fatalf("Unquote(%q) = %q, %v; encoding/json: %q, %v", quoted, got, err, want, wantErr)
+		}
+	})
 }
