@@ -339,7 +339,7 @@ func (r *Redactor) findAnchored(found []Finding, ru *rule, text string, at []int
 		}
 		last = start
 		end := windowEnd(text, a)
-		if !ru.mayMatch(text[start:end]) || !ru.anchoredKey && !ru.loose().MatchString(text[start:]) {
+		if !ru.mayStart(text[start:]) || !ru.mayMatch(text[start:end]) || !ru.anchoredKey && !ru.loose().MatchString(text[start:]) {
 			continue
 		}
 		for {

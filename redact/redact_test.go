@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -206,6 +207,18 @@ func BenchmarkFindSource(b *testing.B) {
 	b.SetBytes(1000)
 	for i := 0; b.Loop(); i++ {
 		r.Find(pieces[i%len(pieces)].Text)
+	}
+}
+
+// BenchmarkFieldSource redacts, as agmem record --jsonl does a read_file's result,
+// 1 KiB pieces of files from all over Go's sources, where the key = value rules' words
+// ("key", "token", "auth", "access") are in every other identifier.
+func BenchmarkFieldSource(b *testing.B) {
+	pieces := testsource.Pieces(b, math.MaxInt)
+	r := Default()
+	b.SetBytes(1000)
+	for i := 0; b.Loop(); i++ {
+		r.Field("result", pieces[i%len(pieces)].Text)
 	}
 }
 

@@ -43,9 +43,10 @@ type rule struct {
 	afterOnce  sync.Once
 	afterRe    *regexp.Regexp
 	// What the regex promises of every match, read from it once: the literals it
-	// holds, and whether it starts where one of the keywords does.
+	// holds, how it begins, and whether it starts where one of the keywords does.
 	parseOnce       sync.Once
 	need            []literal
+	lead            lead
 	startsAtKeyword bool
 }
 
@@ -76,6 +77,7 @@ func (r *rule) parse() {
 			return
 		}
 		r.need = needed(tree, nil)
+		r.lead = leadOf(tree)
 		// agmem's own rules go on from a rejected match's key (see matches), not
 		// from the next keyword.
 		r.startsAtKeyword = r.secret == nil && startsAtKeyword(tree, r.keywords)
@@ -109,6 +111,140 @@ func needed(re *syntax.Regexp, out []literal) []literal {
 	}
 	return out
 }
+
+// mayStart says whether a match of the rule's regex may start at the start of text, as
+// far as the way every match begins tells.
+func (r *rule) mayStart(text string) bool {
+	r.parse()
+	return r.lead.allows(text)
+}
+
+// lead is how every match of a regex begins: a run of characters of one set, then one
+// of another set that the run cannot hold. In the key = value rules the run is the key
+// and what may follow it up to the operator, the other set the operator's first
+// characters: an identifier in Go source that holds "key" or "token" is seldom followed
+// by one, and a look at a few bytes spares running the regex there.
+type lead struct {
+	known     bool
+	run, next asciiSet
+}
+
+// allows says whether the first character of text past the run is one of next. A byte
+// outside ASCII ends the look, allowing the text: it may start a character that folds
+// to one of either set ((?i)k also matches the Kelvin sign).
+func (l *lead) allows(text string) bool {
+	if !l.known {
+		return true
+	}
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case c >= utf8.RuneSelf:
+			return true
+		case !l.run.has(c):
+			return l.next.has(c)
+		}
+	}
+	return false
+}
+
+// leadOf finds how every match of re begins: the longest start of the concatenation re
+// whose characters are none of those that the rest of it must begin with.
+func leadOf(re *syntax.Regexp) lead {
+	var l lead
+	if re.Op != syntax.OpConcat {
+		return l
+	}
+	var run asciiSet
+	for k, sub := range re.Sub {
+		var next asciiSet
+		rest := &syntax.Regexp{Op: syntax.OpConcat, Sub: re.Sub[k:]}
+		if !first(rest, &next) && run[0]&next[0] == 0 && run[1]&next[1] == 0 {
+			l = lead{known: true, run: run, next: next}
+		}
+		chars(sub, &run)
+	}
+	return l
+}
+
+// first adds to s the ASCII characters a match of re may begin with, and says whether
+// the match may be empty.
+func first(re *syntax.Regexp, s *asciiSet) (mayBeEmpty bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if len(re.Rune) == 0 {
+			return true
+		}
+		s.addFold(re.Rune[0], re.Flags)
+		return false
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		chars(re, s)
+		return false
+	case syntax.OpNoMatch:
+		return false
+	case syntax.OpCapture, syntax.OpPlus:
+		return first(re.Sub[0], s)
+	case syntax.OpStar, syntax.OpQuest:
+		first(re.Sub[0], s)
+		return true
+	case syntax.OpRepeat:
+		return first(re.Sub[0], s) || re.Min == 0
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			if !first(sub, s) {
+				return false
+			}
+		}
+		return true
+	case syntax.OpAlternate:
+		mayBeEmpty := false
+		for _, sub := range re.Sub {
+			mayBeEmpty = first(sub, s) || mayBeEmpty
+		}
+		return mayBeEmpty
+	}
+	return true // an empty match, or an assertion: ^, $, \b
+}
+
+// chars adds to s the ASCII characters a match of re may hold.
+func chars(re *syntax.Regexp, s *asciiSet) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		for _, c := range re.Rune {
+			s.addFold(c, re.Flags)
+		}
+	case syntax.OpCharClass:
+		for i := 0; i < len(re.Rune); i += 2 {
+			for c := re.Rune[i]; c <= min(re.Rune[i+1], utf8.RuneSelf-1); c++ {
+				s.add(c)
+			}
+		}
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		*s = asciiSet{^uint64(0), ^uint64(0)}
+	}
+	for _, sub := range re.Sub {
+		chars(sub, s)
+	}
+}
+
+// asciiSet is a set of ASCII characters, a bit each.
+type asciiSet [2]uint64
+
+func (s *asciiSet) add(c rune) {
+	if c < utf8.RuneSelf {
+		s[c/64] |= 1 << (c % 64)
+	}
+}
+
+// addFold adds c, and the characters case folding makes it equal to if flags say so.
+func (s *asciiSet) addFold(c rune, flags syntax.Flags) {
+	s.add(c)
+	for f := unicode.SimpleFold(c); flags&syntax.FoldCase != 0 && f != c; f = unicode.SimpleFold(f) {
+		s.add(f)
+	}
+}
+
+// has says whether the ASCII character c is in s.
+func (s *asciiSet) has(c byte) bool { return s[c/64]&(1<<(c%64)) != 0 }
 
 // asciiFold says whether every character of s, and every character that case folding
 // makes it equal to, is ASCII.
