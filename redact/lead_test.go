@@ -10,11 +10,15 @@ import (
 	"github.com/lucasjones/reggen"
 )
 
-// checkLead fails t if the anchored regex of one of rules matches text at an offset
-// where the rule's lead says no match may start.
-func checkLead(t *testing.T, text string, rules []*rule) {
+// checkPromises fails t if the regex of one of rules matches text where what the rule
+// read off it says no match can be: in a text that lacks a literal every match holds,
+// or, anchored, at an offset where its lead says no match starts.
+func checkPromises(t *testing.T, text string, rules []*rule) {
 	t.Helper()
 	for _, ru := range rules {
+		if !ru.mayMatch(text) && ru.re().MatchString(text) {
+			t.Fatalf("%s matches %q, which lacks one of the literals %+v", ru.id, text, ru.need)
+		}
 		for i := 0; i <= len(text); i++ {
 			if !ru.mayStart(text[i:]) && ru.anchored().MatchString(text[i:]) {
 				t.Fatalf("%s matches %q at %d, where its lead says no match starts", ru.id, text, i)
@@ -40,31 +44,32 @@ var leadSeeds = []string{
 	"to\u212aen=Zx81Qp0LmN3vB7cKa1b2c3d4",  // (?i)k matches the Kelvin sign
 	"pa\u017f\u017fword: Zx81Qp0LmN3vB7cK", // and (?i)s the long s
 	"secret\xff= Zx81Qp0LmN3vB7cKa1b2c3d4",
+	"see https://golang.org/issue/1 and git://u:p@h/x",
 	"adafruit_key ?= 0123456789abcdef0123456789abcdef",
 	"authress_token:::= Zx81Qp0LmN3vB7cKa1b2c3d4",
 }
 
-// FuzzLead checks, for any text, that no rule's regex matches where its lead says
-// no match may start.
-func FuzzLead(f *testing.F) {
+// FuzzPromises checks, for any text, that no rule's regex matches where what the rule
+// read off it says no match can be.
+func FuzzPromises(f *testing.F) {
 	for _, s := range append(leadSeeds, startsSeeds...) {
 		f.Add(s)
 	}
 	rules := Default().rules
-	f.Fuzz(func(t *testing.T, text string) { checkLead(t, text, rules) })
+	f.Fuzz(func(t *testing.T, text string) { checkPromises(t, text, rules) })
 }
 
-// TestLeadGenerated checks every rule's lead on the seeds, on pieces of Go source, and
+// TestPromisesGenerated checks every rule's literals and lead on the seeds, on pieces of Go source, and
 // on texts made from the rule's own regex, in a case changed or not, alone or inside a
 // piece of Go source.
-func TestLeadGenerated(t *testing.T) {
+func TestPromisesGenerated(t *testing.T) {
 	rules := Default().rules
 	for _, s := range leadSeeds {
-		checkLead(t, s, rules)
+		checkPromises(t, s, rules)
 	}
 	pieces := testsource.Pieces(t, 16)
 	for _, p := range pieces {
-		checkLead(t, p.Text, rules)
+		checkPromises(t, p.Text, rules)
 	}
 	rnd := rand.New(rand.NewSource(1))
 	for i, ru := range rules {
@@ -85,7 +90,7 @@ func TestLeadGenerated(t *testing.T) {
 				at := rnd.Intn(len(p) + 1)
 				s = p[:at] + s + p[at:]
 			}
-			checkLead(t, s, []*rule{ru})
+			checkPromises(t, s, []*rule{ru})
 		}
 	}
 }

@@ -253,6 +253,9 @@ func TestMayMatch(t *testing.T) {
 		{`(?:abc){1,2}x`, "x", false},
 		{`(?:abc)+x`, "x", false},
 		{"\ufffd\ufffdx", "\xff\xfex", true},
+		{`[a-z]+://[^\s@]*:([^\s@]+)@`, "see https://golang.org/x", false}, // a single "@" counts
+		{`[a-z]+://[^\s@]*:([^\s@]+)@`, "git://u:p@h", true},
+		{`(?i)a=s`, "A=\u017f", true}, // (?i)s also matches the long s
 	} {
 		r := &rule{id: "t", regex: c.regex}
 		if got := r.mayMatch(c.text); got != c.want {

@@ -59,7 +59,8 @@ type literal struct {
 
 // mayMatch says whether text holds every literal the rule's regex needs: a text that
 // does not cannot match, and costs no regex. It spares the windows around a keyword in
-// a rule's value (gitleaks' lob-api-key wakes at "test_") that lack the key ("lob").
+// a rule's value (gitleaks' lob-api-key wakes at "test_") that lack the key ("lob"),
+// and the links without an "@" around the "://" that wakes url-credentials.
 func (r *rule) mayMatch(text string) bool {
 	r.parse()
 	for _, l := range r.need {
@@ -84,15 +85,16 @@ func (r *rule) parse() {
 	})
 }
 
-// needed appends to out the literals of three bytes or more that every match of re
-// holds. A literal whose case is ignored counts only when all its letters fold within
+// needed appends to out the literals that every match of re holds, however short: a
+// single "@" spares url-credentials the windows around the "://" of Go source's links.
+// A literal whose case is ignored counts only when all its letters fold within
 // ASCII: (?i)k also matches the Kelvin sign, which a check in ASCII would miss.
 func needed(re *syntax.Regexp, out []literal) []literal {
 	switch re.Op {
 	case syntax.OpLiteral:
 		l := literal{s: string(re.Rune), fold: re.Flags&syntax.FoldCase != 0}
 		// U+FFFD in a regex also matches bytes that are not UTF-8.
-		if len(l.s) >= 3 && (!l.fold || asciiFold(l.s)) && !strings.ContainsRune(l.s, utf8.RuneError) {
+		if l.s != "" && (!l.fold || asciiFold(l.s)) && !strings.ContainsRune(l.s, utf8.RuneError) {
 			if l.fold {
 				l.s = strings.ToLower(l.s)
 			}
