@@ -327,9 +327,10 @@ type put struct{ k, v []byte }
 // newAppendTx begins appending, n entries or so.
 func newAppendTx(tx *bolt.Tx, n int) *appendTx {
 	a := &appendTx{tx: tx, entries: tx.Bucket(bucketEntries), sessions: sessionUpdates{},
-		ids: make(map[string]bool, n), calls: map[string]string{}, puts: map[string][]put{}}
-	// Sized once: a large append's index keys are much of what its transaction holds.
-	for _, b := range [][]byte{bucketIDs, bucketTimeline, bucketPending} {
+		ids: make(map[string]bool, n), calls: make(map[string]string, n), puts: map[string][]put{}}
+	// Sized once: a large append's index keys are much of what its transaction holds,
+	// and nearly every entry is a call.
+	for _, b := range [][]byte{bucketIDs, bucketTimeline, bucketPending, bucketCalls} {
 		a.puts[string(b)] = make([]put, 0, n)
 	}
 	return a

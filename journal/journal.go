@@ -357,7 +357,11 @@ func seqKey(seq uint64) []byte {
 // sessionKey is session \x00 rest…: session ids hold no control characters, so the
 // prefix of one session never matches another's.
 func sessionKey(session string, rest ...[]byte) []byte {
-	k := append([]byte(session), 0)
+	n := len(session) + 1
+	for _, r := range rest {
+		n += len(r)
+	}
+	k := append(append(make([]byte, 0, n), session...), 0)
 	for _, r := range rest {
 		k = append(k, r...)
 	}
@@ -365,5 +369,8 @@ func sessionKey(session string, rest ...[]byte) []byte {
 }
 
 func timelineKey(session string, t time.Time, seq uint64) []byte {
-	return sessionKey(session, binary.BigEndian.AppendUint64(nil, uint64(t.UnixNano())), seqKey(seq))
+	var at, n [8]byte
+	binary.BigEndian.PutUint64(at[:], uint64(t.UnixNano()))
+	binary.BigEndian.PutUint64(n[:], seq)
+	return sessionKey(session, at[:], n[:])
 }
