@@ -9,6 +9,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"strings"
@@ -200,14 +201,24 @@ func (s *Scanner) unquote(start, i int) (string, error) {
 // of those in text (\n, \t, \"), which unquote writes without escape's general way.
 var short = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
-// closing is where the string read up to i ends: at its closing quote, or where
-// unquote will fail.
+// closing is where the string read up to i ends: at its closing quote, the first not
+// escaped by an odd number of backslashes, or at the end of data. What unquote refuses
+// on the way does not matter here: it only sizes unquote's room.
 func closing(data []byte, i int) int {
 	for {
-		if i = run(data, i, 0); i >= len(data) || data[i] != '\\' {
-			return min(i, len(data))
+		q := bytes.IndexByte(data[i:], '"')
+		if q < 0 {
+			return len(data)
 		}
-		i += 2
+		q += i
+		n := 0 // the backslashes before it, back to i: none before i (see unquote)
+		for q-n > i && data[q-n-1] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return q
+		}
+		i = q + 1
 	}
 }
 

@@ -129,7 +129,8 @@ func TestMembers(t *testing.T) {
 	}
 }
 
-// FuzzUnquote checks Unquote against encoding/json on any text between quotes.
+// FuzzUnquote checks Unquote against encoding/json on any text between quotes, and
+// where closing finds a valid string to end.
 func FuzzUnquote(f *testing.F) {
 	for _, s := range []string{`plain`, `a\nb\t\"c\"\\ \u00e9 <>&`, `\ud83d\ude00\ud800`, "a\xffb\xc3\x28\xe2\x80", `\`, `\u12`, "a\tb", `a" x`} {
 		f.Add([]byte(s))
@@ -145,6 +146,9 @@ func FuzzUnquote(f *testing.F) {
 		}
 		if (err != nil) != (wantErr != nil) || err == nil && got != want {
 			t.Fatalf("Unquote(%q) = %q, %v; encoding/json: %q, %v", quoted, got, err, want, wantErr)
+		}
+		if c := closing(quoted, 1); wantErr == nil && c != len(quoted)-1 {
+			t.Fatalf("closing(%q) = %d; the string closes at %d", quoted, c, len(quoted)-1)
 		}
 	})
 }
