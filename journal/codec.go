@@ -108,10 +108,10 @@ func marshalEntry(b []byte, e memory.Entry) ([]byte, error) {
 	out.Write(stamp)
 	str(`,"tool_name":`, o.ToolName)
 	out.WriteString(`,"arguments":`)
-	json.HTMLEscape(out, o.Arguments)
+	out.Write(jsonscan.AppendHTMLEscape(out.AvailableBuffer(), o.Arguments))
 	if len(o.Result) > 0 {
 		out.WriteString(`,"result":`)
-		json.HTMLEscape(out, o.Result)
+		out.Write(jsonscan.AppendHTMLEscape(out.AvailableBuffer(), o.Result))
 	}
 	str(`,"memory_type":`, string(o.MemoryType))
 	str(`,"summary":`, o.Summary)

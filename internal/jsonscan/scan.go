@@ -420,3 +420,42 @@ func (s *Scanner) key() error {
 	}
 	return s.Next(':')
 }
+
+// AppendHTMLEscape appends src to dst as json.HTMLEscape writes it: <, > and & as
+// \u003c, \u003e and \u0026, and U+2028 and U+2029 as \u2028 and \u2029, so that
+// JSON can sit inside HTML. It looks at eight bytes at a time for one that may need
+// it, where encoding/json looks at each.
+func AppendHTMLEscape(dst, src []byte) []byte {
+	const hex = "0123456789abcdef"
+	start := 0
+	for i := htmlRun(src, 0); i < len(src); i = htmlRun(src, i) {
+		switch c := src[i]; {
+		case c != 0xE2:
+			dst = append(append(dst, src[start:i]...), '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			start = i + 1
+		case i+2 < len(src) && src[i+1] == 0x80 && src[i+2]&^1 == 0xA8:
+			dst = append(append(dst, src[start:i]...), '\\', 'u', '2', '0', '2', hex[src[i+2]&0xF])
+			start = i + 3
+		}
+		i++
+	}
+	return append(dst, src[start:]...)
+}
+
+// htmlRun is where the run of bytes from b[i] ends that are none of <, >, & and the
+// first byte of U+2028 and U+2029: at one of them or at the end of b (see run).
+func htmlRun(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		lt, gt, amp, e2 := x^('<'*ones), x^('>'*ones), x^('&'*ones), x^(0xE2*ones)
+		if ((lt-ones)&^lt|(gt-ones)&^gt|(amp-ones)&^amp|(e2-ones)&^e2)&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '<' || c == '>' || c == '&' || c == 0xE2 {
+			break
+		}
+	}
+	return i
+}

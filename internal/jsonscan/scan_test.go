@@ -152,3 +152,17 @@ func FuzzUnquote(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAppendHTMLEscape holds AppendHTMLEscape to json.HTMLEscape.
+func FuzzAppendHTMLEscape(f *testing.F) {
+	for _, s := range []string{``, `"<b> & </b>"`, "\"a\u2028b\u2029c\"", "\xe2\x80", "\xe2\x80\xa8\xe2", "0123456789<abcdef&>"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var want bytes.Buffer
+		json.HTMLEscape(&want, b)
+		if got := AppendHTMLEscape([]byte("x"), b); string(got) != "x"+want.String() {
+			t.Fatalf("AppendHTMLEscape(%q) = %q; json.HTMLEscape: %q", b, got[1:], want.String())
+		}
+	})
+}
