@@ -287,6 +287,10 @@ func writeString(w *bytes.Buffer, s string) {
 				w.WriteString(`\r`)
 			case '\t':
 				w.WriteString(`\t`)
+			case '\b':
+				w.WriteString(`\b`)
+			case '\f':
+				w.WriteString(`\f`)
 			default:
 				w.WriteString(`\u00`)
 				w.WriteByte(hex[c>>4])

@@ -168,8 +168,13 @@ func TestEventsAreRedacted(t *testing.T) {
 	}
 }
 
-func TestWriteStringAsEncodingJSON(t *testing.T) {
-	for _, s := range []string{"", "plain", `q"b\s`, "nl\ncr\rtab\tnul\x00esc\x1b", "<&>", "ls\u2028ps\u2029", "émoji 🦫", "bad\xffutf8", "\x7f"} {
+// FuzzWriteString holds writeString to encoding/json without HTML escaping.
+func FuzzWriteString(f *testing.F) {
+	for _, s := range []string{"", "plain", `q"b\s`, "nl\ncr\rtab\tnul\x00esc\x1b", "<&>", "ls\u2028ps\u2029",
+		"émoji 🦫", "bad\xffutf8", "\x7f", "eight by\ttes and more than sixteen, \"quoted\" \u00e9"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
 		var w bytes.Buffer
 		writeString(&w, s)
 		var enc bytes.Buffer
@@ -179,7 +184,7 @@ func TestWriteStringAsEncodingJSON(t *testing.T) {
 		if want := strings.TrimSuffix(enc.String(), "\n"); w.String() != want {
 			t.Errorf("writeString(%q) = %s, encoding/json writes %s", s, w.String(), want)
 		}
-	}
+	})
 }
 
 // TestSanitizeReviewedLeaks holds the shapes that once kept a secret: each must go.
