@@ -269,13 +269,8 @@ func writeString(w *bytes.Buffer, s string) {
 	const hex = "0123456789abcdef"
 	w.WriteByte('"')
 	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < 0x80 {
-			i++
-			continue
-		}
-		if c < 0x80 {
+	for i := jsonscan.Plain(s, 0); i < len(s); i = jsonscan.Plain(s, i) {
+		if c := s[i]; c < 0x80 {
 			w.WriteString(s[start:i])
 			switch c {
 			case '"', '\\':

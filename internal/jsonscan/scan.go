@@ -10,7 +10,6 @@ package jsonscan
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"strings"
 	"unicode/utf16"
@@ -232,9 +231,9 @@ const (
 // or at the end of b. It looks at 8 bytes at a time, with the bit tricks of "Bit
 // Twiddling Hacks": (v-ones)&^v&highs is not 0 exactly when a byte of v is 0, and
 // (v-n*ones)&^v&highs when one is below n.
-func run(b []byte, i int, high uint64) int {
+func run[T string | []byte](b T, i int, high uint64) int {
 	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
+		x := load64(b, i)
 		quote, backslash := x^('"'*ones), x^('\\'*ones)
 		if ((x-0x20*ones)&^x|(quote-ones)&^quote|(backslash-ones)&^backslash|x&high)&highs != 0 {
 			break
@@ -247,6 +246,18 @@ func run(b []byte, i int, high uint64) int {
 	}
 	return i
 }
+
+// load64 reads the 8 bytes from b[i] as a little-endian number, as one load: the
+// compiler merges the eight.
+func load64[T string | []byte](b T, i int) uint64 {
+	b = b[i : i+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// Plain is where the run of bytes from s[i] ends that a JSON string holds as they are:
+// none of a quote, a backslash, a control character and a byte outside ASCII.
+func Plain(s string, i int) int { return run(s, i, highs) }
 
 // escape reads the escape that b starts with, if it starts with one, and returns the
 // code unit it stands for and its length, 0 if it is not one.
@@ -446,7 +457,7 @@ func AppendHTMLEscape(dst, src []byte) []byte {
 // first byte of U+2028 and U+2029: at one of them or at the end of b (see run).
 func htmlRun(b []byte, i int) int {
 	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
+		x := load64(b, i)
 		lt, gt, amp, e2 := x^('<'*ones), x^('>'*ones), x^('&'*ones), x^(0xE2*ones)
 		if ((lt-ones)&^lt|(gt-ones)&^gt|(amp-ones)&^amp|(e2-ones)&^e2)&highs != 0 {
 			break
