@@ -131,6 +131,10 @@ func observations(args []string) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
+	// Written back now, not while the record it feeds is timed.
+	if err := f.Sync(); err != nil {
+		return err
+	}
 	return f.Close()
 }
 
