@@ -148,6 +148,8 @@ func TestWithheldBy(t *testing.T) {
 		{"**/.aws/credentials", "/home/u/.aws/x/credentials", false},
 		{"**/**", "a/b", true},
 		{"**", "a", true}, // no "/": the base name, which "**" matches as "*" would
+		{"**/.ssh/**", "/home/u/.ssh/sub/config", true},
+		{"**/**/a", "a", true},
 		{"[", "[", false}, // a bad pattern matches nothing
 	} {
 		p := Policy{Withhold: []string{c.glob}}
@@ -243,4 +245,42 @@ func TestWithheldBeforeRedaction(t *testing.T) {
 // defaultPolicy is the policy of the built-in configuration.
 func defaultPolicy() Policy {
 	return Policy{Rules: classify.Default(), Redactor: redact.Default(), Withhold: DefaultWithhold(), MaxValue: DefaultMaxValue}
+}
+
+// FuzzWithheldBy holds the glob matcher to the plain one it replaced, which split the
+// glob at every call and tried a "**" at every place.
+func FuzzWithheldBy(f *testing.F) {
+	for _, c := range [][2]string{{"**/.ssh/**", "/home/u/.ssh/sub/config"}, {"**/**/a", "a"}, {"a/**/b/*.go", "a/x/b/c.go"},
+		{"a//b/", "a//b/"}, {`a/\*/[b-c]`, "a/*/c"}, {"**/.env*", `C:\x\.env.local`}} {
+		f.Add(c[0], c[1])
+	}
+	var plain func(glob, file []string) bool
+	plain = func(glob, file []string) bool {
+		for len(glob) > 0 {
+			if glob[0] == "**" {
+				for i := 0; i <= len(file); i++ {
+					if plain(glob[1:], file[i:]) {
+						return true
+					}
+				}
+				return false
+			}
+			if len(file) == 0 || !matchSegment(glob[0], file[0]) {
+				return false
+			}
+			glob, file = glob[1:], file[1:]
+		}
+		return len(file) == 0
+	}
+	f.Fuzz(func(t *testing.T, glob, file string) {
+		f := pathForMatch(file)
+		g := strings.ToLower(glob)
+		want := matchSegment(g, f.base)
+		if strings.Contains(g, "/") {
+			want = plain(strings.Split(g, "/"), f.segments)
+		}
+		if got := f.match(glob); got != want {
+			t.Fatalf("glob %q, file %q: matched %t, the plain matcher %t", glob, file, got, want)
+		}
+	})
 }
