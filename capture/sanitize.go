@@ -269,7 +269,7 @@ func writeString(w *bytes.Buffer, s string) {
 	const hex = "0123456789abcdef"
 	w.WriteByte('"')
 	start := 0
-	for i := jsonscan.Plain(s, 0); i < len(s); i = jsonscan.Plain(s, i) {
+	for i := jsonscan.PlainEnd(s, 0); i < len(s); i = jsonscan.PlainEnd(s, i) {
 		if c := s[i]; c < 0x80 {
 			w.WriteString(s[start:i])
 			switch c {

@@ -368,9 +368,11 @@ func sessionKey(session string, rest ...[]byte) []byte {
 	return k
 }
 
+// timelineKey is session \x00 time seq, the two numbers big-endian, made in one
+// allocation: a large append makes one for each entry.
 func timelineKey(session string, t time.Time, seq uint64) []byte {
-	var at, n [8]byte
+	var at, order [8]byte
 	binary.BigEndian.PutUint64(at[:], uint64(t.UnixNano()))
-	binary.BigEndian.PutUint64(n[:], seq)
-	return sessionKey(session, at[:], n[:])
+	binary.BigEndian.PutUint64(order[:], seq)
+	return sessionKey(session, at[:], order[:])
 }

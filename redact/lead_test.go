@@ -59,9 +59,9 @@ func FuzzPromises(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) { checkPromises(t, text, rules) })
 }
 
-// TestPromisesGenerated checks every rule's literals and lead on the seeds, on pieces of Go source, and
-// on texts made from the rule's own regex, in a case changed or not, alone or inside a
-// piece of Go source.
+// TestPromisesGenerated checks every rule's literals and lead on the seeds, on pieces of
+// Go source, and on texts made from the rule's own regex, in a case changed or not,
+// alone or inside a piece of Go source.
 func TestPromisesGenerated(t *testing.T) {
 	rules := Default().rules
 	for _, s := range leadSeeds {

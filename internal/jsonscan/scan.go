@@ -152,7 +152,9 @@ func (s *Scanner) Unquote() (string, error) {
 // unquote reads the rest of a string that starts at start and needs no unquoting up
 // to i. Its room is taken once, the quoted length, which bounds the unquoted one but
 // for bytes outside UTF-8, each of which becomes three: grown by doubling and then
-// copied into a string, it was a quarter of what record --jsonl allocated.
+// copied into a string, it was a quarter of what record --jsonl allocated. The string
+// keeps that room, more than it needs only for text of many escapes (\u0041 takes six
+// bytes for one); what callers unquote they mostly let go soon.
 func (s *Scanner) unquote(start, i int) (string, error) {
 	var b strings.Builder
 	b.Grow(closing(s.data, i) - start)
@@ -255,9 +257,9 @@ func load64[T string | []byte](b T, i int) uint64 {
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
-// Plain is where the run of bytes from s[i] ends that a JSON string holds as they are:
-// none of a quote, a backslash, a control character and a byte outside ASCII.
-func Plain(s string, i int) int { return run(s, i, highs) }
+// PlainEnd is where the run of bytes from s[i] ends that a JSON string holds as they
+// are: none of a quote, a backslash, a control character and a byte outside ASCII.
+func PlainEnd(s string, i int) int { return run(s, i, highs) }
 
 // escape reads the escape that b starts with, if it starts with one, and returns the
 // code unit it stands for and its length, 0 if it is not one.
@@ -454,7 +456,8 @@ func AppendHTMLEscape(dst, src []byte) []byte {
 }
 
 // htmlRun is where the run of bytes from b[i] ends that are none of <, >, & and the
-// first byte of U+2028 and U+2029: at one of them or at the end of b (see run).
+// first byte of U+2028 and U+2029: at one of them or at the end of b. It is run's loop
+// for other bytes; one loop for both would test all seven, each time.
 func htmlRun(b []byte, i int) int {
 	for ; i+8 <= len(b); i += 8 {
 		x := load64(b, i)
