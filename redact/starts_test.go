@@ -115,21 +115,11 @@ func TestStartsAtKeywordGenerated(t *testing.T) {
 	texts, findings, matches := 0, 0, 0
 	for i := range gitleaksRules {
 		ru := &gitleaksRules[i]
-		g, err := reggen.NewGenerator(ru.regex)
+		generated, err := generatedTexts(ru.regex, int64(i), rnd)
 		if err != nil {
 			t.Fatalf("%s: %v", ru.id, err)
 		}
-		g.SetSeed(int64(i))
-		for range *samples {
-			s := g.Generate(4 + rnd.Intn(8))
-			switch rnd.Intn(5) {
-			case 1:
-				s = strings.ToUpper(s)
-			case 2:
-				s = strings.ToLower(s)
-			case 3:
-				s = unicodeFolds.Replace(s)
-			}
+		for _, s := range generated {
 			s = before[rnd.Intn(len(before))] + s + after[rnd.Intn(len(after))]
 			switch rnd.Intn(5) {
 			case 1:
@@ -152,4 +142,29 @@ func TestStartsAtKeywordGenerated(t *testing.T) {
 		}
 	}
 	t.Logf("%d generated texts: %d findings, %d matches of rules that start at a keyword", texts, findings, matches)
+}
+
+// generatedTexts returns *samples texts made by reggen from regex, seeded by seed, each
+// as it is, in upper or lower case, or with letters swapped for the characters outside
+// ASCII that fold to them, as rnd picks.
+func generatedTexts(regex string, seed int64, rnd *rand.Rand) ([]string, error) {
+	g, err := reggen.NewGenerator(regex)
+	if err != nil {
+		return nil, err
+	}
+	g.SetSeed(seed)
+	texts := make([]string, *samples)
+	for i := range texts {
+		s := g.Generate(4 + rnd.Intn(8))
+		switch rnd.Intn(5) {
+		case 1:
+			s = strings.ToUpper(s)
+		case 2:
+			s = strings.ToLower(s)
+		case 3:
+			s = unicodeFolds.Replace(s)
+		}
+		texts[i] = s
+	}
+	return texts, nil
 }
