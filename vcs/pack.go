@@ -3,7 +3,6 @@ package vcs
 import (
 	"bufio"
 	"cmp"
-	"compress/zlib"
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/klauspost/compress/zlib"
 )
 
 // writePack stores objects as one pack file and its index in .git/objects/pack, in one
@@ -26,7 +26,8 @@ import (
 // checksums noted while writing rather than by reading the pack back. Objects are stored
 // as objectOf gives them, whole or as a delta against one before them, at zlib's fastest
 // level: a flush's objects are new small files and the trees above them, and git gc
-// repacks them tighter whenever a person likes.
+// repacks them tighter whenever a person likes. klauspost/compress deflates them, as it
+// inflates blobs (blob.go): faster than compress/flate at that level.
 func (r *Repo) writePack(hashes []plumbing.Hash, objectOf func(plumbing.Hash) (stagedObject, error)) (string, error) {
 	// An object twice in one pack makes git refuse the whole pack: its header would count
 	// more objects than its index.
