@@ -263,51 +263,7 @@ func (s *sanitizer) number(key, num string) (string, int) {
 }
 
 // writeString writes s as a JSON string, as encoding/json does without HTML escaping:
-// quotes, backslashes and control characters escaped, U+2028 and U+2029 too (some
-// JavaScript readers take them for line ends). s is valid UTF-8: the decoder made it so.
+// the journal escapes the whole observation for HTML once it is written.
 func writeString(w *bytes.Buffer, s string) {
-	const hex = "0123456789abcdef"
-	w.WriteByte('"')
-	start := 0
-	for i := jsonscan.PlainEnd(s, 0); i < len(s); i = jsonscan.PlainEnd(s, i) {
-		if c := s[i]; c < 0x80 {
-			w.WriteString(s[start:i])
-			switch c {
-			case '"', '\\':
-				w.WriteByte('\\')
-				w.WriteByte(c)
-			case '\n':
-				w.WriteString(`\n`)
-			case '\r':
-				w.WriteString(`\r`)
-			case '\t':
-				w.WriteString(`\t`)
-			case '\b':
-				w.WriteString(`\b`)
-			case '\f':
-				w.WriteString(`\f`)
-			default:
-				w.WriteString(`\u00`)
-				w.WriteByte(hex[c>>4])
-				w.WriteByte(hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == '\u2028' || r == '\u2029' || r == utf8.RuneError && size == 1 {
-			w.WriteString(s[start:i])
-			if r == utf8.RuneError {
-				w.WriteString(`\ufffd`)
-			} else {
-				w.WriteString(`\u202`)
-				w.WriteByte(hex[r&0xF])
-			}
-			start = i + size
-		}
-		i += size
-	}
-	w.WriteString(s[start:])
-	w.WriteByte('"')
+	w.Write(jsonscan.AppendString(w.AvailableBuffer(), s, false))
 }

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/pierrec/lz4/v4"
 
@@ -91,7 +90,7 @@ func marshalEntry(b []byte, e memory.Entry) ([]byte, error) {
 	out.Grow(320 + len(o.Arguments) + len(o.Result) + len(o.Summary) + len(o.Error))
 	str := func(name, value string) {
 		out.WriteString(name)
-		out.Write(appendJSONString(out.AvailableBuffer(), value))
+		out.Write(jsonscan.AppendString(out.AvailableBuffer(), value, true))
 	}
 	optional := func(name, value string) {
 		if value != "" {
@@ -144,59 +143,6 @@ func marshalEntry(b []byte, e memory.Entry) ([]byte, error) {
 func appendMarshal(b []byte, v any) ([]byte, error) {
 	raw, err := json.Marshal(v)
 	return append(b, raw...), err
-}
-
-// appendJSONString appends s quoted as encoding/json quotes a string: with HTML's <, >
-// and & escaped, and invalid UTF-8 replaced by U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // entryJSON is the JSON of a stored entry, a memory.Entry's. It may share stored's

@@ -52,7 +52,7 @@ func marshalSession(s *SessionInfo) ([]byte, error) {
 		return json.Marshal(s)
 	}
 	b := make([]byte, 0, 256)
-	b = appendJSONString(append(b, `{"id":`...), s.ID)
+	b = jsonscan.AppendString(append(b, `{"id":`...), s.ID, true)
 	b = append(append(b, `,"first":`...), first...)
 	b = append(append(b, `,"last":`...), last...)
 	b = strconv.AppendInt(append(b, `,"observations":`...), int64(s.Observations), 10)
@@ -62,7 +62,7 @@ func marshalSession(s *SessionInfo) ([]byte, error) {
 	if len(s.PendingByType) > 0 {
 		sep := `,"pending_by_type":{`
 		for _, t := range slices.Sorted(maps.Keys(s.PendingByType)) {
-			b = appendJSONString(append(b, sep...), string(t))
+			b = jsonscan.AppendString(append(b, sep...), string(t), true)
 			b = strconv.AppendInt(append(b, ':'), int64(s.PendingByType[t]), 10)
 			sep = ","
 		}
@@ -70,10 +70,10 @@ func marshalSession(s *SessionInfo) ([]byte, error) {
 	}
 	b = strconv.AppendInt(append(b, `,"commits":`...), int64(s.Commits), 10)
 	if s.LastCommit != "" {
-		b = appendJSONString(append(b, `,"last_commit":`...), s.LastCommit)
+		b = jsonscan.AppendString(append(b, `,"last_commit":`...), s.LastCommit, true)
 	}
 	if s.Source != "" {
-		b = appendJSONString(append(b, `,"source":`...), s.Source)
+		b = jsonscan.AppendString(append(b, `,"source":`...), s.Source, true)
 	}
 	return append(b, '}'), nil
 }

@@ -5,7 +5,9 @@
 //
 // It accepts exactly what encoding/json accepts, its bound on nesting included: a
 // caller that reads with it in place of encoding/json refuses nothing that
-// encoding/json reads, and reads nothing that it refuses.
+// encoding/json reads, and reads nothing that it refuses. It also writes what its
+// callers write most, strings, and escapes text for HTML, byte for byte as
+// encoding/json does, with the same eight-bytes-at-a-time scans.
 package jsonscan
 
 import (
@@ -257,10 +259,6 @@ func load64[T string | []byte](b T, i int) uint64 {
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
-// PlainEnd is where the run of bytes from s[i] ends that a JSON string holds as they
-// are: none of a quote, a backslash, a control character and a byte outside ASCII.
-func PlainEnd(s string, i int) int { return run(s, i, highs) }
-
 // escape reads the escape that b starts with, if it starts with one, and returns the
 // code unit it stands for and its length, 0 if it is not one.
 func escape(b []byte) (rune, int) {
@@ -458,7 +456,7 @@ func AppendHTMLEscape(dst, src []byte) []byte {
 // htmlRun is where the run of bytes from b[i] ends that are none of <, >, & and the
 // first byte of U+2028 and U+2029: at one of them or at the end of b. It is run's loop
 // for other bytes; one loop for both would test all seven, each time.
-func htmlRun(b []byte, i int) int {
+func htmlRun[T string | []byte](b T, i int) int {
 	for ; i+8 <= len(b); i += 8 {
 		x := load64(b, i)
 		lt, gt, amp, e2 := x^('<'*ones), x^('>'*ones), x^('&'*ones), x^(0xE2*ones)
@@ -472,4 +470,56 @@ func htmlRun(b []byte, i int) int {
 		}
 	}
 	return i
+}
+
+// AppendString appends s as encoding/json writes a string, with its HTML escaping
+// (<, > and & as \u003c, \u003e and \u0026) or without: quotes, backslashes and
+// control characters escaped, U+2028 and U+2029 too (some JavaScript readers take
+// them for line ends), and bytes that are not UTF-8 as U+FFFD.
+func AppendString(dst []byte, s string, html bool) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	next := func(i int) int {
+		j := run(s, i, highs)
+		if html {
+			j = htmlRun(s[:j], i)
+		}
+		return j
+	}
+	for i := next(0); i < len(s); i = next(i) {
+		if c := s[i]; c < utf8.RuneSelf {
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default: // another control character, or <, > or &
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(append(dst, s[start:i]...), `\ufffd`...)
+			start = i + size
+		case r == '\u2028' || r == '\u2029':
+			dst = append(append(dst, s[start:i]...), '\\', 'u', '2', '0', '2', hex[r&0xF])
+			start = i + size
+		}
+		i += size
+	}
+	return append(append(dst, s[start:]...), '"')
 }

@@ -166,3 +166,21 @@ func FuzzAppendHTMLEscape(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAppendString holds AppendString to encoding/json, with HTML escaping and without.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", `q"b\s`, "nl\ncr\rtab\tnul\x00esc\x1b\b\f", "<&>", "ls\u2028ps\u2029",
+		"émoji 🦫", "bad\xffutf8", "\x7f", "eight by\ttes and more than sixteen, \"quoted\" <b> \u00e9"} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, s string, html bool) {
+		var enc bytes.Buffer
+		e := json.NewEncoder(&enc)
+		e.SetEscapeHTML(html)
+		e.Encode(s)
+		if got, want := string(AppendString([]byte("x"), s, html)), "x"+strings.TrimSuffix(enc.String(), "\n"); got != want {
+			t.Fatalf("AppendString(%q, %t) = %s; encoding/json writes %s", s, html, got[1:], want[1:])
+		}
+	})
+}
