@@ -84,12 +84,8 @@ func ulidTime(t time.Time) uint64 {
 // encodeULID spells a ULID: 130 bits, the first two zero, five to a character, taken
 // from the end.
 func encodeULID(ms uint64, entropy []byte) string {
-	var id [16]byte
-	for i := range 6 {
-		id[i] = byte(ms >> (40 - 8*i))
-	}
-	copy(id[6:], entropy)
-	hi, lo := binary.BigEndian.Uint64(id[:8]), binary.BigEndian.Uint64(id[8:])
+	hi := ms<<16 | uint64(binary.BigEndian.Uint16(entropy)) // 48 bits of time, then entropy
+	lo := binary.BigEndian.Uint64(entropy[2:])
 	var out [ulidLen]byte
 	for i := ulidLen - 1; i >= 0; i-- {
 		out[i] = crockford[lo&31]
