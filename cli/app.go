@@ -12,8 +12,8 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/agmem/agmem/hint"
-	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/recorder"
 )
 

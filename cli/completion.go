@@ -5,7 +5,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/agmem/agmem/hint"
+	"github.com/agmem/agmem/internal/hint"
 )
 
 // completionScripts ask agmem itself what comes next: urfave/cli answers

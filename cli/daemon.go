@@ -16,12 +16,12 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/agmem/agmem/background"
-	"github.com/agmem/agmem/config"
 	"github.com/agmem/agmem/daemon"
 	"github.com/agmem/agmem/flush"
-	"github.com/agmem/agmem/hint"
-	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/internal/config"
+	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/internal/priority"
 )
 
 const configHint = `"agmem config" shows every key and where its value comes from`
@@ -221,7 +221,7 @@ func runDaemon(c *ucli.Context, e *env, repo memrepo.Repo) error {
 // serve runs the daemon until SIGTERM or SIGINT; a second one ends it at once, which
 // loses nothing either.
 func serve(c *ucli.Context, e *env, repo memrepo.Repo, detached bool, notify *daemon.Notifier) error {
-	background.Yield()
+	priority.Yield()
 	flags, err := readDaemonFlags(c)
 	if err != nil {
 		return err

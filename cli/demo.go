@@ -10,7 +10,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/recorder"
 )
 

@@ -7,12 +7,12 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/agmem/agmem/background"
-	"github.com/agmem/agmem/config"
 	"github.com/agmem/agmem/flush"
-	"github.com/agmem/agmem/hint"
+	"github.com/agmem/agmem/internal/config"
+	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/internal/priority"
 	"github.com/agmem/agmem/llm"
-	"github.com/agmem/agmem/memrepo"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -45,11 +45,11 @@ func llmSettings(cfg *config.Config) llm.Settings {
 		return llm.Settings{}
 	}
 	return llm.Settings{APIKey: cfg.LLM.APIKey, BaseURL: cfg.LLM.BaseURL, Model: cfg.LLM.Model,
-		Budget: cfg.LLM.Timeout, Helper: cfg.LLM.Helper}
+		Budget: cfg.LLM.Timeout}
 }
 
 func runFlush(e *env, repo memrepo.Repo, o flushOptions) error {
-	background.Yield()
+	priority.Yield()
 	cfg, err := config.Load(repo.StateDir(), e.getenv)
 	if err != nil {
 		return hint.With(err, `"agmem config" shows every key and where its value comes from`)

@@ -6,10 +6,10 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/agmem/agmem/config"
-	"github.com/agmem/agmem/hint"
-	"github.com/agmem/agmem/memrepo"
-	"github.com/agmem/agmem/upkeep"
+	"github.com/agmem/agmem/internal/config"
+	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/maintain"
 )
 
 func newGCCommand(e *env) *ucli.Command {
@@ -40,7 +40,7 @@ func runGC(e *env, repo memrepo.Repo, keepFlag string) error {
 			return hint.With(fmt.Errorf("--keep %s", err), "e.g. --keep 7d, --keep 36h")
 		}
 	}
-	c, err := upkeep.GC(repo, keep, time.Now())
+	c, err := maintain.GC(repo, keep, time.Now())
 	if err != nil {
 		return hint.With(err, `nothing recorded is lost: run "agmem gc" again once the cause is fixed`)
 	}

@@ -11,12 +11,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agmem/agmem/internal/shell"
+
 	"github.com/rogpeppe/go-internal/diff"
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/agmem/agmem/hint"
 	"github.com/agmem/agmem/hooks"
-	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/memrepo"
 )
 
 // The agents are subcommands of install and uninstall so that flags work after their
@@ -358,7 +360,7 @@ func runHooksStatus(e *env, asJSON bool) error {
 				fmt.Fprintf(e.stdout, "  records into %s with %s", orDiscovered(rec.Repo), rec.Binary)
 				reinstall := fmt.Sprintf("agmem hooks install %s --scope %s", st.Agent, st.Scope)
 				if rec.Repo != "" {
-					reinstall += " --repo " + hooks.ShellQuote(rec.Repo)
+					reinstall += " --repo " + shell.Quote(rec.Repo)
 				}
 				switch {
 				case slices.Contains(st.MissingBinaries, rec.Binary):

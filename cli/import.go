@@ -9,11 +9,11 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/agmem/agmem/config"
-	"github.com/agmem/agmem/hint"
-	"github.com/agmem/agmem/importer"
+	"github.com/agmem/agmem/capture/importer"
+	"github.com/agmem/agmem/internal/config"
+	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/memory"
-	"github.com/agmem/agmem/memrepo"
 )
 
 func newImportCommand(e *env) *ucli.Command {

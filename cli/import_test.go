@@ -14,7 +14,7 @@ func TestImportTwice(t *testing.T) {
 	mustAgmem(t, dir, "", "init")
 	var files []string
 	for _, f := range []string{"daemon_buffer.jsonl", "daemon_session.json", "native.jsonl", "transcript.jsonl"} {
-		abs, _ := filepath.Abs(filepath.Join("..", "importer", "testdata", f))
+		abs, _ := filepath.Abs(filepath.Join("..", "capture", "importer", "testdata", f))
 		files = append(files, abs)
 	}
 	first := mustAgmem(t, dir, "", append([]string{"import"}, files...)...)

@@ -6,8 +6,8 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/agmem/agmem/hint"
-	"github.com/agmem/agmem/upkeep"
+	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/maintain"
 )
 
 func newInitCommand(e *env) *ucli.Command {
@@ -29,8 +29,8 @@ func newInitCommand(e *env) *ucli.Command {
 }
 
 func runInit(e *env, dir string) error {
-	r, did, err := upkeep.Init(dir)
-	if errors.Is(err, upkeep.ErrGitignoreChanged) {
+	r, did, err := maintain.Init(dir)
+	if errors.Is(err, maintain.ErrGitignoreChanged) {
 		return hint.With(fmt.Errorf("init %s: %w", dir, err),
 			"commit or stash your .gitignore changes, or add .agmem/ to .gitignore yourself, then run agmem init again")
 	}

@@ -3,7 +3,7 @@ package cli
 import (
 	"errors"
 
-	"github.com/agmem/agmem/hint"
+	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/vcs"
 )
 

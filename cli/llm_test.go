@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -19,31 +18,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
-
-	"github.com/agmem/agmem/llm"
 )
-
-// helper is the agmem-llm that the tests' flushes run: built from this module by
-// withHelper, once for all of them.
-var helper string
-
-// withHelper runs the tests with agmem-llm built into a directory of its own.
-type withHelper struct{ m *testing.M }
-
-func (w withHelper) Run() int {
-	dir, err := os.MkdirTemp("", "agmem-llm-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	helper = filepath.Join(dir, llm.HelperName)
-	if out, err := exec.Command("go", "build", "-o", helper, "github.com/agmem/agmem/cmd/agmem-llm").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build agmem-llm: %v\n%s", err, out)
-		return 1
-	}
-	return w.m.Run()
-}
 
 // chatServer is a chat-completions server on localhost that answers each request with
 // the next of its replies, the last one again once they run out, and notes each request
@@ -169,7 +144,7 @@ func closedPort(ts *testscript.TestScript) string {
 }
 
 // TestFlushWithAHangingServerKeepsToItsBudget asks a server that never answers: the
-// flush must end within its budget and the helper's grace, with the template's message.
+// flush must end within its budget, with the template's message.
 func TestFlushWithAHangingServerKeepsToItsBudget(t *testing.T) {
 	dir := t.TempDir()
 	srv := newChatServer([]reply{{hang: true}}, "")
@@ -177,7 +152,7 @@ func TestFlushWithAHangingServerKeepsToItsBudget(t *testing.T) {
 	mustAgmem(t, dir, "", "init", ".")
 	mustAgmem(t, dir, observations(3, 2, "h"), "record", "--jsonl")
 	env := []string{"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + srv.URL + "/v1",
-		"AGMEM_LLM_TIMEOUT=1s", "AGMEM_LLM_HELPER=" + helper}
+		"AGMEM_LLM_TIMEOUT=1s"}
 	start := time.Now()
 	if _, err := agmem(t, dir, env, "", "flush"); err != nil {
 		t.Fatal(err)

@@ -11,8 +11,8 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/capture"
-	"github.com/agmem/agmem/config"
-	"github.com/agmem/agmem/hint"
+	"github.com/agmem/agmem/internal/config"
+	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/mcp"
 	"github.com/agmem/agmem/memory"

@@ -6,7 +6,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/gitsync"
-	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/internal/memrepo"
 )
 
 func newPullCommand(e *env) *ucli.Command {

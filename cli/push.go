@@ -7,10 +7,10 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/agmem/agmem/config"
 	"github.com/agmem/agmem/gitsync"
-	"github.com/agmem/agmem/hint"
-	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/internal/config"
+	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/memrepo"
 )
 
 func newPushCommand(e *env) *ucli.Command {
@@ -70,7 +70,7 @@ func syncOptions(cfg *config.Config, remote string) gitsync.Options {
 		remote = cfg.Sync.RemoteName()
 	}
 	return gitsync.Options{Remote: remote, Username: cfg.Sync.Username, Password: cfg.Sync.Password,
-		SSHKey: cfg.Sync.SSHKey, Timeout: cfg.Sync.TimeoutOr(), Helper: cfg.Sync.Helper}
+		SSHKey: cfg.Sync.SSHKey, Timeout: cfg.Sync.TimeoutOr()}
 }
 
 // syncError gives a push or pull failure its hint.

@@ -3,7 +3,7 @@ package cli
 import (
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/recorder"
 )
 

@@ -13,11 +13,11 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/agmem/agmem/hint"
 	"github.com/agmem/agmem/history"
+	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/memory"
-	"github.com/agmem/agmem/memrepo"
 	"github.com/agmem/agmem/vcs"
 )
 

@@ -13,10 +13,9 @@ import (
 )
 
 // TestMain makes this test binary double as the agmem and agmem-record commands: scripts
-// and tests run them as real processes, so exits, signals and kills are real. It builds the real agmem-llm
-// for them too.
+// and tests run them as real processes, so exits, signals and kills are real.
 func TestMain(m *testing.M) {
-	testscript.Main(withHelper{m}, map[string]func(){
+	testscript.Main(m, map[string]func(){
 		"agmem":        func() { os.Exit(cli.Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
 		"agmem-record": func() { os.Exit(recorder.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
@@ -40,7 +39,6 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_COMMITTER_EMAIL", "ana@example.com")
 			env.Setenv("AGMEM_REPO", "")
 			env.Setenv("AGMEM_SESSION", "")
-			env.Setenv("AGMEM_LLM_HELPER", helper)
 			return copySamples(env.WorkDir)
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){"llm-server": llmServerCmd},

@@ -10,8 +10,8 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/daemon"
+	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/memory"
-	"github.com/agmem/agmem/memrepo"
 	"github.com/agmem/agmem/vcs"
 )
 

@@ -95,7 +95,7 @@ func serveSSH(conn net.Conn, cfg *ssh.ServerConfig) {
 
 // testSSH: push and pull over ssh:// with [sync] ssh_key, the host checked against
 // known_hosts; an unknown host is refused with a hint.
-func testSSH(t *testing.T, env []string) {
+func testSSH(t *testing.T) {
 	root := t.TempDir()
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -117,7 +117,7 @@ func testSSH(t *testing.T, env []string) {
 	remote := filepath.Join(root, "memory.git")
 	git(t, root, "init", "-q", "--bare", remote)
 	knownHosts := filepath.Join(root, "known_hosts")
-	env = append(env, "AGMEM_SYNC_SSH_KEY="+keyFile, "SSH_KNOWN_HOSTS="+knownHosts, "SSH_AUTH_SOCK=")
+	env := []string{"AGMEM_SYNC_SSH_KEY=" + keyFile, "SSH_KNOWN_HOSTS=" + knownHosts, "SSH_AUTH_SOCK="}
 	url := "ssh://git@" + srv.addr + remote
 
 	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")

@@ -19,25 +19,18 @@ import (
 )
 
 // TestSync runs what sharing memory through git remotes promises, against real servers
-// on loopback, with one agmem-sync built for all of it: the stories in testdata/sync,
+// on loopback: the stories in testdata/sync,
 // four repos pushing at once, the daemon's pushes, and a session too big for one file.
 func TestSync(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatal("these tests serve remotes with git http-backend and check them with the git CLI: install git")
 	}
-	bin := t.TempDir()
-	helper := filepath.Join(bin, "agmem-sync")
-	if out, err := exec.Command("go", "build", "-o", helper, "github.com/agmem/agmem/cmd/agmem-sync").CombinedOutput(); err != nil {
-		t.Fatalf("build agmem-sync: %v\n%s", err, out)
-	}
-	env := []string{"AGMEM_SYNC_HELPER=" + helper}
-
 	t.Run("stories", func(t *testing.T) {
 		testscript.Run(t, testscript.Params{
 			Dir:                 "testdata/sync",
 			RequireExplicitExec: true,
 			Setup: func(e *testscript.Env) error {
-				for _, kv := range append(gitEnv(e.WorkDir), env...) {
+				for _, kv := range gitEnv(e.WorkDir) {
 					if k, v, ok := strings.Cut(kv, "="); ok && (strings.HasPrefix(k, "GIT_") || strings.HasPrefix(k, "AGMEM_") || k == "HOME") {
 						e.Setenv(k, v)
 					}
@@ -48,11 +41,11 @@ func TestSync(t *testing.T) {
 			Cmds: map[string]func(*testscript.TestScript, bool, []string){"git-http": gitHTTPCmd},
 		})
 	})
-	t.Run("four repos push at once", func(t *testing.T) { testConcurrentPushes(t, env) })
-	t.Run("failures exit 1 with a hint", func(t *testing.T) { testSyncFailures(t, env) })
-	t.Run("the daemon pushes and retries", func(t *testing.T) { testDaemonPushes(t, env) })
-	t.Run("a session too big for one file", func(t *testing.T) { testBigSession(t, env) })
-	t.Run("ssh with a key file", func(t *testing.T) { testSSH(t, env) })
+	t.Run("four repos push at once", func(t *testing.T) { testConcurrentPushes(t) })
+	t.Run("failures exit 1 with a hint", func(t *testing.T) { testSyncFailures(t) })
+	t.Run("the daemon pushes and retries", func(t *testing.T) { testDaemonPushes(t) })
+	t.Run("a session too big for one file", func(t *testing.T) { testBigSession(t) })
+	t.Run("ssh with a key file", func(t *testing.T) { testSSH(t) })
 }
 
 // gitServer serves the bare repositories under root over git's smart HTTP protocol,
@@ -173,7 +166,7 @@ func nonEmpty(s string) []string {
 // testConcurrentPushes: four memory repos record, flush and push twenty times each, all
 // at once, to one remote (two over HTTP, two by file://); then every observation is on
 // the remote exactly once, each repo on a branch of its own that is its HEAD.
-func testConcurrentPushes(t *testing.T, env []string) {
+func testConcurrentPushes(t *testing.T) {
 	root := t.TempDir()
 	remote := bareRemote(t, root, "memory.git")
 	srv := &gitServer{root: root, user: "fleet", password: "s3cret"}
@@ -181,7 +174,7 @@ func testConcurrentPushes(t *testing.T, env []string) {
 		t.Fatal(err)
 	}
 	defer srv.stop()
-	env = append(env, "AGMEM_SYNC_USERNAME=fleet", "AGMEM_SYNC_PASSWORD=s3cret")
+	env := []string{"AGMEM_SYNC_USERNAME=fleet", "AGMEM_SYNC_PASSWORD=s3cret"}
 
 	const repos, rounds = 4, 20
 	dirs := make([]string, repos)
@@ -255,7 +248,7 @@ func testConcurrentPushes(t *testing.T, env []string) {
 // testSyncFailures: a remote that is missing, down, refusing or wants credentials makes
 // push and pull exit 1 with one line and a hint, keeping the local commits; a push once
 // the remote is back sends them.
-func testSyncFailures(t *testing.T, env []string) {
+func testSyncFailures(t *testing.T) {
 	root := t.TempDir()
 	bareRemote(t, root, "memory.git")
 	srv := &gitServer{root: root, user: "ana", password: "s3cret"}
@@ -268,7 +261,7 @@ func testSyncFailures(t *testing.T, env []string) {
 	mustAgmem(t, dir, observations(3, 1, "a"), "record", "--jsonl")
 	mustAgmem(t, dir, "", "flush")
 	head := git(t, dir, "rev-parse", "HEAD")
-	creds := append(env, "AGMEM_SYNC_USERNAME=ana", "AGMEM_SYNC_PASSWORD=s3cret")
+	creds := []string{"AGMEM_SYNC_USERNAME=ana", "AGMEM_SYNC_PASSWORD=s3cret"}
 	refusing := bareRemote(t, root, "refusing.git")
 	hook := "#!/bin/sh\necho 'memory is read-only here' >&2\nexit 1\n"
 	if err := os.WriteFile(filepath.Join(refusing, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
@@ -285,8 +278,8 @@ func testSyncFailures(t *testing.T, env []string) {
 	}{
 		{"no remote", "", creds, []string{"push"}, `no remote named "origin"`, "remote add origin URL"},
 		{"no repository there", "../missing.git", creds, []string{"pull"}, "pull from origin (../missing.git): repository not found", "git init --bare"},
-		{"credentials wanted", srv.URL() + "/memory.git", env, []string{"push"}, "authentication required", "AGMEM_SYNC_PASSWORD"},
-		{"credentials refused", srv.URL() + "/memory.git", append(env, "AGMEM_SYNC_PASSWORD=wrong"), []string{"push"}, "credentials refused", "refused these credentials"},
+		{"credentials wanted", srv.URL() + "/memory.git", nil, []string{"push"}, "authentication required", "AGMEM_SYNC_PASSWORD"},
+		{"credentials refused", srv.URL() + "/memory.git", []string{"AGMEM_SYNC_PASSWORD=wrong"}, []string{"push"}, "credentials refused", "refused these credentials"},
 		{"down", "http://" + closedAddr(t) + "/memory.git", creds, []string{"push"}, "cannot reach it", "nothing is lost"},
 		{"refusing", refusing, creds, []string{"push"}, "pre-receive hook declined", "the remote refused the update"},
 	} {
@@ -337,13 +330,13 @@ func mustAgmemEnv(t *testing.T, dir string, env []string, args ...string) string
 // testDaemonPushes: the daemon pushes after each flush; while the remote is gone it
 // logs, backs off and tries again, and local work goes on; once the remote is back,
 // what was committed meanwhile reaches it.
-func testDaemonPushes(t *testing.T, env []string) {
+func testDaemonPushes(t *testing.T) {
 	root := t.TempDir()
 	remote := bareRemote(t, root, "memory.git")
 	dir := filepath.Join(root, "a")
 	mustAgmem(t, root, "", "init", dir)
 	git(t, dir, "remote", "add", "origin", remote)
-	startDaemon(t, dir, env, "--max-pending", "1", "--push", "origin")
+	startDaemon(t, dir, nil, "--max-pending", "1", "--push", "origin")
 	headOnRemote := func() bool {
 		_, branches := onRemote(t, remote)
 		head := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD"))
@@ -387,7 +380,7 @@ func testDaemonPushes(t *testing.T, env []string) {
 // testBigSession: a session whose record is larger than 10 MiB is committed in parts,
 // none larger, and read back whole from a clone; a flush killed after moving the branch
 // is finished, exactly once, by the next.
-func testBigSession(t *testing.T, env []string) {
+func testBigSession(t *testing.T) {
 	dir := t.TempDir()
 	mustAgmem(t, dir, "", "init", ".")
 	var in strings.Builder

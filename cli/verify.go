@@ -7,10 +7,10 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/flush"
-	"github.com/agmem/agmem/hint"
-	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/maintain"
 	"github.com/agmem/agmem/vcs"
-	"github.com/agmem/agmem/verify"
 )
 
 func newVerifyCommand(e *env) *ucli.Command {
@@ -42,19 +42,19 @@ func runVerify(e *env, repo memrepo.Repo, repair, asJSON bool) error {
 		return err
 	}
 	var out struct {
-		Repaired *verify.Repaired `json:"repaired,omitempty"`
-		*verify.Report
+		Repaired *maintain.Repaired `json:"repaired,omitempty"`
+		*maintain.Report
 	}
 	if repair {
-		var done verify.Repaired
-		done, out.Report, err = verify.Repair(repo.StateDir(), repo.Journal(), git,
+		var done maintain.Repaired
+		done, out.Report, err = maintain.Repair(repo.StateDir(), repo.Journal(), git,
 			flush.Options{Warn: func(err error) { warn(e, err) }})
 		out.Repaired = &done
 		if !asJSON {
 			printRepaired(e, done)
 		}
 	} else {
-		out.Report, err = verify.Check(repo.StateDir(), repo.Journal(), git)
+		out.Report, err = maintain.Check(repo.StateDir(), repo.Journal(), git)
 	}
 	if err != nil {
 		return hint.With(err, "nothing recorded is lost: run \"agmem verify\" again once the cause is fixed")
@@ -74,21 +74,21 @@ func runVerify(e *env, repo memrepo.Repo, repair, asJSON bool) error {
 }
 
 // verifyHint says what to do about the problems a check found, the most pressing first.
-func verifyHint(r *verify.Report, repaired bool) string {
+func verifyHint(r *maintain.Report, repaired bool) string {
 	switch {
 	case r.Damaged():
 		return "verify --repair leaves a damaged journal alone: move .agmem/journal.db aside to record again (what is in git is kept; what was not yet flushed stays only in the file moved)"
 	case r.Repairable() && !repaired:
 		return `run "agmem verify --repair"`
-	case r.Has(verify.PendingCommitted):
+	case r.Has(maintain.PendingCommitted):
 		return "verify --repair flushes nothing while a pending entry is already committed: undo what moved the branch, or report this"
-	case r.Has(verify.OnOtherBranch):
+	case r.Has(maintain.OnOtherBranch):
 		return `switch back to the branch that holds them ("git switch NAME"), or merge it into this one`
 	}
 	return "verify --repair never overwrites or deletes a file: keep or undo the change with git"
 }
 
-func printRepaired(e *env, done verify.Repaired) {
+func printRepaired(e *env, done maintain.Repaired) {
 	if done.Requeued > 0 {
 		fmt.Fprintf(e.stdout, "repair: %d entries whose commit the branch lost are pending again\n", done.Requeued)
 	}
@@ -100,7 +100,7 @@ func printRepaired(e *env, done verify.Repaired) {
 	}
 }
 
-func printReport(e *env, r *verify.Report) {
+func printReport(e *env, r *maintain.Report) {
 	for _, p := range r.Problems {
 		fmt.Fprintln(e.stdout, hint.OneLine(p.String()))
 	}

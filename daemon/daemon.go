@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/agmem/agmem/capture"
-	"github.com/agmem/agmem/flock"
 	"github.com/agmem/agmem/flush"
 	"github.com/agmem/agmem/gitsync"
-	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/internal/flock"
+	"github.com/agmem/agmem/internal/memrepo"
 )
 
 // pollEvery is how often the daemon looks at the journal's size and at followed files

@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agmem/agmem/flock"
-	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/internal/flock"
+	"github.com/agmem/agmem/internal/memrepo"
 )
 
 // readyTimeout bounds how long Start waits for the daemon it started to hold its lock.

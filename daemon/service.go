@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agmem/agmem/hooks"
+	"github.com/agmem/agmem/internal/shell"
 )
 
 // Service is a definition that makes an init system run the daemon of one memory repo
@@ -40,7 +40,7 @@ func ServiceFor(goos, home, exe, repo string) (Service, error) {
 		return Service{
 			Path:    path,
 			Content: launchdAgent(label, exe, repo),
-			Enable:  []string{"launchctl bootstrap gui/$(id -u) " + hooks.ShellQuote(path)},
+			Enable:  []string{"launchctl bootstrap gui/$(id -u) " + shell.Quote(path)},
 		}, nil
 	}
 	return Service{}, fmt.Errorf("agmem daemon install knows systemd (Linux) and launchd (macOS), not %s", goos)

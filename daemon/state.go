@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/agmem/agmem/flock"
-	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/internal/flock"
+	"github.com/agmem/agmem/internal/memrepo"
 )
 
 // Files of the daemon in a memory repo's state directory.

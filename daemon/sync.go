@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/agmem/agmem/gitsync"
-	"github.com/agmem/agmem/upkeep"
+	"github.com/agmem/agmem/maintain"
 )
 
 // maxPushBackoff bounds the wait before a failed push is tried again.
@@ -86,7 +86,7 @@ func (d *Daemon) collect(ctx context.Context) {
 			return
 		case <-time.After(time.Until(next)):
 		}
-		c, err := upkeep.GC(d.Repo, d.current().Keep, time.Now())
+		c, err := maintain.GC(d.Repo, d.current().Keep, time.Now())
 		if err != nil {
 			d.Log.Error("gc failed; it is tried again", "error", err.Error(), "retry_in", retryGC.String())
 			next = time.Now().Add(retryGC)

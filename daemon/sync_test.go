@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/agmem/agmem/flush"
+	"github.com/agmem/agmem/maintain"
 	"github.com/agmem/agmem/memory"
-	"github.com/agmem/agmem/upkeep"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -21,7 +21,7 @@ func TestDaemonCollectsGarbageOnSchedule(t *testing.T) {
 	firstGC, gcEvery = 0, 300*time.Millisecond
 	defer func() { firstGC, gcEvery = first, every }()
 
-	repo, _, err := upkeep.Init(t.TempDir())
+	repo, _, err := maintain.Init(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,8 +31,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/agmem/agmem/failpoint"
-	"github.com/agmem/agmem/flock"
+	"github.com/agmem/agmem/internal/failpoint"
+	"github.com/agmem/agmem/internal/flock"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/llm"
 	"github.com/agmem/agmem/memory"

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agmem/agmem/flock"
+	"github.com/agmem/agmem/internal/flock"
 )
 
 // A flush waiting for the writer lock waits past its timeout for as long as the flush

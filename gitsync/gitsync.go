@@ -15,23 +15,23 @@
 //     push or pull loses nothing, and the next push sends whatever is not there yet.
 //   - A failure says which remote, what went wrong, and what to do (Error.Hint).
 //
-// The talking to remotes is done by agmem-sync (cmd/agmem-sync), a helper run for each
-// push and pull, so that go-git's transports (net/http, ssh) are not linked into
-// agmem, whose `record` starts on every tool call of an agent: they cost each start
-// about a millisecond.
+// The talking to remotes is package vcs/transport's.
 package gitsync
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/agmem/agmem/flush"
-	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/internal/shell"
 	"github.com/agmem/agmem/vcs"
+	"github.com/agmem/agmem/vcs/transport"
 )
 
 // Options say which remote and how to reach it.
@@ -43,8 +43,6 @@ type Options struct {
 	SSHKey             string
 	// Timeout bounds the whole exchange with the remote.
 	Timeout time.Duration
-	// Helper is the agmem-sync to run; "" finds it beside agmem, then on $PATH.
-	Helper string
 }
 
 // Pushed is what a push did.
@@ -76,21 +74,19 @@ func Push(repo memrepo.Repo, opts Options) (Pushed, error) {
 		return p, err
 	}
 	p.As = vcs.AgentBranch(id)
-	resp, err := run(repo, git, OpPush, opts, p.Branch.String()+":"+p.As.String())
-	if err != nil {
-		return p, err
-	}
-	if resp.Failure != nil {
-		e := failed("push to", opts, git, resp.Failure)
-		if e.Kind == KindDiverged {
+	upToDate, err := run(repo, git, transport.OpPush, opts, p.Branch.String()+":"+p.As.String())
+	var f *transport.Failure
+	if errors.As(err, &f) {
+		e := failed("push to", opts, git, f)
+		if e.Kind == transport.KindDiverged {
 			e.Hint = fmt.Sprintf("%s on %s has commits this repo lacks: another memory repo pushes as %q "+
 				"(a copy of this one?); give this one its own id by removing .agmem/%s, then push again",
 				p.As.Short(), opts.Remote, id, IDFile)
 		}
 		return p, e
 	}
-	p.UpToDate = resp.UpToDate
-	return p, nil
+	p.UpToDate = upToDate
+	return p, err
 }
 
 // Update is a fetched branch that moved.
@@ -110,12 +106,13 @@ func Pull(repo memrepo.Repo, opts Options) ([]Update, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := run(repo, git, OpFetch, opts, vcs.AgentsFetchSpec(opts.Remote))
+	_, err = run(repo, git, transport.OpFetch, opts, vcs.AgentsFetchSpec(opts.Remote))
+	var f *transport.Failure
+	if errors.As(err, &f) {
+		return nil, failed("pull from", opts, git, f)
+	}
 	if err != nil {
 		return nil, err
-	}
-	if resp.Failure != nil {
-		return nil, failed("pull from", opts, git, resp.Failure)
 	}
 	after, err := git.FetchedAgents(opts.Remote)
 	if err != nil {
@@ -134,33 +131,32 @@ func Pull(repo memrepo.Repo, opts Options) ([]Update, error) {
 	return moved, nil
 }
 
-// run asks agmem-sync to do op with refspec on the remote, under the writer lock.
-func run(repo memrepo.Repo, git *vcs.Repo, op Op, opts Options, refspec string) (Response, error) {
+// run does op with refspec on the remote, under the writer lock, within opts.Timeout.
+func run(repo memrepo.Repo, git *vcs.Repo, op transport.Op, opts Options, refspec string) (upToDate bool, err error) {
 	if _, err := git.RemoteURL(opts.Remote); err != nil {
-		return Response{}, &Error{Err: err, Hint: fmt.Sprintf(`add it: git -C %s remote add %s URL (a path, file://, http(s):// or ssh://)`,
-			shellQuote(repo.Root), opts.Remote)}
-	}
-	helper, err := findHelper(opts.Helper)
-	if err != nil {
-		return Response{}, &Error{Err: err, Hint: "install it beside agmem: go install github.com/agmem/agmem/cmd/agmem-sync@latest"}
+		return false, &Error{Err: err, Hint: fmt.Sprintf(`add it: git -C %s remote add %s URL (a path, file://, http(s):// or ssh://)`,
+			shell.Readable(repo.Root), opts.Remote)}
 	}
 	lock, err := flush.Lock(repo.StateDir())
 	if err != nil {
-		return Response{}, err
+		return false, err
 	}
 	defer lock.Release()
-	var env []string
-	if opts.Username != "" || opts.Password != "" {
-		env = []string{EnvUsername + "=" + opts.Username, EnvPassword + "=" + opts.Password}
+	ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
+	defer cancel()
+	upToDate, err = transport.Run(ctx, transport.Request{Op: op, GitDir: git.GitDir(), Dir: repo.Root, Remote: opts.Remote,
+		RefSpecs: []string{refspec}, Username: opts.Username, Password: opts.Password, SSHKey: opts.SSHKey})
+	if ctx.Err() != nil {
+		return false, &transport.Failure{Kind: transport.KindUnreachable,
+			Message: fmt.Sprintf("no answer within %s ([sync] timeout)", opts.Timeout)}
 	}
-	req := Request{Op: op, GitDir: git.GitDir(), Remote: opts.Remote, RefSpecs: []string{refspec}, SSHKey: opts.SSHKey}
-	return ask(helper, repo.Root, req, env, opts.Timeout)
+	return upToDate, err
 }
 
 // Error is a push or pull that did not happen, with what to do about it.
 type Error struct {
 	Err  error
-	Kind Kind // "" for a failure before any remote was asked
+	Kind transport.Kind // "" for a failure before any remote was asked
 	Hint string
 }
 
@@ -168,14 +164,12 @@ func (e *Error) Error() string { return e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
 // failed describes a failure the remote reported.
-func failed(what string, opts Options, git *vcs.Repo, f *Failure) *Error {
+func failed(what string, opts Options, git *vcs.Repo, f *transport.Failure) *Error {
 	where, _ := git.RemoteURL(opts.Remote)
 	// The remote's own message may quote the URL, or a credential agmem sent.
 	msg := strings.ReplaceAll(f.Message, where, redactURL(where))
-	for _, password := range []string{opts.Password, os.Getenv(EnvPassword)} {
-		if password != "" {
-			msg = strings.ReplaceAll(msg, password, "xxxxx")
-		}
+	if opts.Password != "" {
+		msg = strings.ReplaceAll(msg, opts.Password, "xxxxx")
 	}
 	if i := strings.Index(where, "://"); i >= 0 {
 		if user, _, ok := strings.Cut(where[i+3:], "@"); ok {
@@ -185,24 +179,24 @@ func failed(what string, opts Options, git *vcs.Repo, f *Failure) *Error {
 		}
 	}
 	switch f.Kind {
-	case KindUnreachable:
+	case transport.KindUnreachable:
 		msg = "cannot reach it: " + msg
-	case KindAuthFailed:
+	case transport.KindAuthFailed:
 		msg = "credentials refused: " + msg
 	}
 	e := &Error{Kind: f.Kind, Err: fmt.Errorf("%s %s (%s): %s", what, opts.Remote, redactURL(where), msg)}
 	switch f.Kind {
-	case KindUnreachable:
+	case transport.KindUnreachable:
 		e.Hint = `nothing is lost: your commits stay here and the next "agmem push" sends them once the remote answers`
-	case KindNoRepository:
+	case transport.KindNoRepository:
 		e.Hint = fmt.Sprintf("make it (git init --bare PATH, or a new repository on your git host), or point %s elsewhere: git remote set-url %s URL", opts.Remote, opts.Remote)
-	case KindAuthRequired:
-		e.Hint = "set " + EnvUsername + " and " + EnvPassword + " (a token goes in the password), or [sync] username and password, or configure a git credential helper"
-	case KindAuthFailed:
-		e.Hint = "the remote refused these credentials, or they may not do this: check " + EnvUsername + ", " + EnvPassword + " or your git credential helper"
-	case KindHostKey:
+	case transport.KindAuthRequired:
+		e.Hint = "set AGMEM_SYNC_USERNAME and AGMEM_SYNC_PASSWORD (a token goes in the password), or [sync] username and password, or configure a git credential helper"
+	case transport.KindAuthFailed:
+		e.Hint = "the remote refused these credentials, or they may not do this: check [sync] username and password (or AGMEM_SYNC_USERNAME, AGMEM_SYNC_PASSWORD) or your git credential helper"
+	case transport.KindHostKey:
 		e.Hint = "check the host, then add its key: ssh-keyscan HOST >> ~/.ssh/known_hosts"
-	case KindRejected:
+	case transport.KindRejected:
 		e.Hint = "the remote refused the update (a hook or its settings, as its message says); your commits stay here"
 	default:
 		e.Hint = "nothing is lost: your commits stay here; fix the cause and run the command again"
@@ -227,11 +221,4 @@ func redactURL(s string) string {
 		return s
 	}
 	return s[:scheme+3] + user + ":xxxxx" + rest[at:]
-}
-
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsAny(s, " '\"\\$`!*?&;|<>()[]{}~#") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

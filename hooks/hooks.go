@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agmem/agmem/internal/shell"
 )
 
 // Agent describes one agent's hook settings.
@@ -122,11 +124,11 @@ type Recorder struct {
 // Codex, at a prompt or a session's start) or as a decision. Errors still reach stderr,
 // and the exit status is agmem's own: 0 or 1, never the 2 that agents read as "block".
 func (r Recorder) Command() string {
-	run := ShellQuote(r.Binary) + " record"
+	run := shell.Quote(r.Binary) + " record"
 	if Standalone(r.Binary) {
-		run = ShellQuote(r.Binary)
+		run = shell.Quote(r.Binary)
 	}
-	return run + " --repo " + ShellQuote(r.Repo) + " >/dev/null"
+	return run + " --repo " + shell.Quote(r.Repo) + " >/dev/null"
 }
 
 // Standalone reports whether binary is agmem-record, which records without being told to.
@@ -134,18 +136,12 @@ func Standalone(binary string) bool {
 	return strings.TrimSuffix(filepath.Base(binary), ".exe") == RecordBinary
 }
 
-// ShellQuote quotes s as one word for a POSIX shell, whatever it holds: in single quotes,
-// where a single quote of s ends them, stands escaped with a backslash and opens them again.
-func ShellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // recorderOf recognises agmem's hook command: agmem-record whose only other words are a
 // --repo, or an agmem binary (one named agmem, or self) whose only other words are
 // "record" and a --repo, its output sent to /dev/null or not (see withoutRedirections).
 // It returns what the command runs.
 func recorderOf(command, self string) (Recorder, bool) {
-	words, ok := shellWords(withoutRedirections(command))
+	words, ok := shell.Words(withoutRedirections(command))
 	if !ok || len(words) == 0 {
 		return Recorder{}, false
 	}
@@ -209,57 +205,6 @@ func withoutRedirections(command string) string {
 func wordEnds(s string) bool {
 	n := len(s)
 	return n == 0 || (s[n-1] == ' ' || s[n-1] == '\t') && (n == 1 || s[n-2] != '\\')
-}
-
-// shellWords splits a command as sh would, for the quoting Command writes and the plain
-// words people type; it refuses anything else a shell would read as more than words
-// (pipes, substitutions, variables, redirections).
-func shellWords(s string) ([]string, bool) {
-	var words []string
-	var w strings.Builder
-	inWord := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t':
-			if inWord {
-				words, inWord = append(words, w.String()), false
-				w.Reset()
-			}
-			continue
-		case c == '\'':
-			end := strings.IndexByte(s[i+1:], '\'')
-			if end < 0 {
-				return nil, false
-			}
-			w.WriteString(s[i+1 : i+1+end])
-			i += end + 1
-		case c == '"':
-			for i++; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
-					i++
-				} else if strings.IndexByte("$`", s[i]) >= 0 {
-					return nil, false
-				}
-				w.WriteByte(s[i])
-			}
-			if i == len(s) {
-				return nil, false
-			}
-		case c == '\\' && i+1 < len(s):
-			i++
-			w.WriteByte(s[i])
-		case strings.IndexByte("|&;<>()$`*?[#\n", c) >= 0:
-			return nil, false
-		default:
-			w.WriteByte(c)
-		}
-		inWord = true
-	}
-	if inWord {
-		words = append(words, w.String())
-	}
-	return words, true
 }
 
 // hook is agmem's hook as the agent's settings hold it; fields the agent does not have

@@ -10,7 +10,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/agmem/agmem/failpoint"
+	"github.com/agmem/agmem/internal/failpoint"
 	"github.com/agmem/agmem/memory"
 )
 

@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agmem/agmem/memory"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/agmem/agmem/memory"
 )
 
 // counts is the part of SessionInfo that a flush moves.

@@ -19,7 +19,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
-	"github.com/agmem/agmem/flock"
+	"github.com/agmem/agmem/internal/flock"
 )
 
 // SchemaVersion is the layout of the buckets below. A journal written by a newer agmem

@@ -10,7 +10,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/agmem/agmem/flock"
+	"github.com/agmem/agmem/internal/flock"
 	"github.com/agmem/agmem/memory"
 )
 

@@ -14,8 +14,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/agmem/agmem/failpoint"
-	"github.com/agmem/agmem/flock"
+	"github.com/agmem/agmem/internal/failpoint"
+	"github.com/agmem/agmem/internal/flock"
 	"github.com/agmem/agmem/memory"
 )
 

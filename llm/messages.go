@@ -16,8 +16,6 @@ type Settings struct {
 	Model   string
 	// Budget is the time all of a flush's requests get together, retries included.
 	Budget time.Duration
-	// Helper is the agmem-llm to run; "" lets FindHelper find it.
-	Helper string
 }
 
 // Message is a commit message a model wrote, cleaned by Clean.
@@ -64,17 +62,9 @@ func (s Settings) Write(commits [][]memory.Observation) ([]Message, error) {
 	if len(prompts) == 0 {
 		return messages, nil
 	}
-	deadline := time.Now().Add(s.Budget)
-	helper, err := FindHelper(s.Helper)
-	if err != nil {
-		return messages, s.fallback(len(prompts), len(prompts), err)
-	}
-	resp, err := ask(helper, Request{Model: s.Model, BaseURL: s.BaseURL, Deadline: deadline, Prompts: prompts}, s.APIKey)
-	if err != nil {
-		return messages, s.fallback(len(prompts), len(prompts), err)
-	}
+	resp := s.ask(prompts, time.Now().Add(s.Budget))
 	template := 0
-	for n, answer := range resp.Answers {
+	for n, answer := range resp.texts {
 		subject, body := Clean(answer)
 		if subject == "" && body == "" {
 			template++
@@ -86,8 +76,8 @@ func (s Settings) Write(commits [][]memory.Observation) ([]Message, error) {
 		return messages, nil
 	}
 	var reason error = errNothingUsable
-	if resp.Failure != nil {
-		reason = resp.Failure
+	if resp.failure != nil {
+		reason = resp.failure
 	}
 	return messages, s.fallback(template, len(prompts), reason)
 }
@@ -97,15 +87,10 @@ func (s Settings) fallback(template, asked int, err error) *Fallback {
 	return &Fallback{Template: template, Asked: asked, Err: err, Hint: s.hint(err)}
 }
 
-// hint is advice on err, by the HTTP status where there is one (net/http is not imported
-// for its names: agmem does not link it otherwise).
+// hint is advice on err, by the HTTP status where there is one.
 func (s Settings) hint(err error) string {
 	var f *Failure
 	switch {
-	case errors.Is(err, ErrNoHelper):
-		return `"go install github.com/agmem/agmem@latest github.com/agmem/agmem/cmd/agmem-llm@latest" ` +
-			`installs agmem and agmem-llm side by side; or set AGMEM_LLM_HELPER to agmem-llm's path, ` +
-			`or turn this off with [llm] enabled = false`
 	case !errors.As(err, &f):
 		return ""
 	case f.TimedOut:

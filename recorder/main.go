@@ -8,8 +8,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/agmem/agmem/hint"
-	"github.com/agmem/agmem/memrepo"
+	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/memrepo"
 )
 
 // Main runs agmem-record with args (without the program's name) and returns the exit

@@ -22,11 +22,11 @@ import (
 	"time"
 
 	"github.com/agmem/agmem/capture"
-	"github.com/agmem/agmem/config"
-	"github.com/agmem/agmem/hint"
+	"github.com/agmem/agmem/internal/config"
+	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/memory"
-	"github.com/agmem/agmem/memrepo"
 )
 
 // Env is what a record reads and writes besides its flags.

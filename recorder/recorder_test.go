@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/agmem/agmem/capture"
-	"github.com/agmem/agmem/config"
+	"github.com/agmem/agmem/internal/config"
 	"github.com/agmem/agmem/journal"
 )
 

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agmem/agmem/internal/testsource"
 	"github.com/lucasjones/reggen"
+
+	"github.com/agmem/agmem/internal/testsource"
 )
 
 var samples = flag.Int("samples", 5, "texts TestStartsAtKeywordGenerated makes from each gitleaks rule")

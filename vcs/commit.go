@@ -13,7 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/agmem/agmem/failpoint"
+	"github.com/agmem/agmem/internal/failpoint"
 )
 
 // ErrRefMoved is returned when the branch no longer points at the commit a new commit

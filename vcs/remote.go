@@ -13,7 +13,7 @@ import (
 // refs/heads/agents/<repo id> there and writes no other ref, so that any number of them
 // can push at once without ever touching the same ref; pulling fetches every one of
 // those branches into refs/remotes/<remote>/agents/<repo id>, which history reads.
-// Nothing here talks to a remote: that is agmem-sync's (see package gitsync).
+// Nothing here talks to a remote: package vcs/transport does.
 const agentsDir = "agents/"
 
 // ErrNoRemote is returned for a remote the repository's configuration does not name.

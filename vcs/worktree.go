@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agmem/agmem/failpoint"
+	"github.com/agmem/agmem/internal/failpoint"
 )
 
 // IndexLock is git's index.lock, held while agmem moves the branch, as `git commit`

@@ -1,0 +1,92 @@
+// Package memrepo owns the layout of a memory repo on disk: how one is found (SPEC §3)
+// and where its parts live (the worktree, git's .git, agmem's own .agmem state
+// directory, which git never sees). It knows nothing of git, so that agmem-record, which
+// hooks run, links no git code.
+package memrepo
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/journal"
+)
+
+// StateDirName is agmem's own directory inside a memory repo.
+const StateDirName = ".agmem"
+
+// ErrNotFound is returned when no memory repo is at or above a directory.
+var ErrNotFound = errors.New("no memory repo")
+
+// Repo is a memory repo: paths only, nothing held open.
+type Repo struct {
+	Root string
+}
+
+// StateDir is where the journal and agmem's locks live.
+func (r Repo) StateDir() string { return filepath.Join(r.Root, StateDirName) }
+
+// Journal is the repo's journal.
+func (r Repo) Journal() *journal.Journal { return journal.At(r.StateDir()) }
+
+// At takes dir as a memory repo, checking that it is one.
+func At(dir string) (Repo, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Repo{}, err
+	}
+	if fi, err := os.Stat(filepath.Join(abs, StateDirName)); err != nil || !fi.IsDir() {
+		return Repo{}, fmt.Errorf("%w at %s", ErrNotFound, abs)
+	}
+	return Repo{Root: abs}, nil
+}
+
+// Find returns the nearest memory repo at or above dir.
+func Find(dir string) (Repo, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Repo{}, err
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(filepath.Join(d, StateDirName)); err == nil && fi.IsDir() {
+			return Repo{Root: d}, nil
+		}
+		if filepath.Dir(d) == d {
+			return Repo{}, fmt.Errorf("%w here or above %s", ErrNotFound, abs)
+		}
+	}
+}
+
+// RepoFlagUsage is what a command line says of --repo, the flag Locate's given comes from.
+const RepoFlagUsage = "the memory repo (default: $AGMEM_REPO, else the nearest .agmem/ at or above here)"
+
+// Locate finds the memory repo per SPEC §3: the directory given (by --repo), else
+// $AGMEM_REPO, else the nearest at or above the working directory. Its errors say what
+// to do.
+func Locate(given string, getenv func(string) string) (Repo, error) {
+	if given != "" {
+		r, err := At(given)
+		if err != nil {
+			return r, hint.With(err, `run "agmem init `+given+`"`)
+		}
+		return r, nil
+	}
+	if dir := getenv("AGMEM_REPO"); dir != "" {
+		r, err := At(dir)
+		if err != nil {
+			return r, hint.With(fmt.Errorf("AGMEM_REPO: %w", err), `run "agmem init `+dir+`"`)
+		}
+		return r, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return Repo{}, err
+	}
+	r, err := Find(wd)
+	if err != nil {
+		return r, hint.With(err, `run "agmem init" there, or set AGMEM_REPO`)
+	}
+	return r, nil
+}
