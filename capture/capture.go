@@ -41,6 +41,9 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 type Decoded struct {
 	Entries []memory.Entry
 	Skipped []string // why calls in the input were deliberately not captured
+	// GivenID and Dated say whether the input gave the entries their ids, and their
+	// times (else the time is when they were read): what the id rule asks.
+	GivenID, Dated bool
 }
 
 // Native is the native observation shape of SPEC §5.1, as read from input.
@@ -287,7 +290,9 @@ func FromNative(n Native, p Policy, now time.Time) (Decoded, error) {
 	if t, ok := memory.ParseType(n.MemoryType); ok {
 		o.MemoryType = t
 	}
-	return complete(o, p)
+	d, err := complete(o, p)
+	d.GivenID, d.Dated = n.ID != "", n.Timestamp != ""
+	return d, err
 }
 
 // complete fills what the input left out and applies the capture policy.
@@ -367,14 +372,6 @@ func decodeEvent(data []byte, p Policy, now time.Time) (Decoded, error) {
 		return Decoded{}, fmt.Errorf("session event: %w", err)
 	}
 	e := raw.Event
-	e.Source = sourceName(e.Source)
-	if e.Name == "" {
-		return Decoded{}, errors.New(`session event: "event" is empty`)
-	}
-	if err := checkSession(e.SessionID); err != nil {
-		return Decoded{}, err
-	}
-	e.Timestamp = now.UTC()
 	if raw.Timestamp != "" {
 		t, err := parseTime(raw.Timestamp)
 		if err != nil {
@@ -382,6 +379,24 @@ func decodeEvent(data []byte, p Policy, now time.Time) (Decoded, error) {
 		}
 		e.Timestamp = t
 	}
+	return FromEvent(e, p, now)
+}
+
+// FromEvent checks a session event and completes it: an event with no time happened
+// now, and one with no id gets one.
+func FromEvent(e memory.Event, p Policy, now time.Time) (Decoded, error) {
+	e.Source = sourceName(e.Source)
+	if e.Name == "" {
+		return Decoded{}, errors.New(`session event: "event" is empty`)
+	}
+	if err := checkSession(e.SessionID); err != nil {
+		return Decoded{}, err
+	}
+	d := Decoded{GivenID: e.ID != "", Dated: !e.Timestamp.IsZero()}
+	if e.Timestamp.IsZero() {
+		e.Timestamp = now
+	}
+	e.Timestamp = e.Timestamp.UTC()
 	if e.ID == "" {
 		e.ID = memory.NewID(e.Timestamp)
 	} else {
@@ -392,38 +407,8 @@ func decodeEvent(data []byte, p Policy, now time.Time) (Decoded, error) {
 		e.ID = id
 	}
 	p.sanitizeEvent(&e)
-	return Decoded{Entries: []memory.Entry{{Event: &e}}}, nil
-}
-
-// IdentifyBy gives the entries decoded from content ids derived from it, so that
-// reading the same content again gives the same ids and the journal keeps it once:
-// from their time too when dated says the content dates them, from the content alone
-// when their time is only when it was read. The content counts in its compact form,
-// so that line ends and spacing make no other id.
-func (d Decoded) IdentifyBy(content []byte, dated bool) {
-	var c bytes.Buffer
-	if json.Compact(&c, content) != nil {
-		c.Reset()
-		c.Write(bytes.TrimSpace(content))
-	}
-	key := c.Bytes()
-	for i, e := range d.Entries {
-		t := time.Unix(0, 0)
-		if dated {
-			t = e.Time()
-		}
-		e.SetID(memory.IDOf(t, append(key[:len(key):len(key)], byte(i))))
-	}
-}
-
-// HasMember says whether a JSON object has a member key that is not empty or null.
-func HasMember(object []byte, key string) bool {
-	var members map[string]json.RawMessage
-	if json.Unmarshal(object, &members) != nil {
-		return false
-	}
-	v := members[key]
-	return len(v) > 0 && string(v) != `""` && string(v) != "null"
+	d.Entries = []memory.Entry{{Event: &e}}
+	return d, nil
 }
 
 // newEvent makes a session event of a hook payload, keeping the attributes that are set.

@@ -51,15 +51,15 @@ func decodeGeminiHook(data []byte, p Policy, now time.Time) (Decoded, error) {
 	if err := checkSession(h.SessionID); err != nil {
 		return Decoded{}, err
 	}
-	at := now
+	at, dated := now, false
 	if t, err := parseTime(h.Timestamp); err == nil {
-		at = t
+		at, dated = t, true
 	}
 	attrs := map[string]string{"cwd": h.Cwd, "transcript_path": h.TranscriptPath, "agent_event": h.HookEvent}
 	var name, text string
 	switch h.HookEvent {
 	case "AfterTool":
-		return h.observation(p, at)
+		return h.observation(p, at, dated)
 	case "BeforeAgent":
 		name, text = "UserPromptSubmit", h.Prompt
 	case "AfterAgent":
@@ -73,10 +73,10 @@ func decodeGeminiHook(data []byte, p Policy, now time.Time) (Decoded, error) {
 	}
 	e := newEvent(name, h.SessionID, SourceGemini, text, at, attrs)
 	p.sanitizeEvent(e)
-	return Decoded{Entries: []memory.Entry{{Event: e}}}, nil
+	return Decoded{Entries: []memory.Entry{{Event: e}}, Dated: dated}, nil
 }
 
-func (h *geminiHook) observation(p Policy, at time.Time) (Decoded, error) {
+func (h *geminiHook) observation(p Policy, at time.Time, dated bool) (Decoded, error) {
 	var response struct {
 		LLMContent json.RawMessage `json:"llmContent"`
 		Error      json.RawMessage `json:"error"`
@@ -92,7 +92,9 @@ func (h *geminiHook) observation(p Policy, at time.Time) (Decoded, error) {
 		Result:    result,
 		Source:    SourceGemini,
 		Cwd:       h.Cwd,
-		Timestamp: at.Format(time.RFC3339Nano),
+	}
+	if dated {
+		n.Timestamp = at.Format(time.RFC3339Nano)
 	}
 	if msg := errorText(response.Error); msg != "" {
 		n.Error = msg

@@ -14,7 +14,7 @@ import (
 
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
-	"github.com/agmem/agmem/recorder"
+	"github.com/agmem/agmem/record"
 )
 
 // env is what a command reads and writes besides its flags.
@@ -25,8 +25,8 @@ type env struct {
 	notFound       error // an unknown command: urfave/cli's hook for it cannot return an error
 }
 
-func (e *env) recorderEnv() recorder.Env {
-	return recorder.Env{Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr, Getenv: e.getenv}
+func (e *env) recordEnv() record.Env {
+	return record.Env{Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr, Getenv: e.getenv}
 }
 
 // Main runs agmem with args and returns the process exit code: 0, or 1 for any error.

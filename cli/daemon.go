@@ -22,6 +22,7 @@ import (
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/internal/priority"
+	"github.com/agmem/agmem/record"
 )
 
 const configHint = `"agmem config" shows every key and where its value comes from`
@@ -169,12 +170,7 @@ func (f daemonFlagValues) loader(e *env, repo memrepo.Repo) func() (daemon.Setti
 		if err != nil {
 			return daemon.Settings{}, hint.With(err, configHint)
 		}
-		policy, err := cfg.Policy()
-		if err != nil {
-			return daemon.Settings{}, hint.With(err, configHint)
-		}
-		s := daemon.Settings{Interval: cfg.Daemon.Interval, MaxPending: cfg.Daemon.MaxPending,
-			SessionIdle: cfg.SessionIdle, Capture: cfg.Enabled, Policy: policy, MaxInput: cfg.MaxInput}
+		s := daemon.Settings{Interval: cfg.Daemon.Interval, MaxPending: cfg.Daemon.MaxPending}
 		for _, w := range cfg.Daemon.Watch {
 			if !filepath.IsAbs(w) {
 				w = filepath.Join(repo.Root, w)
@@ -195,8 +191,12 @@ func (f daemonFlagValues) loader(e *env, repo memrepo.Repo) func() (daemon.Setti
 		if f.maxPending != nil {
 			s.MaxPending = *f.maxPending
 		}
+		var idle time.Duration
 		if f.sessionIdle != nil {
-			s.SessionIdle = *f.sessionIdle
+			idle = *f.sessionIdle
+		}
+		if s.Recorder, err = record.Open(repo.Root, record.Options{SessionIdle: idle, Getenv: e.getenv}); err != nil {
+			return daemon.Settings{}, err
 		}
 		if f.watch != nil {
 			s.Watch = f.watch

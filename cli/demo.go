@@ -11,7 +11,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/internal/memrepo"
-	"github.com/agmem/agmem/recorder"
+	"github.com/agmem/agmem/record"
 )
 
 // demoSession is a short Claude Code session, one hook payload per line.
@@ -55,9 +55,9 @@ func runDemo(e *env, dir string) error {
 	sc := bufio.NewScanner(bytes.NewReader(demoSession))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		hook := e.recorderEnv()
+		hook := e.recordEnv()
 		hook.Stdin = bytes.NewReader(sc.Bytes())
-		if err := recorder.Run(hook, repo, recorder.Options{}); err != nil {
+		if err := record.Run(hook, repo.Root, record.Flags{}); err != nil {
 			return err
 		}
 	}

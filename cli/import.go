@@ -9,11 +9,9 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/agmem/agmem/capture/importer"
-	"github.com/agmem/agmem/internal/config"
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
-	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/record"
 )
 
 func newImportCommand(e *env) *ucli.Command {
@@ -39,41 +37,32 @@ func newImportCommand(e *env) *ucli.Command {
 }
 
 func runImport(e *env, repo memrepo.Repo, paths []string) error {
-	cfg, err := config.Load(repo.StateDir(), e.getenv)
+	rec, err := record.Open(repo.Root, record.Options{Getenv: e.getenv})
 	if err != nil {
-		return hint.With(err, `"agmem config" shows every key and where its value comes from`)
+		return err
 	}
-	policy, err := cfg.Policy()
-	if err != nil {
-		return hint.With(err, `"agmem config" shows every key and where its value comes from`)
-	}
-	now := time.Now()
-	bar := newProgressBar(e.stderr)
-	imported := map[*importer.File]int{}
-	duplicates := map[*importer.File]int{}
-	// Each chunk is one transaction: a live record waits for a chunk, never a file.
-	files, err := importer.Import(paths, policy, now, bar.show, func(f *importer.File, entries []memory.Entry) error {
-		appended, err := repo.Journal().Import(entries)
-		if err != nil {
-			return err
-		}
-		for _, a := range appended {
-			if a.Duplicate {
-				duplicates[f]++
-			} else {
-				imported[f]++
-			}
-		}
+	if why := rec.Off(); why != "" {
+		fmt.Fprintf(e.stderr, "agmem: nothing imported: %s\n", why)
 		return nil
-	})
+	}
+	bar := newProgressBar(e.stderr)
+	// Each chunk is one transaction: a live record waits for a chunk, never a file.
+	files, err := rec.Import(paths, bar.show)
 	bar.done()
 	var total, dups, notUnderstood, notCaptured int
-	for i := range files {
-		f := &files[i]
+	for _, f := range files {
+		imported, duplicates := 0, 0
+		for _, r := range f.Recorded {
+			if r.Duplicate {
+				duplicates++
+			} else {
+				imported++
+			}
+		}
 		fmt.Fprintf(e.stdout, "%s (%s): %d imported, %d duplicates, %d not understood, %d not captured\n",
-			f.Path, f.Format, imported[f], duplicates[f], f.NotUnderstood, f.NotCaptured)
-		total, dups = total+imported[f], dups+duplicates[f]
-		notUnderstood, notCaptured = notUnderstood+f.NotUnderstood, notCaptured+f.NotCaptured
+			f.Path, f.Format, imported, duplicates, f.NotUnderstood, len(f.NotCaptured))
+		total, dups = total+imported, dups+duplicates
+		notUnderstood, notCaptured = notUnderstood+f.NotUnderstood, notCaptured+len(f.NotCaptured)
 	}
 	switch {
 	case err != nil && len(files) == 0:

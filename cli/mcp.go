@@ -10,12 +10,10 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/agmem/agmem/capture"
-	"github.com/agmem/agmem/internal/config"
 	"github.com/agmem/agmem/internal/hint"
-	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/mcp"
 	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/record"
 )
 
 type mcpProxyOptions struct {
@@ -87,7 +85,7 @@ func runMCPProxy(c *ucli.Context, e *env, o mcpProxyOptions, command []string) e
 	case err != nil:
 		report(e.stderr, fmt.Errorf("mcp proxy: not recording (the server runs all the same): %w", err))
 	case rec != nil:
-		p.Record, p.MaxMessage = rec.record, rec.maxMessage
+		p.Record, p.MaxMessage = rec.record, rec.rec.MaxInput()
 	}
 
 	signals := make(chan os.Signal, 1)
@@ -121,16 +119,12 @@ func runMCPProxy(c *ucli.Context, e *env, o mcpProxyOptions, command []string) e
 	return nil
 }
 
-// mcpRecording records the proxy's calls into a memory repo, as "agmem record" does:
-// each through the capture policy, all of a batch in one journal transaction.
+// mcpRecording records the proxy's calls into a memory repo, all of a batch in one
+// journal transaction, into one session per run.
 type mcpRecording struct {
-	journal    *journal.Journal
-	policy     capture.Policy
-	idle       time.Duration
-	maxMessage int
-	server     string
-	session    string
-	cwd        string
+	rec    *record.Recorder
+	server string
+	cwd    string
 }
 
 // openMCPRecording finds the memory repo and its settings. It returns nil, nil when
@@ -140,62 +134,39 @@ func openMCPRecording(c *ucli.Context, e *env, server string) (*mcpRecording, er
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := config.Load(repo.StateDir(), e.getenv)
-	if err != nil {
-		return nil, hint.With(err, configHint)
-	}
-	cwd, _ := os.Getwd()
-	if !cfg.Enabled || capture.OptedOut(cwd) != "" {
-		return nil, nil
-	}
-	policy, err := cfg.Policy()
-	if err != nil {
-		return nil, hint.With(err, configHint)
-	}
 	session := e.getenv("AGMEM_SESSION")
 	if session == "" {
 		session = memory.NewID(time.Now())
 	} else if err := memory.CheckSessionID(session); err != nil {
 		return nil, hint.With(fmt.Errorf("AGMEM_SESSION: %w", err), "set it to a session id without control characters")
 	}
-	return &mcpRecording{journal: repo.Journal(), policy: policy, idle: cfg.SessionIdle, maxMessage: cfg.MaxInput,
-		server: server, session: session, cwd: cwd}, nil
+	rec, err := record.Open(repo.Root, record.Options{Session: session, Getenv: e.getenv})
+	if err != nil || rec.Off() != "" {
+		return nil, err
+	}
+	cwd, _ := os.Getwd()
+	return &mcpRecording{rec: rec, server: server, cwd: cwd}, nil
 }
 
-// record appends the calls the capture policy keeps; a call it refuses is named in the
-// error, and the others are recorded all the same.
+// record records the calls the capture policy keeps, trying again a few times when the
+// journal is busy (a long gc or import): the calls are dated, so their ids are the same
+// each time (the id rule), and a write that committed but reported an error is kept
+// once. A call the policy refuses is named in the error, and the others are recorded
+// all the same.
 func (r *mcpRecording) record(calls []mcp.Call) error {
-	now := time.Now()
-	var entries []memory.Entry
-	var errs []error
-	for _, call := range calls {
-		n := call.Native(r.server)
-		n.SessionID, n.Cwd = r.session, r.cwd
-		d, err := capture.FromNative(n, r.policy, now)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		entries = append(entries, d.Entries...)
+	inputs := make([]record.Input, len(calls))
+	for i, call := range calls {
+		o := call.Observation(r.server)
+		o.Cwd = r.cwd
+		inputs[i] = o
 	}
-	if len(entries) > 0 {
-		if err := appendRetrying(r.journal, entries, r.idle, now); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// appendRetrying appends entries, trying again a few times when the journal is busy
-// (a long gc or import): the entries keep their ids, so a write that committed but
-// reported an error is kept once.
-func appendRetrying(j *journal.Journal, entries []memory.Entry, idle time.Duration, now time.Time) error {
+	var out record.Outcome
 	var err error
 	for wait := time.Second; wait <= 4*time.Second; wait *= 2 {
-		if _, err = j.Append(entries, idle, now); err == nil {
-			return nil
+		if out, err = r.rec.Record(inputs...); err == nil {
+			break
 		}
 		time.Sleep(wait)
 	}
-	return err
+	return errors.Join(append(out.Refused, err)...)
 }

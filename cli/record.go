@@ -3,39 +3,41 @@ package cli
 import (
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/agmem/agmem/internal/memrepo"
-	"github.com/agmem/agmem/recorder"
+	"github.com/agmem/agmem/record"
 )
 
 func newRecordCommand(e *env) *ucli.Command {
-	var o recorder.Options
+	var f record.Flags
 	var flags []ucli.Flag
-	var repeated []recorder.Flag
-	for _, f := range o.Flags() {
+	var repeated []record.Flag
+	for _, fl := range f.Flags() {
 		var aliases []string
-		if f.Alias != "" {
-			aliases = []string{f.Alias}
+		if fl.Alias != "" {
+			aliases = []string{fl.Alias}
 		}
 		switch {
-		case f.Bool != nil:
-			flags = append(flags, &ucli.BoolFlag{Name: f.Name, Aliases: aliases, Usage: f.Usage, Destination: f.Bool})
-		case f.String != nil:
-			flags = append(flags, &ucli.StringFlag{Name: f.Name, Aliases: aliases, Usage: f.Usage, Destination: f.String})
+		case fl.Bool != nil:
+			flags = append(flags, &ucli.BoolFlag{Name: fl.Name, Aliases: aliases, Usage: fl.Usage, Destination: fl.Bool})
+		case fl.String != nil:
+			flags = append(flags, &ucli.StringFlag{Name: fl.Name, Aliases: aliases, Usage: fl.Usage, Destination: fl.String})
 		default:
-			flags = append(flags, &ucli.StringSliceFlag{Name: f.Name, Aliases: aliases, Usage: f.Usage})
-			repeated = append(repeated, f)
+			flags = append(flags, &ucli.StringSliceFlag{Name: fl.Name, Aliases: aliases, Usage: fl.Usage})
+			repeated = append(repeated, fl)
 		}
 	}
 	return &ucli.Command{
 		Name:        "record",
-		Usage:       recorder.Usage,
-		Description: recorder.Description,
+		Usage:       record.Usage,
+		Description: record.Description,
 		Flags:       flags,
-		Action: onRepo(e, func(c *ucli.Context, repo memrepo.Repo) error {
-			for _, f := range repeated {
-				*f.Strings = c.StringSlice(f.Name)
+		Action: func(c *ucli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
 			}
-			return recorder.Run(e.recorderEnv(), repo, o)
-		}),
+			for _, fl := range repeated {
+				*fl.Strings = c.StringSlice(fl.Name)
+			}
+			return record.Run(e.recordEnv(), repoFlagValue(c), f)
+		},
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/agmem/agmem/cli"
-	"github.com/agmem/agmem/recorder"
+	"github.com/agmem/agmem/record"
 )
 
 // TestMain makes this test binary double as the agmem and agmem-record commands: scripts
@@ -17,7 +17,7 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"agmem":        func() { os.Exit(cli.Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
-		"agmem-record": func() { os.Exit(recorder.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"agmem-record": func() { os.Exit(record.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
 

@@ -10,11 +10,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agmem/agmem/capture"
 	"github.com/agmem/agmem/flush"
 	"github.com/agmem/agmem/gitsync"
 	"github.com/agmem/agmem/internal/flock"
 	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/record"
 )
 
 // pollEvery is how often the daemon looks at the journal's size and at followed files
@@ -34,14 +34,8 @@ type Settings struct {
 	MaxPending int
 	// Watch are the absolute paths of the JSONL files followed.
 	Watch []string
-	// SessionIdle ends agmem's open session after so long without records.
-	SessionIdle time.Duration
-	// Capture false records nothing from followed files (capture.enabled): their lines
-	// are passed over.
-	Capture bool
-	Policy  capture.Policy
-	// MaxInput bounds a line of a followed file; a longer one is passed over.
-	MaxInput int
+	// Recorder records the followed files' lines, by the memory repo's configuration.
+	Recorder *record.Recorder
 	Flush    flush.Options
 	// Push is where to push after each flush that commits something; Remote "" is
 	// nowhere. Keep is how long the daily gc keeps committed sessions in the journal.

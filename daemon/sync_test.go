@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agmem/agmem/flush"
+	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/maintain"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/vcs"
@@ -29,7 +30,7 @@ func TestDaemonCollectsGarbageOnSchedule(t *testing.T) {
 	old := time.Now().Add(-30 * 24 * time.Hour)
 	o := &memory.Observation{ID: memory.NewID(old), SessionID: "old", Timestamp: old, ToolName: "Read",
 		Arguments: json.RawMessage(`{}`), MemoryType: memory.Semantic}
-	if _, err := j.Append([]memory.Entry{{Observation: o}}, time.Minute, old); err != nil {
+	if _, err := j.Append(journal.Entries([]memory.Entry{{Observation: o}}), journal.AppendOptions{IdleGap: time.Minute, Now: old}); err != nil {
 		t.Fatal(err)
 	}
 	git, err := vcs.Open(repo.Root)
@@ -41,7 +42,7 @@ func TestDaemonCollectsGarbageOnSchedule(t *testing.T) {
 	}
 
 	d := &Daemon{Repo: repo, Log: slog.New(slog.DiscardHandler), Load: func() (Settings, error) {
-		return Settings{Interval: time.Hour, MaxPending: 100, SessionIdle: time.Minute, Keep: 7 * 24 * time.Hour}, nil
+		return Settings{Interval: time.Hour, MaxPending: 100, Keep: 7 * 24 * time.Hour}, nil
 	}}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)

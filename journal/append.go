@@ -10,6 +10,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"runtime/debug"
+
 	"github.com/agmem/agmem/internal/failpoint"
 	"github.com/agmem/agmem/memory"
 )
@@ -40,25 +42,73 @@ type openSession struct {
 	Last time.Time `json:"last"`
 }
 
-// Append records entries in one transaction: all of them are durable when it returns,
-// or none is. Entries must carry ids. An entry without a session joins the open session,
-// which is replaced by a new one after idleGap without activity, and after a SessionStart
-// or SessionEnd event; the session chosen is written back into the entry.
-func (j *Journal) Append(entries []memory.Entry, idleGap time.Duration, now time.Time) ([]Appended, error) {
-	return j.AppendPrepared(unprepared(entries), idleGap, now)
+// AppendOptions say how an append joins what the journal holds.
+type AppendOptions struct {
+	// IdleGap and Now place an entry that names no session: it joins the open session,
+	// which is replaced by a new one after IdleGap without activity, and after a
+	// SessionStart or SessionEnd event.
+	IdleGap time.Duration
+	Now     time.Time
+	// Elsewhere says the entries were recorded somewhere else (an import): each names
+	// its session, and a SessionStart or SessionEnd among them ends no session of the
+	// live agent's.
+	Elsewhere bool
+	// Staging, when set, stored some of the entries ahead in parts; the append indexes
+	// them with the others and ends it (see Staging).
+	Staging *Staging
+	// Watched, when set, moves a followed file's mark in the same transaction as the
+	// entries read up to it, so that a line is recorded exactly once whatever moment
+	// the reader dies at.
+	Watched *Watched
 }
 
-// AppendPrepared is Append for entries encoded ahead of the transaction (see Prepare),
-// and entries not yet encoded (an entry that is to join the open session).
-func (j *Journal) AppendPrepared(entries []Prepared, idleGap time.Duration, now time.Time) ([]Appended, error) {
+// Watched is a followed file and how far its entries have now been read.
+type Watched struct {
+	Path string
+	Mark WatchMark
+}
+
+// Append records entries in one transaction: all of them are durable when it returns,
+// or none is. Entries must carry ids; one that names no session is placed as o says,
+// and the session chosen is written back into it. An entry recorded before (the same
+// id, or the same session and tool_use_id) is kept once.
+func (j *Journal) Append(entries []Prepared, o AppendOptions) ([]Appended, error) {
+	if o.Staging != nil {
+		// This one transaction holds every entry's index keys, and bbolt's copy of each
+		// until it commits: collected at half the usual growth of the heap, the process
+		// stays nearer the size of what it holds.
+		previous := debug.SetGCPercent(stagingGCPercent)
+		if previous < stagingGCPercent { // a lower GOGC, or off, stays
+			debug.SetGCPercent(previous)
+		}
+		defer debug.SetGCPercent(previous)
+	}
 	var out []Appended
 	err := j.update(func(tx *bolt.Tx) error {
+		if o.Staging != nil {
+			if err := o.Staging.check(tx); err != nil {
+				return err
+			}
+		}
 		var err error
-		out, err = appendAll(tx, entries, idleGap, now)
-		return err
+		if out, err = appendAll(tx, entries, o); err != nil {
+			return err
+		}
+		if o.Watched != nil {
+			if err := putJSON(tx.Bucket(bucketWatches), []byte(o.Watched.Path), &o.Watched.Mark); err != nil {
+				return err
+			}
+		}
+		if o.Staging != nil {
+			return tx.Bucket(bucketMeta).Delete(stagingKey(o.Staging.id))
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if o.Staging != nil {
+		o.Staging.staged = nil
 	}
 	return out, nil
 }
@@ -115,6 +165,16 @@ func encoded(e memory.Entry) (Prepared, error) {
 	return Prepared{head: headOf(e), value: value}, nil
 }
 
+// Entries readies entries for Append as they are: each is checked, placed in a session
+// and encoded in the transaction. Prepare does the encoding ahead, outside the lock.
+func Entries(entries []memory.Entry) []Prepared {
+	out := make([]Prepared, len(entries))
+	for i := range entries {
+		out[i] = Prepared{entry: &entries[i]}
+	}
+	return out
+}
+
 // Size is how many bytes of memory the encoded entry holds until it is stored.
 func (p Prepared) Size() int { return len(p.value) }
 
@@ -137,49 +197,8 @@ func (p Prepared) event() string {
 	return ""
 }
 
-func unprepared(entries []memory.Entry) []Prepared {
-	out := make([]Prepared, len(entries))
-	for i := range entries {
-		out[i] = Prepared{entry: &entries[i]}
-	}
-	return out
-}
-
-// Import records entries from elsewhere in one transaction, as Append does, except
-// that they leave agmem's open session alone: each must name its session, and a
-// SessionStart or SessionEnd among them ends no session of the live agent.
-func (j *Journal) Import(entries []memory.Entry) ([]Appended, error) {
-	out := make([]Appended, len(entries))
-	err := j.update(func(tx *bolt.Tx) error {
-		tx.Bucket(bucketEntries).FillPercent = appendFill
-		a := newAppendTx(tx, len(entries))
-		for i, e := range entries {
-			if err := e.Validate(); err != nil {
-				return fmt.Errorf("entry %d: %w", i+1, err)
-			}
-			p, err := encoded(e)
-			if err != nil {
-				return fmt.Errorf("entry %d: %w", i+1, err)
-			}
-			kept, err := a.entry(p)
-			if err != nil {
-				return fmt.Errorf("entry %d: %w", i+1, err)
-			}
-			out[i] = Appended{ID: e.ID(), Duplicate: kept != ""}
-			if kept != "" {
-				out[i].ID = kept
-			}
-		}
-		return a.finish()
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // appendAll is the body of Append's transaction.
-func appendAll(tx *bolt.Tx, entries []Prepared, idleGap time.Duration, now time.Time) ([]Appended, error) {
+func appendAll(tx *bolt.Tx, entries []Prepared, o AppendOptions) ([]Appended, error) {
 	out := make([]Appended, len(entries))
 	// Entries and ids mostly arrive in key order: full pages, not half-empty ones, keep
 	// the file near the size of what it holds.
@@ -189,14 +208,14 @@ func appendAll(tx *bolt.Tx, entries []Prepared, idleGap time.Duration, now time.
 	closed := false       // a session boundary passed: the next entry without one starts anew
 	for i, p := range entries {
 		event := p.event()
-		if event == "SessionStart" {
+		if event == "SessionStart" && !o.Elsewhere {
 			open, closed = nil, true
 		}
 		if e := p.entry; e != nil {
 			// An entry that holds neither kind has no session to read; Validate refuses it.
-			if (e.Observation != nil || e.Event != nil) && e.Session() == "" {
+			if (e.Observation != nil || e.Event != nil) && e.Session() == "" && !o.Elsewhere {
 				if open == nil {
-					open = currentSession(tx, idleGap, now, closed)
+					open = currentSession(tx, o.IdleGap, o.Now, closed)
 				}
 				e.SetSession(open.ID)
 			}
@@ -208,7 +227,7 @@ func appendAll(tx *bolt.Tx, entries []Prepared, idleGap time.Duration, now time.
 				return nil, fmt.Errorf("entry %d: %w", i+1, err)
 			}
 		}
-		if event == "SessionEnd" {
+		if event == "SessionEnd" && !o.Elsewhere {
 			open, closed = nil, true
 		}
 		kept, err := a.entry(p)
@@ -229,7 +248,7 @@ func appendAll(tx *bolt.Tx, entries []Prepared, idleGap time.Duration, now time.
 	meta := tx.Bucket(bucketMeta)
 	switch {
 	case open != nil:
-		open.Last = now
+		open.Last = o.Now
 		return out, putJSON(meta, keyOpenSession, open)
 	case closed:
 		return out, meta.Delete(keyOpenSession)

@@ -181,7 +181,7 @@ func TestAppendIsAllOrNothing(t *testing.T) {
 			j := newJournal(t)
 			good1 := call("s", "toolu_1", t0)
 			good2 := observation("", "Read", memory.Semantic, t0.Add(time.Second))
-			out, err := j.Append([]memory.Entry{good1, tt.bad(), good2}, gap, t0)
+			out, err := j.Append(Entries([]memory.Entry{good1, tt.bad(), good2}), AppendOptions{IdleGap: gap, Now: t0})
 			if err == nil {
 				t.Fatalf("Append with an invalid entry = %+v, want an error", out)
 			}
@@ -306,13 +306,13 @@ func TestConcurrentAppend(t *testing.T) {
 		wg.Go(func() {
 			for i := range perWorker {
 				e := call(fmt.Sprintf("s%d", w%2), fmt.Sprintf("toolu_%d_%d", w, i), t0.Add(time.Duration(i)*time.Millisecond))
-				if _, err := j.Append([]memory.Entry{e}, gap, t0); err != nil {
+				if _, err := j.Append(Entries([]memory.Entry{e}), AppendOptions{IdleGap: gap, Now: t0}); err != nil {
 					errs <- err
 					return
 				}
 			}
 			// Every worker records the same call (a hook fired twice): one wins.
-			out, err := j.Append([]memory.Entry{call("shared", "toolu_shared", t0)}, gap, t0)
+			out, err := j.Append(Entries([]memory.Entry{call("shared", "toolu_shared", t0)}), AppendOptions{IdleGap: gap, Now: t0})
 			if err != nil {
 				errs <- err
 				return
@@ -383,21 +383,21 @@ func TestImportLeavesTheOpenSessionAlone(t *testing.T) {
 	j := newJournal(t)
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	first := observation("", "Read", memory.Semantic, t0)
-	if _, err := j.Append([]memory.Entry{first}, time.Hour, t0); err != nil {
+	if _, err := j.Append(Entries([]memory.Entry{first}), AppendOptions{IdleGap: time.Hour, Now: t0}); err != nil {
 		t.Fatal(err)
 	}
 	old := t0.AddDate(-1, 0, 0)
-	if _, err := j.Import([]memory.Entry{event("old", "SessionStart", old), observation("old", "Bash", memory.Episodic, old), event("old", "SessionEnd", old)}); err != nil {
+	if _, err := j.Append(Entries([]memory.Entry{event("old", "SessionStart", old), observation("old", "Bash", memory.Episodic, old), event("old", "SessionEnd", old)}), AppendOptions{Elsewhere: true}); err != nil {
 		t.Fatal(err)
 	}
 	second := observation("", "Read", memory.Semantic, t0.Add(time.Second))
-	if _, err := j.Append([]memory.Entry{second}, time.Hour, t0.Add(time.Second)); err != nil {
+	if _, err := j.Append(Entries([]memory.Entry{second}), AppendOptions{IdleGap: time.Hour, Now: t0.Add(time.Second)}); err != nil {
 		t.Fatal(err)
 	}
 	if first.Session() != second.Session() {
 		t.Errorf("an import split the live session: %s, then %s", first.Session(), second.Session())
 	}
-	if _, err := j.Import([]memory.Entry{observation("", "Read", memory.Semantic, t0)}); err == nil {
+	if _, err := j.Append(Entries([]memory.Entry{observation("", "Read", memory.Semantic, t0)}), AppendOptions{Elsewhere: true}); err == nil {
 		t.Error("Import took an entry without a session")
 	}
 }

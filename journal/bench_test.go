@@ -19,7 +19,7 @@ func BenchmarkAppendOne(b *testing.B) {
 	at := t0
 	for b.Loop() {
 		at = at.Add(time.Millisecond)
-		if _, err := j.Append([]memory.Entry{observation("s", "Read", memory.Semantic, at)}, gap, at); err != nil {
+		if _, err := j.Append(Entries([]memory.Entry{observation("s", "Read", memory.Semantic, at)}), AppendOptions{IdleGap: gap, Now: at}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -35,7 +35,7 @@ func BenchmarkAppendBatch1000(b *testing.B) {
 			at = at.Add(time.Millisecond)
 			entries[i] = observation("s", "Read", memory.Semantic, at)
 		}
-		if _, err := j.Append(entries, gap, at); err != nil {
+		if _, err := j.Append(Entries(entries), AppendOptions{IdleGap: gap, Now: at}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -89,7 +89,7 @@ func BenchmarkStagedAppend(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if _, err := s.Append(ps, gap, at); err != nil {
+		if _, err := j.Append(ps, AppendOptions{IdleGap: gap, Now: at, Staging: s}); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()

@@ -96,10 +96,10 @@ func TestDamagedPageIsAnError(t *testing.T) {
 		if _, err := j.Backlog(); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "page") {
 			t.Fatalf("Backlog of a damaged journal: %v, want ErrDamaged naming the page", err)
 		}
-		if _, err := j.Append(nil, gap, t0); err != nil && !errors.Is(err, ErrDamaged) {
+		if _, err := j.Append(Entries(nil), AppendOptions{IdleGap: gap, Now: t0}); err != nil && !errors.Is(err, ErrDamaged) {
 			t.Fatalf("Append to a damaged journal: %v, want ErrDamaged", err)
 		}
-		if _, err := j.Append([]memory.Entry{observation("s9", "Read", memory.Semantic, t0.Add(time.Hour))}, gap, t0); !errors.Is(err, ErrDamaged) {
+		if _, err := j.Append(Entries([]memory.Entry{observation("s9", "Read", memory.Semantic, t0.Add(time.Hour))}), AppendOptions{IdleGap: gap, Now: t0}); !errors.Is(err, ErrDamaged) {
 			t.Fatalf("Append to a damaged journal: %v, want ErrDamaged", err)
 		}
 	}
@@ -151,7 +151,7 @@ func TestFileCutShortIsDamaged(t *testing.T) {
 			if _, err := j.Backlog(); !errors.Is(err, ErrDamaged) {
 				t.Errorf("Backlog: %v, want ErrDamaged", err)
 			}
-			if _, err := j.Append([]memory.Entry{observation("s9", "Read", memory.Semantic, t0)}, gap, t0); !errors.Is(err, ErrDamaged) {
+			if _, err := j.Append(Entries([]memory.Entry{observation("s9", "Read", memory.Semantic, t0)}), AppendOptions{IdleGap: gap, Now: t0}); !errors.Is(err, ErrDamaged) {
 				t.Errorf("Append: %v, want ErrDamaged", err)
 			}
 			if now, _ := os.Stat(j.path); now.Size() != size {

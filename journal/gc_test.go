@@ -103,7 +103,7 @@ func TestCompactKeepsEveryConcurrentRecord(t *testing.T) {
 	var recorded []string
 	wg.Go(func() {
 		for i := range 50 {
-			out, err := j.Append([]memory.Entry{observation("live", "Bash", memory.Episodic, t0.Add(time.Duration(i)*time.Millisecond))}, gap, t0)
+			out, err := j.Append(Entries([]memory.Entry{observation("live", "Bash", memory.Episodic, t0.Add(time.Duration(i)*time.Millisecond))}), AppendOptions{IdleGap: gap, Now: t0})
 			if err != nil {
 				t.Errorf("record during the compaction: %v", err)
 				return

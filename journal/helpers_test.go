@@ -44,7 +44,7 @@ func event(session, name string, at time.Time) memory.Entry {
 
 func mustAppend(t testing.TB, j *Journal, now time.Time, entries ...memory.Entry) []Appended {
 	t.Helper()
-	out, err := j.Append(entries, gap, now)
+	out, err := j.Append(Entries(entries), AppendOptions{IdleGap: gap, Now: now})
 	if err != nil {
 		t.Fatalf("Append: %v", err)
 	}

@@ -113,7 +113,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 	}{
 		{"Create", func(j *Journal) error { return j.Create() }},
 		{"Append", func(j *Journal) error {
-			_, err := j.Append([]memory.Entry{observation("s", "Read", memory.Semantic, t0)}, gap, t0)
+			_, err := j.Append(Entries([]memory.Entry{observation("s", "Read", memory.Semantic, t0)}), AppendOptions{IdleGap: gap, Now: t0})
 			return err
 		}},
 		{"Sessions", func(j *Journal) error { _, err := j.Sessions(); return err }},
@@ -162,7 +162,7 @@ func TestLockedJournal(t *testing.T) {
 	}
 	j.Timeout = 200 * time.Millisecond
 	e := observation("s", "Read", memory.Semantic, t0)
-	if _, err := j.Append([]memory.Entry{e}, gap, t0); !errors.Is(err, ErrLocked) {
+	if _, err := j.Append(Entries([]memory.Entry{e}), AppendOptions{IdleGap: gap, Now: t0}); !errors.Is(err, ErrLocked) {
 		t.Errorf("Append while locked = %v, want ErrLocked", err)
 	}
 	if _, err := j.Sessions(); !errors.Is(err, ErrLocked) {
@@ -197,7 +197,7 @@ func TestLockWaiterProceedsOnRelease(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := j.Append([]memory.Entry{observation("s", "Read", memory.Semantic, t0)}, gap, t0)
+		_, err := j.Append(Entries([]memory.Entry{observation("s", "Read", memory.Semantic, t0)}), AppendOptions{IdleGap: gap, Now: t0})
 		done <- err
 	}()
 	select {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -22,8 +21,8 @@ import (
 // A Staging is one large append made in parts. bbolt holds every value a transaction
 // puts, and every page it writes, in memory until it commits: one transaction of a
 // 100,000-line --jsonl held about 500 MB. Stage stores entries in transactions of their
-// own, under keys that no index names, so that no reader finds them; Append indexes
-// them all in one last transaction, as AppendPrepared does, and they become visible
+// own, under keys that no index names, so that no reader finds them; Journal.Append
+// with the staging indexes them all in one last transaction, and they become visible
 // together, as one transaction's would.
 //
 // A staging is written down in the meta bucket with the entries it stored, and holds a
@@ -65,8 +64,8 @@ func (j *Journal) StartStaging(now time.Time) (*Staging, error) {
 }
 
 // Stage stores the encoded entries among ps in a transaction of its own, and keeps in
-// ps only what Append needs of them. Entries not encoded yet (those that are to join
-// the open session) are left for Append.
+// ps only what Journal.Append needs of them. Entries not encoded yet (those that are to
+// join the open session) are left for the append.
 func (s *Staging) Stage(ps []Prepared) error {
 	var part seqRange
 	err := s.j.update(func(tx *bolt.Tx) error {
@@ -112,35 +111,6 @@ func (s *Staging) Stage(ps []Prepared) error {
 	return nil
 }
 
-// Append records entries, some of them staged, in one transaction, as AppendPrepared
-// does, and ends the staging: a staged entry found to be recorded already is dropped.
-func (s *Staging) Append(entries []Prepared, idleGap time.Duration, now time.Time) ([]Appended, error) {
-	// This one transaction holds every entry's index keys, and bbolt's copy of each
-	// until it commits: collected at half the usual growth of the heap, the process
-	// stays nearer the size of what it holds.
-	previous := debug.SetGCPercent(stagingGCPercent)
-	if previous < stagingGCPercent { // a lower GOGC, or off, stays
-		debug.SetGCPercent(previous)
-	}
-	defer debug.SetGCPercent(previous)
-	var out []Appended
-	err := s.j.update(func(tx *bolt.Tx) error {
-		if err := s.check(tx); err != nil {
-			return err
-		}
-		var err error
-		if out, err = appendAll(tx, entries, idleGap, now); err != nil {
-			return err
-		}
-		return tx.Bucket(bucketMeta).Delete(stagingKey(s.id))
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.staged = nil
-	return out, nil
-}
-
 // stagingGCPercent is the collector's setting while a staging's last transaction runs.
 const stagingGCPercent = 50
 
@@ -153,7 +123,7 @@ func (s *Staging) check(tx *bolt.Tx) error {
 	return nil
 }
 
-// Close ends the staging. Entries it staged and Append did not record are dropped: those
+// Close ends the staging. Entries it staged and no append recorded are dropped: those
 // its record in the journal names, whatever this process believes it stored.
 func (s *Staging) Close() error {
 	var err error

@@ -89,7 +89,7 @@ func TestStagedEntriesAreSeenOnlyOnceAppended(t *testing.T) {
 	}
 	mustCheck(t, j)
 
-	out, err := s.Append(ps, gap, t0.Add(4))
+	out, err := j.Append(ps, AppendOptions{IdleGap: gap, Now: t0.Add(4), Staging: s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestStagedEntriesAreSeenOnlyOnceAppended(t *testing.T) {
 	if err := s2.Stage(again); err != nil {
 		t.Fatal(err)
 	}
-	out, err = s2.Append(again, gap, t0.Add(6))
+	out, err = j.Append(again, AppendOptions{IdleGap: gap, Now: t0.Add(6), Staging: s2})
 	if err != nil || !out[0].Duplicate || out[0].ID != ps[1].head.id {
 		t.Fatalf("Append of a call recorded before = %+v, %v", out, err)
 	}
@@ -186,7 +186,7 @@ func TestDroppedStagingRecordsNothing(t *testing.T) {
 	if err := s.Stage(ps[1:]); !errors.Is(err, ErrStagingDropped) {
 		t.Fatalf("Stage after the staging was dropped: %v, want ErrStagingDropped", err)
 	}
-	if _, err := s.Append(ps, gap, t0); !errors.Is(err, ErrStagingDropped) {
+	if _, err := j.Append(ps, AppendOptions{IdleGap: gap, Now: t0, Staging: s}); !errors.Is(err, ErrStagingDropped) {
 		t.Fatalf("Append after the staging was dropped: %v, want ErrStagingDropped", err)
 	}
 	if err := s.Close(); err != nil {

@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/agmem/agmem/memory"
 )
 
 // WatchMark is how far `agmem daemon` has read a file it follows. It is written in the
@@ -35,23 +32,6 @@ func (j *Journal) WatchMarks() (map[string]WatchMark, error) {
 		})
 	})
 	return marks, err
-}
-
-// AppendWatched records entries read from the followed file path, as Append does, and
-// moves the file's mark to mark, in one transaction.
-func (j *Journal) AppendWatched(path string, mark WatchMark, entries []memory.Entry, idleGap time.Duration, now time.Time) ([]Appended, error) {
-	var out []Appended
-	err := j.update(func(tx *bolt.Tx) error {
-		var err error
-		if out, err = appendAll(tx, unprepared(entries), idleGap, now); err != nil {
-			return err
-		}
-		return putJSON(tx.Bucket(bucketWatches), []byte(path), &mark)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // Backlog is what waits for a flush.

@@ -11,17 +11,17 @@ import (
 func TestAppendWatchedMovesTheMarkWithTheEntries(t *testing.T) {
 	j := newJournal(t)
 	a := observation("s", "Read", memory.Semantic, t0)
-	if _, err := j.AppendWatched("/tmp/a.jsonl", WatchMark{Offset: 120, File: "f1"}, []memory.Entry{a}, gap, t0); err != nil {
+	if _, err := j.Append(Entries([]memory.Entry{a}), AppendOptions{IdleGap: gap, Now: t0, Watched: &Watched{Path: "/tmp/a.jsonl", Mark: WatchMark{Offset: 120, File: "f1"}}}); err != nil {
 		t.Fatal(err)
 	}
 	// A line that fails keeps the whole read unrecorded: no entry, and the mark stays.
 	bad := observation("s", "", memory.Semantic, t0)
 	good := observation("s", "Grep", memory.Semantic, t0)
-	if _, err := j.AppendWatched("/tmp/a.jsonl", WatchMark{Offset: 240, File: "f1"}, []memory.Entry{good, bad}, gap, t0); err == nil {
+	if _, err := j.Append(Entries([]memory.Entry{good, bad}), AppendOptions{IdleGap: gap, Now: t0, Watched: &Watched{Path: "/tmp/a.jsonl", Mark: WatchMark{Offset: 240, File: "f1"}}}); err == nil {
 		t.Fatal("AppendWatched with an invalid entry succeeded")
 	}
 	// A read with nothing worth recording still moves the mark.
-	if _, err := j.AppendWatched("/tmp/b.jsonl", WatchMark{Offset: 7}, nil, gap, t0); err != nil {
+	if _, err := j.Append(Entries(nil), AppendOptions{IdleGap: gap, Now: t0, Watched: &Watched{Path: "/tmp/b.jsonl", Mark: WatchMark{Offset: 7}}}); err != nil {
 		t.Fatal(err)
 	}
 	marks, err := j.WatchMarks()

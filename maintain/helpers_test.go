@@ -84,7 +84,7 @@ func (m *memRepo) record(session string, n int) []string {
 			MemoryType: memory.Semantic, Summary: "read_file", Source: "test",
 		}})
 	}
-	if _, err := m.j.Append(entries, time.Hour, time.Now()); err != nil {
+	if _, err := m.j.Append(journal.Entries(entries), journal.AppendOptions{IdleGap: time.Hour, Now: time.Now()}); err != nil {
 		m.t.Fatal(err)
 	}
 	ids := make([]string, n)

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agmem/agmem/capture"
+	"github.com/agmem/agmem/record"
 )
 
 // ToolsCall is the method of a call of a tool, the request the proxy always records.
@@ -29,21 +29,22 @@ type Call struct {
 	Duration  time.Duration   // until its answer passed through, or until it was given up on
 }
 
-// Native is the call as the native observation of SPEC §5.1 that capture takes: named
-// mcp__<server>__<tool> (another method keeps its name: mcp__<server>__resources/read).
-func (c Call) Native(server string) capture.Native {
+// Observation is the call as it is recorded: named mcp__<server>__<tool> (another
+// method keeps its name: mcp__<server>__resources/read).
+func (c Call) Observation(server string) record.Observation {
 	name := c.Method
 	if c.Method == ToolsCall {
 		name = c.Tool
 	}
-	tool := "mcp__" + server + "__" + name
-	n := capture.Native{ToolName: &tool, Arguments: c.Arguments, Result: c.Result, Error: c.Error,
-		Source: Source, Timestamp: c.Started.UTC().Format(time.RFC3339Nano)}
-	if c.Duration > 0 {
-		ms := float64(c.Duration.Milliseconds())
-		n.DurationMS = &ms
+	o := record.Observation{Tool: "mcp__" + server + "__" + name, Error: c.Error, Source: Source,
+		Time: c.Started, Duration: c.Duration}
+	if len(c.Arguments) > 0 {
+		o.Arguments = c.Arguments
 	}
-	return n
+	if len(c.Result) > 0 {
+		o.Result = c.Result
+	}
+	return o
 }
 
 // message is what the tracker reads of a JSON-RPC 2.0 message. Its result is read as

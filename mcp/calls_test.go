@@ -131,15 +131,15 @@ func TestInFlightCountsEveryRequestOfTheClient(t *testing.T) {
 	}
 }
 
-func TestNativeNamesTheToolAfterTheServer(t *testing.T) {
+func TestObservationNamesTheToolAfterTheServer(t *testing.T) {
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	n := Call{Method: ToolsCall, Tool: "read_text_file", Arguments: json.RawMessage(`{"path":"a"}`),
-		Result: json.RawMessage(`"x"`), Started: at, Duration: 1500 * time.Microsecond}.Native("fs")
-	if *n.ToolName != "mcp__fs__read_text_file" || n.Source != "mcp" || n.Timestamp != "2026-11-30T12:00:00Z" || *n.DurationMS != 1 {
-		t.Errorf("native: %+v", n)
+	o := Call{Method: ToolsCall, Tool: "read_text_file", Arguments: json.RawMessage(`{"path":"a"}`),
+		Result: json.RawMessage(`"x"`), Started: at, Duration: 1500 * time.Microsecond}.Observation("fs")
+	if o.Tool != "mcp__fs__read_text_file" || o.Source != "mcp" || !o.Time.Equal(at) || o.Duration != 1500*time.Microsecond {
+		t.Errorf("observation: %+v", o)
 	}
-	if n := (Call{Method: "resources/read", Started: at}).Native("fs"); *n.ToolName != "mcp__fs__resources/read" || n.DurationMS != nil {
-		t.Errorf("another method: %s, duration %v", *n.ToolName, n.DurationMS)
+	if o := (Call{Method: "resources/read", Started: at}).Observation("fs"); o.Tool != "mcp__fs__resources/read" || o.Result != nil || o.Arguments != nil {
+		t.Errorf("another method: %+v", o)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agmem/agmem/capture"
+	"github.com/agmem/agmem/internal/lines"
 	"github.com/agmem/agmem/memory"
 )
 
@@ -24,44 +25,46 @@ const (
 	Transcript    Format = "claude code transcript"
 )
 
-// File is what one file held.
+// File is one file to import.
 type File struct {
 	Path   string
 	Format Format
-	// Read counts the entries read from the file and given to the sink.
-	Read int
-	// NotCaptured counts calls the capture rules leave out (ignored tools, short results).
-	NotCaptured int
-	// NotUnderstood counts lines (or objects) that are no entry agmem knows.
+	// NotUnderstood counts lines (or objects) that are no entry agmem knows, as Read
+	// finds them.
 	NotUnderstood int
+	fallback      func(entryID string) string
 }
 
-// Sink takes the entries read from a file, a chunk at a time, each in a session.
-type Sink func(f *File, entries []memory.Entry) error
+// Session is the session of an entry of f's that names none: the session of a Python
+// session file imported with it that holds the same observation, else that of the one
+// session file given, else a session of f's own, the same at every import.
+func (f *File) Session(entryID string) string { return f.fallback(entryID) }
+
+// Item is one thing a file holds: a JSON object to decode as `agmem record` decodes its
+// input (a line of JSONL, an observation of a Python session), or a call a transcript's
+// lines paired.
+type Item struct {
+	Object []byte
+	Call   *capture.Native
+	// Session is the session the file gives the item if it names none, "" for the
+	// file's (File.Session).
+	Session string
+	// Line is where the item is: its line's number, or for a Python session's
+	// observation its place in the list, from 1.
+	Line int
+}
 
 // Progress is told how far through a file reading is.
 type Progress func(path string, done, total int64)
 
-// Chunks are at most this many entries, or about this many bytes of input: an import
-// never holds the journal long, and never holds a whole file in memory.
-const (
-	chunkEntries = 1000
-	chunkBytes   = 1 << 20
-)
-
-// maxLine bounds one line of a JSONL file or a transcript.
-const maxLine = 64 << 20
-
-// Import reads the files, each by its content, and gives their entries to sink. An
-// entry that names no session takes the session of a Python session file imported with
-// it that holds the same observation, else that of the one session file given, else a
-// session of its own file's, the same at every import.
-func Import(paths []string, p capture.Policy, now time.Time, progress Progress, sink Sink) ([]File, error) {
+// Open finds what each file is, by its content, and the sessions of entries that name
+// none. limit bounds a line of the files.
+func Open(paths []string, limit int) ([]File, error) {
 	files := make([]File, len(paths))
 	sessions := map[string]string{} // observation id -> session, from session files
 	var sessionFiles []string       // their session ids
 	for i, path := range paths {
-		format, err := sniff(path)
+		format, err := sniff(path, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -78,19 +81,15 @@ func Import(paths []string, p capture.Policy, now time.Time, progress Progress, 
 		}
 	}
 	for i := range files {
-		f := &files[i]
-		fallback := fileSession(f.Path)
+		own := fileSession(files[i].Path)
 		if len(sessionFiles) == 1 {
-			fallback = sessionFiles[0]
+			own = sessionFiles[0]
 		}
-		r := &reader{f: f, p: p, now: now, sink: sink, session: func(e memory.Entry) string {
-			if s, ok := sessions[e.ID()]; ok {
+		files[i].fallback = func(id string) string {
+			if s, ok := sessions[id]; ok {
 				return s
 			}
-			return fallback
-		}}
-		if err := r.read(progress); err != nil {
-			return files, fmt.Errorf("%s: %w", f.Path, err)
+			return own
 		}
 	}
 	return files, nil
@@ -105,21 +104,10 @@ func fileSession(path string) string {
 	return memory.IDOf(time.Unix(0, 0), []byte("import\x00"+abs))
 }
 
-// reader reads one file and gives its entries to the sink in chunks.
-type reader struct {
-	f       *File
-	p       capture.Policy
-	now     time.Time
-	sink    Sink
-	session func(memory.Entry) string
-
-	chunk []memory.Entry
-	bytes int
-	err   error
-}
-
-func (r *reader) read(progress Progress) error {
-	fh, err := os.Open(r.f.Path)
+// Read gives each item of f to each, in order; a line over limit, or one that is no
+// entry agmem knows, is counted in f.NotUnderstood.
+func Read(f *File, limit int, progress Progress, each func(Item) error) error {
+	fh, err := os.Open(f.Path)
 	if err != nil {
 		return err
 	}
@@ -128,57 +116,55 @@ func (r *reader) read(progress Progress) error {
 	if err != nil {
 		return err
 	}
-	br := bufio.NewReaderSize(&counting{r: fh, total: st.Size(), path: r.f.Path, progress: progress}, 1<<20)
-	switch r.f.Format {
+	in := &counting{r: fh, total: st.Size(), path: f.Path, progress: progress}
+	switch f.Format {
 	case PythonSession:
-		err = r.pythonSession(br)
+		return f.pythonSession(in, each)
 	case Transcript:
-		err = r.transcript(br)
+		t := transcript{f: f}
+		err := eachLine(in, limit, f, func(line []byte, n int) error {
+			for _, call := range t.line(line) {
+				if err := each(Item{Call: call, Line: n}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		f.NotUnderstood += len(t.calls) // calls no result answered
+		return err
 	default:
-		err = eachLine(br, func(line []byte) { r.add(decodeLine(line, r.p, r.now), len(line)) })
+		return eachLine(in, limit, f, func(line []byte, n int) error { return each(Item{Object: line, Line: n}) })
 	}
-	if err == nil {
-		r.flush()
-	}
-	if r.err != nil {
-		return r.err
-	}
-	return err
 }
 
-// add takes what a line or an object became, size bytes of input.
-func (r *reader) add(d decoded, size int) {
-	if d.err != nil {
-		r.f.NotUnderstood++
-		return
-	}
-	r.f.NotCaptured += len(d.Skipped)
-	for _, e := range d.Entries {
-		if e.Session() == "" {
-			e.SetSession(r.session(e))
+// eachLine calls fn with each line that is not blank; a line over limit is counted as
+// not understood.
+func eachLine(in io.Reader, limit int, f *File, fn func(line []byte, n int) error) error {
+	r := lines.NewReader(in, limit, 1<<20, 0)
+	for {
+		l, err := r.Next()
+		switch {
+		case l.Long:
+			f.NotUnderstood++
+		case len(bytes.TrimSpace(l.Text)) > 0:
+			if err := fn(l.Text, l.N); err != nil {
+				return err
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
 		}
 	}
-	r.chunk = append(r.chunk, d.Entries...)
-	r.bytes += size
-	if len(r.chunk) >= chunkEntries || r.bytes >= chunkBytes {
-		r.flush()
-	}
-}
-
-func (r *reader) flush() {
-	if len(r.chunk) == 0 || r.err != nil {
-		return
-	}
-	r.f.Read += len(r.chunk)
-	r.err = r.sink(r.f, r.chunk)
-	r.chunk, r.bytes = nil, 0
 }
 
 // sniff tells a file's format from its content: one JSON object with a "session_id"
 // and an "observations" list is a Python session; lines with a "type" and no
 // "tool_name" or "hook_event_name", the first with a "sessionId" or a "message", are a
 // transcript; anything else is JSONL.
-func sniff(path string) (Format, error) {
+func sniff(path string, limit int) (Format, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return "", err
@@ -187,17 +173,16 @@ func sniff(path string) (Format, error) {
 	if st, err := fh.Stat(); err == nil && st.IsDir() {
 		return "", fmt.Errorf("%s is a directory", path)
 	}
-	br := bufio.NewReaderSize(fh, 1<<20)
-	if isPythonSession(br) {
+	if isPythonSession(bufio.NewReaderSize(fh, 1<<20)) {
 		return PythonSession, nil
 	}
 	if _, err := fh.Seek(0, io.SeekStart); err != nil {
 		return "", err
 	}
-	br.Reset(fh)
+	r := lines.NewReader(fh, limit, 1<<20, 0)
 	for n := 0; n < 8; {
-		line, long, err := readLine(br)
-		if len(bytes.TrimSpace(line)) > 0 || long {
+		l, err := r.Next()
+		if len(bytes.TrimSpace(l.Text)) > 0 || l.Long {
 			n++
 			var probe struct {
 				Type      *string         `json:"type"`
@@ -206,7 +191,7 @@ func sniff(path string) (Format, error) {
 				ToolName  json.RawMessage `json:"tool_name"`
 				HookEvent json.RawMessage `json:"hook_event_name"`
 			}
-			if !long && json.Unmarshal(line, &probe) == nil {
+			if !l.Long && json.Unmarshal(l.Text, &probe) == nil {
 				if probe.Type == nil || probe.ToolName != nil || probe.HookEvent != nil {
 					return NativeJSONL, nil
 				}
@@ -252,56 +237,6 @@ func isPythonSession(r io.Reader) bool {
 		}
 	}
 	return false
-}
-
-// decoded is what one line or object became.
-type decoded struct {
-	capture.Decoded
-	err error
-}
-
-// decodeLine reads a line as agmem record --jsonl does. An entry the line gives no id
-// gets one from the line itself.
-func decodeLine(line []byte, p capture.Policy, now time.Time) decoded {
-	d, err := capture.Decode(line, p, now)
-	if err == nil && !capture.HasMember(line, "id") {
-		d.IdentifyBy(line, capture.HasMember(line, "timestamp"))
-	}
-	return decoded{d, err}
-}
-
-// eachLine calls fn with each non-blank line; a line over maxLine is skipped whole.
-func eachLine(br *bufio.Reader, fn func([]byte)) error {
-	for {
-		line, long, err := readLine(br)
-		if !long && len(bytes.TrimSpace(line)) > 0 {
-			fn(line)
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-// readLine reads one line of at most maxLine bytes; of a longer one it keeps nothing
-// and says so.
-func readLine(br *bufio.Reader) (line []byte, long bool, err error) {
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if !long {
-			if len(line)+len(chunk) > maxLine {
-				long, line = true, nil
-			} else {
-				line = append(line, chunk...)
-			}
-		}
-		if err != bufio.ErrBufferFull {
-			return line, long, err
-		}
-	}
 }
 
 // counting tells progress how much of the file has been read.

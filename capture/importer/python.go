@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/agmem/agmem/capture"
 	"github.com/agmem/agmem/memory"
 )
 
@@ -39,30 +38,17 @@ func sessionOf(path string) (session string, ids []string, err error) {
 	return s.SessionID, ids, nil
 }
 
-// pythonSession reads a daemon_session.json: its observations, each in the session it
-// names.
-func (r *reader) pythonSession(in io.Reader) error {
+// pythonSession gives each observation of a daemon_session.json, in the session the
+// file names.
+func (f *File) pythonSession(in io.Reader, each func(Item) error) error {
 	var session pythonSession
 	if err := json.NewDecoder(in).Decode(&session); err != nil {
 		return err
 	}
-	for _, raw := range session.Observations {
-		var n capture.Native
-		if err := json.Unmarshal(raw, &n); err != nil || n.ToolName == nil {
-			r.f.NotUnderstood++
-			continue
+	for i, raw := range session.Observations {
+		if err := each(Item{Object: raw, Session: session.SessionID, Line: i + 1}); err != nil {
+			return err
 		}
-		if n.SessionID == "" {
-			n.SessionID = session.SessionID
-		}
-		if n.Source == "" {
-			n.Source = capture.SourceNative
-		}
-		d, err := capture.FromNative(n, r.p, r.now)
-		if err == nil && n.ID == "" {
-			d.IdentifyBy(raw, n.Timestamp != "")
-		}
-		r.add(decoded{d, err}, len(raw))
 	}
 	return nil
 }

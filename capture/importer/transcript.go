@@ -1,16 +1,14 @@
 package importer
 
 import (
-	"bufio"
 	"encoding/json"
 	"strings"
-	"time"
 
 	"github.com/agmem/agmem/capture"
 )
 
-// transcriptLine is one line of a Claude Code transcript, as far as agmem reads it
-// (NOTES.md §Hooks): a message in the Anthropic Messages API's shape.
+// transcriptLine is one line of a Claude Code transcript, as far as agmem reads it: a
+// message in the Anthropic Messages API's shape.
 type transcriptLine struct {
 	Type      string `json:"type"`
 	SessionID string `json:"sessionId"`
@@ -39,47 +37,54 @@ type block struct {
 // calls only from user and assistant messages.
 var knownTypes = map[string]bool{"user": true, "assistant": true, "summary": true, "system": true, "file-history-snapshot": true}
 
-// transcript pairs each tool_use block with the tool_result that answers it, and
-// records the pair as one call. Lines it cannot read are counted, as are calls no
-// result answers.
-func (r *reader) transcript(br *bufio.Reader) error {
-	type pending struct {
-		use  block
-		line transcriptLine
+// transcript pairs each tool_use block of a Claude Code transcript with the
+// tool_result that answers it, as one call. Lines it cannot read are counted, as are
+// calls no result answers (those left in calls at the end).
+type transcript struct {
+	f     *File
+	calls map[string]pending
+}
+
+type pending struct {
+	use  block
+	line transcriptLine
+}
+
+// line reads one line of the transcript, and returns the calls it answers.
+func (t *transcript) line(raw []byte) []*capture.Native {
+	var l transcriptLine
+	if json.Unmarshal(raw, &l) != nil || !knownTypes[l.Type] {
+		t.f.NotUnderstood++
+		return nil
 	}
-	calls := map[string]pending{}
-	err := eachLine(br, func(raw []byte) {
-		var l transcriptLine
-		if json.Unmarshal(raw, &l) != nil || !knownTypes[l.Type] {
-			r.f.NotUnderstood++
-			return
-		}
-		var blocks []block
-		if json.Unmarshal(l.Message.Content, &blocks) != nil {
-			return // a plain text message: no tool call in it
-		}
-		// toolUseResult belongs to the line's result only when it has one.
-		var toolUseResult json.RawMessage
-		if results := countResults(blocks); results == 1 {
-			toolUseResult = l.ToolUseResult
-		}
-		for _, b := range blocks {
-			switch {
-			case b.Type == "tool_use" && l.Type == "assistant" && b.ID != "":
-				calls[b.ID] = pending{b, l}
-			case b.Type == "tool_result" && l.Type == "user":
-				c, ok := calls[b.ToolUseID]
-				if !ok {
-					r.f.NotUnderstood++
-					continue
-				}
-				delete(calls, b.ToolUseID)
-				r.add(call(c.use, c.line, b, toolUseResult, r.p, r.now), len(raw))
+	var blocks []block
+	if json.Unmarshal(l.Message.Content, &blocks) != nil {
+		return nil // a plain text message: no tool call in it
+	}
+	// toolUseResult belongs to the line's result only when it has one.
+	var toolUseResult json.RawMessage
+	if results := countResults(blocks); results == 1 {
+		toolUseResult = l.ToolUseResult
+	}
+	if t.calls == nil {
+		t.calls = map[string]pending{}
+	}
+	var answered []*capture.Native
+	for _, b := range blocks {
+		switch {
+		case b.Type == "tool_use" && l.Type == "assistant" && b.ID != "":
+			t.calls[b.ID] = pending{b, l}
+		case b.Type == "tool_result" && l.Type == "user":
+			c, ok := t.calls[b.ToolUseID]
+			if !ok {
+				t.f.NotUnderstood++
+				continue
 			}
+			delete(t.calls, b.ToolUseID)
+			answered = append(answered, call(c.use, c.line, b, toolUseResult))
 		}
-	})
-	r.f.NotUnderstood += len(calls)
-	return err
+	}
+	return answered
 }
 
 func countResults(blocks []block) int {
@@ -92,8 +97,10 @@ func countResults(blocks []block) int {
 	return n
 }
 
-func call(use block, at transcriptLine, result block, toolUseResult json.RawMessage, p capture.Policy, now time.Time) decoded {
-	n := capture.Native{
+// call is a tool_use and the tool_result that answered it, as the native observation
+// of the call, dated as the tool_use is.
+func call(use block, at transcriptLine, result block, toolUseResult json.RawMessage) *capture.Native {
+	n := &capture.Native{
 		SessionID: at.SessionID,
 		Timestamp: at.Timestamp,
 		ToolName:  &use.Name,
@@ -111,11 +118,7 @@ func call(use block, at transcriptLine, result block, toolUseResult json.RawMess
 		n.Error = text
 		n.Result, _ = json.Marshal(text)
 	}
-	d, err := capture.FromNative(n, p, now)
-	if err == nil {
-		d.IdentifyBy([]byte(at.SessionID+"\x00"+use.ID), at.Timestamp != "")
-	}
-	return decoded{d, err}
+	return n
 }
 
 // resultText is a tool_result's content as text: a string as it is, a list of blocks

@@ -2,7 +2,7 @@
 // beside a reference measured in the same run (a process that does nothing, the git
 // CLI), so that the ratios hold on a machine whose absolute speed drifts.
 //
-//	go run ./scripts/bench hook  -agmem BIN [-runs 500]
+//	go run ./scripts/bench hook  -agmem BIN [-runs 500] [-against OLD_BIN]
 //	go run ./scripts/bench flush -agmem BIN [-n 1000,10000] [-history 100000]
 //	go run ./scripts/bench concurrent -agmem BIN [-writers 16] [-n 10000]
 //	go run ./scripts/bench ingest -agmem BIN [-n 100000]
@@ -123,24 +123,40 @@ func hook(args []string) error {
 	bin := fs.String("agmem", "agmem", "the agmem binary (its hooks run agmem-record beside it, if it is there)")
 	runs := fs.Int("runs", 500, "runs of each command")
 	scale := fs.Bool("scale", false, "also time node -e 0 and python3 -c pass")
+	against := fs.String("against", "", "another build's agmem (its agmem-record beside it), timed interleaved with this one: before and after a change")
 	fs.Parse(args)
 	dir, err := newMemoryRepo(*bin, "agmem-bench-hook-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	var otherDir string
+	var otherCmd []string
+	if *against != "" {
+		if otherDir, err = newMemoryRepo(*against, "agmem-bench-hook-against-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(otherDir)
+		otherCmd = recordCommand(*against)
+	}
 	env := []string{"AGMEM_REPO=" + dir}
 	hookCmd := recordCommand(*bin)
 	name := strings.Join(append([]string{filepath.Base(hookCmd[0])}, hookCmd[1:]...), " ")
 	fmt.Printf("payloads: %d bytes (no secret), %d bytes (6 secrets); %d runs each, interleaved; hooks run %s\n",
 		len(hookPayload(0)), len(secretsPayload(0)), *runs, name)
-	var truth, rec, secret, full []time.Duration
+	var truth, rec, secret, full, other []time.Duration
 	for i := 0; i < *runs; i++ {
 		d, err := run(dir, nil, nil, "/bin/true")
 		if err != nil {
 			return err
 		}
 		truth = append(truth, d)
+		if otherCmd != nil {
+			if d, err = run(otherDir, hookPayload(i), []string{"AGMEM_REPO=" + otherDir}, otherCmd[0], otherCmd[1:]...); err != nil {
+				return err
+			}
+			other = append(other, d)
+		}
 		if d, err = run(dir, hookPayload(i), env, hookCmd[0], hookCmd[1:]...); err != nil {
 			return err
 		}
@@ -161,6 +177,9 @@ func hook(args []string) error {
 	}
 	fmt.Printf("%-38s median %-10s p99 %s\n", "/bin/true", ms(percentile(truth, .5)), ms(percentile(truth, .99)))
 	line(name+" (PostToolUse)", rec)
+	if other != nil {
+		line("against: "+strings.Join(otherCmd, " ")+" (PostToolUse)", other)
+	}
 	line(name+" (6 secrets)", secret)
 	if full != nil {
 		line("agmem record (PostToolUse)", full)

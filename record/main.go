@@ -1,4 +1,4 @@
-package recorder
+package record
 
 import (
 	"errors"
@@ -27,23 +27,23 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 }
 
 func runMain(args []string, e Env) error {
-	var o Options
+	var f Flags
 	var repo string
 	fs := flag.NewFlagSet("agmem-record", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // a bad flag is reported as every agmem error is
-	for _, f := range o.Flags() {
-		names := []string{f.Name}
-		if f.Alias != "" {
-			names = append(names, f.Alias)
+	for _, fl := range f.Flags() {
+		names := []string{fl.Name}
+		if fl.Alias != "" {
+			names = append(names, fl.Alias)
 		}
 		for _, name := range names {
 			switch {
-			case f.Bool != nil:
-				fs.BoolVar(f.Bool, name, false, f.Usage)
-			case f.String != nil:
-				fs.StringVar(f.String, name, "", f.Usage)
+			case fl.Bool != nil:
+				fs.BoolVar(fl.Bool, name, false, fl.Usage)
+			case fl.String != nil:
+				fs.StringVar(fl.String, name, "", fl.Usage)
 			default:
-				fs.Var((*repeated)(f.Strings), name, f.Usage)
+				fs.Var((*repeated)(fl.Strings), name, fl.Usage)
 			}
 		}
 	}
@@ -58,11 +58,7 @@ func runMain(args []string, e Env) error {
 	case fs.NArg() > 0:
 		return hint.With(fmt.Errorf("agmem-record takes no arguments, got %q", fs.Arg(0)), help)
 	}
-	r, err := memrepo.Locate(repo, e.Getenv)
-	if err != nil {
-		return err
-	}
-	return Run(e, r, o)
+	return Run(e, repo, f)
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {

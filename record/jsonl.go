@@ -1,0 +1,217 @@
+package record
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"time"
+
+	"github.com/agmem/agmem/capture"
+	"github.com/agmem/agmem/internal/lines"
+	"github.com/agmem/agmem/journal"
+)
+
+// This file is record --jsonl: one object per line, any number of lines, in one
+// transaction. Lines are read a chunk at a time, each chunk decoded and admitted by one
+// of a worker per core, and collected in their order; only their encoded entries stay,
+// and once they fill a part, only what the last transaction needs of them (a
+// journal.Staging stores the part meanwhile): memory follows the part, not the input.
+
+// stagePart is how many bytes of encoded entries --jsonl holds before it stores them in
+// the journal, in a part that no reader sees before the last transaction indexes it
+// with the others.
+const stagePart = 8 << 20
+
+// A worker decodes a chunk of decodeChunk lines at once, or fewer that hold
+// decodeChunkBytes: the chunks in flight, two per worker, hold a bounded part of the
+// input whatever its lines' length.
+const (
+	decodeChunk      = 256
+	decodeChunkBytes = 1 << 20
+)
+
+// Lines records one object per line of in, all in one transaction: every good line is
+// recorded, and every bad one refused with its line number. A line longer than
+// capture.max_input_bytes is read past, not kept.
+func (r *Recorder) Lines(in io.Reader) (Outcome, error) {
+	var out Outcome
+	if r.off != "" {
+		out.NotCaptured = []string{r.off}
+		return out, nil
+	}
+	now := time.Now()
+	b := bulk{r: r, now: now}
+	defer b.close() // drops what was staged, unless appended
+	if err := b.read(in, &out); err != nil {
+		return out, err
+	}
+	o := journal.AppendOptions{Now: now}
+	if b.staging != nil {
+		// The last part too: the last transaction then holds only the indexes.
+		if err := b.stage(); err != nil {
+			return out, err
+		}
+		o.Staging = b.staging
+	}
+	return out, r.write(b.entries, o, &out)
+}
+
+// bulk is what --jsonl input holds so far: its entries readied for the journal, the
+// first of them staged already.
+type bulk struct {
+	r        *Recorder
+	now      time.Time
+	entries  []admitted
+	staging  *journal.Staging // nil until a part is staged
+	staged   int              // entries[:staged] went to the staging
+	unstaged int              // bytes of encoded entries in entries[staged:]
+}
+
+// stage stores the entries not staged yet as a part of a staging, started if need be.
+func (b *bulk) stage() error {
+	if b.staging == nil {
+		s, err := b.r.journal.StartStaging(b.now)
+		if err != nil {
+			return fmt.Errorf("record: %w", err)
+		}
+		b.staging = s
+	}
+	part := make([]journal.Prepared, len(b.entries)-b.staged)
+	for i := range part {
+		part[i] = b.entries[b.staged+i].p
+	}
+	if err := b.staging.Stage(part); err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	for i := range part {
+		b.entries[b.staged+i].p = part[i] // now only what the last transaction needs
+	}
+	b.staged, b.unstaged = len(b.entries), 0
+	return nil
+}
+
+func (b *bulk) close() {
+	if b.staging != nil {
+		b.staging.Close()
+	}
+}
+
+// decodeJob is a chunk of lines, and where the worker that decodes them puts the results.
+type decodeJob struct {
+	lines []lines.Line
+	done  chan []lineResult
+}
+
+type lineResult struct {
+	entries     []admitted
+	notCaptured []string
+	err         error
+}
+
+// read reads, decodes and admits every line of in, and stages the entries a part at a
+// time.
+func (b *bulk) read(in io.Reader, out *Outcome) error {
+	workers := runtime.GOMAXPROCS(0)
+	jobs := make(chan decodeJob)
+	inOrder := make(chan decodeJob, 2*workers) // bounds the chunks read and not collected
+	quit := make(chan struct{})
+	defer close(quit)
+	for range workers {
+		go func() {
+			for job := range jobs {
+				results := make([]lineResult, len(job.lines))
+				for i, l := range job.lines {
+					if l.Long {
+						results[i] = lineResult{err: fmt.Errorf("longer than %s", sizeName(b.r.maxInput))}
+						continue
+					}
+					results[i] = safely(func() lineResult { return b.decodeLine(l.Text) })
+					job.lines[i].Text = nil // only its number is needed from now on
+				}
+				job.done <- results
+			}
+		}()
+	}
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(inOrder)
+		defer close(jobs)
+		lr := lines.NewReader(in, b.r.maxInput, 1<<20, 0)
+		var chunk []lines.Line
+		size := 0
+		for {
+			l, err := lr.Next()
+			if l.Long || len(bytes.TrimSpace(l.Text)) > 0 {
+				chunk = append(chunk, l)
+				size += len(l.Text)
+			}
+			if len(chunk) == decodeChunk || size >= decodeChunkBytes || err != nil && len(chunk) > 0 {
+				job := decodeJob{chunk, make(chan []lineResult, 1)}
+				select {
+				case inOrder <- job:
+				case <-quit:
+					return
+				}
+				jobs <- job
+				chunk, size = nil, 0
+			}
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					readErr <- fmt.Errorf("read stdin: %w", err)
+				}
+				return
+			}
+		}
+	}()
+
+	for job := range inOrder {
+		for i, res := range <-job.done {
+			if res.err != nil {
+				out.Refused = append(out.Refused, fmt.Errorf("line %d: %w", job.lines[i].N, res.err))
+				continue
+			}
+			out.NotCaptured = append(out.NotCaptured, res.notCaptured...)
+			b.entries = append(b.entries, res.entries...)
+			for _, e := range res.entries {
+				b.unstaged += e.p.Size()
+			}
+		}
+		if b.unstaged >= stagePart {
+			if err := b.stage(); err != nil {
+				return err
+			}
+		}
+	}
+	select {
+	case err := <-readErr:
+		return err
+	default:
+		return nil
+	}
+}
+
+// decodeLine decodes and admits one line: a line whose entries cannot all be admitted
+// is a bad line, recorded not at all.
+func (b *bulk) decodeLine(line []byte) lineResult {
+	d, err := capture.Decode(line, b.r.policy, b.now)
+	if err != nil {
+		return lineResult{err: err}
+	}
+	var out Outcome
+	entries, err := b.r.admit(d, nil, &out)
+	return lineResult{entries: entries, notCaptured: out.NotCaptured, err: err}
+}
+
+// safely runs decode, in a worker goroutine: a panic there would pass Main's recover by
+// and exit 2, which agents read as "block". It makes the line a bad one instead,
+// reported with the others.
+func safely(decode func() lineResult) (res lineResult) {
+	defer func() {
+		if v := recover(); v != nil {
+			res = lineResult{err: fmt.Errorf("internal error: %v", v)}
+		}
+	}()
+	return decode()
+}

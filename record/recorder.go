@@ -1,0 +1,217 @@
+package record
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agmem/agmem/capture"
+	"github.com/agmem/agmem/internal/config"
+	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/journal"
+	"github.com/agmem/agmem/memory"
+)
+
+// Recorder records into one memory repo, by its configuration as it was when the
+// Recorder was opened. It holds nothing open: any number of recorders, in any number
+// of processes, share a journal. Its methods are safe for one goroutine at a time.
+type Recorder struct {
+	journal *journal.Journal
+	policy  capture.Policy
+	// maxInput bounds one object of input, and one line; idle is how long agmem's open
+	// session may be idle before input that names no session starts a new one.
+	maxInput int
+	idle     time.Duration
+	// off is why nothing is recorded at all ("" when input is): capture.enabled, or an
+	// opt-out file at or above the working directory.
+	off string
+	// session is the session of input that names none; "" lets the journal's open
+	// session take it. sessionErr is a bad session given, reported only once something
+	// would be recorded: an opted-out project's hook stays silent whatever it is given.
+	session    string
+	sessionErr error
+	optOuts    optOuts
+}
+
+// Options say how a Recorder records.
+type Options struct {
+	// Session is the session of input that names none. "" takes $AGMEM_SESSION, else
+	// agmem's open session, which a new one replaces after capture.session_idle
+	// without activity, and after a SessionStart or SessionEnd.
+	Session string
+	// SessionIdle, when not 0, is how long agmem's open session may be idle, instead of
+	// capture.session_idle.
+	SessionIdle time.Duration
+	// Getenv reads the environment (AGMEM_* settings, AGMEM_SESSION); nil is os.Getenv.
+	Getenv func(string) string
+}
+
+// configHint goes with every configuration error.
+const configHint = `"agmem config" shows every key and where its value comes from`
+
+// Open makes a Recorder of the memory repo at dir (one "agmem init" made).
+func Open(dir string, o Options) (*Recorder, error) {
+	repo, err := memrepo.At(dir)
+	if err != nil {
+		return nil, hint.With(err, `run "agmem init `+dir+`"`)
+	}
+	return open(repo, o)
+}
+
+func open(repo memrepo.Repo, o Options) (*Recorder, error) {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	cfg, err := config.Load(repo.StateDir(), getenv)
+	if err != nil {
+		return nil, hint.With(err, configHint)
+	}
+	r := &Recorder{journal: repo.Journal(), maxInput: cfg.MaxInput, idle: cmp.Or(o.SessionIdle, cfg.SessionIdle)}
+	if !cfg.Enabled {
+		r.off = "capture.enabled is false"
+		return r, nil
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if dir := r.optOuts.of(wd); dir != "" {
+			r.off = optedOutBy(dir)
+			return r, nil
+		}
+	}
+	if r.policy, err = cfg.Policy(); err != nil {
+		return nil, hint.With(err, configHint)
+	}
+	if r.session = cmp.Or(o.Session, getenv("AGMEM_SESSION")); r.session != "" {
+		if err := memory.CheckSessionID(r.session); err != nil {
+			r.sessionErr, r.session = hint.With(err, "pass a session id without control characters"), ""
+		}
+	}
+	return r, nil
+}
+
+// Off says why the Recorder records nothing at all: capture.enabled is false, or an
+// opt-out file is at or above the working directory; "" when it records.
+func (r *Recorder) Off() string { return r.off }
+
+// MaxInput is the bound on one object of input, and one line: capture.max_input_bytes.
+func (r *Recorder) MaxInput() int { return r.maxInput }
+
+func optedOutBy(dir string) string {
+	return "opted out by " + filepath.Join(dir, capture.OptOutFile)
+}
+
+// Outcome is what one call did with its input.
+type Outcome struct {
+	// Recorded holds, in input order, what the journal holds for each entry kept.
+	Recorded []Recorded
+	// NotCaptured says why input was deliberately left out: a capture rule, an opt-out
+	// file, capture.enabled.
+	NotCaptured []string
+	// Refused says of each part of the input that was not recorded for what it holds
+	// which part it is ("line 3: ...") and why; the rest was recorded.
+	Refused []error
+}
+
+// Recorded is one entry the journal holds.
+type Recorded struct {
+	ID        string
+	Event     bool // a session event, not an observation
+	Duplicate bool // recorded before (the same id, or the same call): kept once
+}
+
+// admitted is an entry on its way in, ready for the journal.
+type admitted struct {
+	p     journal.Prepared
+	event bool
+	// defaulted says the entry took the Recorder's session, naming none of its own.
+	defaulted bool
+}
+
+// admit readies what one input object decoded to: each entry given its id by the rule
+// (identify), placed in a session (its own; else the one fallback gives it, when its
+// source has one; else the Recorder's), and encoded. An entry that happened in an
+// opted-out directory is left out, and said so in out.
+func (r *Recorder) admit(d capture.Decoded, fallback func(memory.Entry) string, out *Outcome) ([]admitted, error) {
+	out.NotCaptured = append(out.NotCaptured, d.Skipped...)
+	var kept []admitted
+	for i, e := range d.Entries {
+		if dir := r.optOuts.of(cwdOf(e)); dir != "" {
+			out.NotCaptured = append(out.NotCaptured, optedOutBy(dir))
+			continue
+		}
+		identify(e, d.GivenID, d.Dated, i)
+		if e.Session() == "" && fallback != nil {
+			e.SetSession(fallback(e))
+		}
+		defaulted := e.Session() == ""
+		if defaulted {
+			e.SetSession(r.session)
+		}
+		p, err := journal.Prepare(e)
+		if err != nil {
+			return nil, err
+		}
+		kept = append(kept, admitted{p, e.Event != nil, defaulted})
+	}
+	return kept, nil
+}
+
+// cwdOf is the directory the agent worked in when the entry happened, or "".
+func cwdOf(e memory.Entry) string {
+	if e.Observation != nil {
+		return e.Observation.Cwd
+	}
+	return e.Event.Attrs["cwd"]
+}
+
+// write appends entries in one transaction, as o says, and notes in out what became of
+// each. Nothing is written when there is nothing to write; a bad session given fails
+// the call when an entry would have taken it, and only then.
+func (r *Recorder) write(entries []admitted, o journal.AppendOptions, out *Outcome) error {
+	if len(entries) == 0 && o.Watched == nil {
+		return nil
+	}
+	if r.sessionErr != nil && slices.ContainsFunc(entries, func(e admitted) bool { return e.defaulted }) {
+		return r.sessionErr
+	}
+	ps := make([]journal.Prepared, len(entries))
+	for i, e := range entries {
+		ps[i] = e.p
+	}
+	o.IdleGap = r.idle
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	appended, err := r.journal.Append(ps, o)
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	for i, a := range appended {
+		out.Recorded = append(out.Recorded, Recorded{ID: a.ID, Event: entries[i].event, Duplicate: a.Duplicate})
+	}
+	return nil
+}
+
+// optOuts are the opt-out files found above each directory a Recorder asked about: a
+// hook's payload names the directory it runs in, and each line of a --jsonl names its
+// own, mostly the same few, and each lookup is a stat of every directory up to /.
+// Safe for the goroutines decoding lines.
+type optOuts struct{ found sync.Map } // directory: the directory of its opt-out file, or ""
+
+// of returns the directory of dir's opt-out file (see capture.OptedOut), or "".
+func (c *optOuts) of(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	if v, ok := c.found.Load(dir); ok {
+		return v.(string)
+	}
+	found := capture.OptedOut(dir)
+	c.found.Store(dir, found)
+	return found
+}
