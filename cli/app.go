@@ -41,7 +41,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	return 0
 }
 
-func report(w io.Writer, err error) { hint.Print(w, err, hintFor(err)) }
+func report(w io.Writer, err error) { hint.Print(w, err, hint.For(err)) }
 
 func newApp(e *env) *ucli.App {
 	app := &ucli.App{

@@ -213,7 +213,7 @@ func runDaemon(c *ucli.Context, e *env, repo memrepo.Repo) error {
 	}
 	err := serve(c, e, repo, detached, notify)
 	if err != nil {
-		notify.Failed(hint.OneLine(err.Error()), hintFor(err))
+		notify.Failed(hint.OneLine(err.Error()), hint.For(err))
 	}
 	return err
 }

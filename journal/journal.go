@@ -20,6 +20,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/agmem/agmem/internal/flock"
+	"github.com/agmem/agmem/internal/hint"
 )
 
 // SchemaVersion is the layout of the buckets below. A journal written by a newer agmem
@@ -36,19 +37,23 @@ var schemaValue = []byte(strconv.Itoa(SchemaVersion))
 var ErrLocked = errors.New("journal is locked by another agmem process")
 
 // ErrNewerSchema is returned for a journal written by a newer agmem.
-var ErrNewerSchema = errors.New("journal was written by a newer agmem")
+var ErrNewerSchema = hint.NewCause("journal was written by a newer agmem",
+	"upgrade agmem: a newer version wrote this journal")
 
 // ErrDamaged is returned for a journal file that bbolt cannot read as one: cut short,
 // overwritten, or inconsistent. The error says what was found; Check finds the rest.
-var ErrDamaged = errors.New("journal is damaged")
+var ErrDamaged = hint.NewCause("journal is damaged",
+	`"agmem verify" says what is wrong; move .agmem/journal.db aside to record again (what is in git is kept; what was not yet flushed stays only in the file moved)`)
 
 // ErrReadOnly is returned when the journal, its lock or their file system cannot be
 // written.
-var ErrReadOnly = errors.New("journal is read-only")
+var ErrReadOnly = hint.NewCause("journal is read-only",
+	"make .agmem/ and the files in it writable (a read-only mount, chmod or chattr +i stops agmem)")
 
 // ErrDiskFull is returned when the journal's disk has no room for a transaction. The
 // transaction leaves nothing behind, and everything committed before it stays.
-var ErrDiskFull = errors.New("no space left on the journal's disk")
+var ErrDiskFull = hint.NewCause("no space left on the journal's disk",
+	"free some space on the disk that holds the memory repo; what was recorded before is kept")
 
 var (
 	bucketMeta     = []byte("meta")     // schema, open session, last flush

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agmem/agmem/internal/failpoint"
 	"github.com/agmem/agmem/internal/flock"
+	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/memory"
 )
 
@@ -38,7 +39,8 @@ type Staging struct {
 
 // ErrStagingDropped is returned when what a staging stored was dropped by another
 // process, as if this one had died: nothing of it is recorded.
-var ErrStagingDropped = errors.New("what this record stored so far was dropped by another agmem process; nothing was recorded")
+var ErrStagingDropped = hint.NewCause("what this record stored so far was dropped by another agmem process; nothing was recorded",
+	"record the same input again (what was recorded before is kept once); leave .agmem/staging-*.lock files alone")
 
 // seqRange is the entries one part stored: sequences From to To, both included (bbolt
 // gives one transaction's sequences one after the other).

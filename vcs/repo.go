@@ -16,10 +16,13 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/agmem/agmem/internal/hint"
 )
 
 // ErrDetached is returned when HEAD names a commit rather than a branch.
-var ErrDetached = errors.New("HEAD is detached")
+var ErrDetached = hint.NewCause("HEAD is detached",
+	`check the memory repo's branch out again (e.g. "git switch main"): agmem commits only to a branch, and nothing recorded is lost`)
 
 // Repo is a memory repo's git side: a worktree with a .git directory.
 //

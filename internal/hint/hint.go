@@ -1,7 +1,8 @@
 // Package hint is how agmem tells a person about an error: errors that carry advice,
-// the advice every command gives when the journal or its disk fails, and the one or two
-// lines agmem prints for an error. The agmem binary and the agmem-record binary hooks
-// run both print through it, so an error reads the same from either.
+// causes whose advice comes first whichever command met them (a damaged journal, a
+// full disk), and the one or two lines agmem prints for an error. The agmem binary and
+// the agmem-record binary hooks run both print through it, so an error reads the same
+// from either.
 package hint
 
 import (
@@ -11,8 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"unicode"
-
-	"github.com/agmem/agmem/journal"
 )
 
 // Error is an error with advice for the person who hit it.
@@ -27,20 +26,30 @@ func (h *Error) Unwrap() error { return h.Err }
 // With gives err advice.
 func With(err error, advice string) error { return &Error{Err: err, Hint: advice} }
 
-// For is the advice that goes with err. Trouble with the journal file or its disk comes
-// first: it is the cause, whichever command met it, and what to do about it is the same.
+// Cause is an error that is the cause of whatever failed, wherever it was met (a
+// damaged journal, a full disk): its advice comes before the advice of any error that
+// wraps it, since what to do about it is the same whichever command met it. Make one
+// with NewCause, as a sentinel for errors.Is.
+type Cause struct {
+	msg, advice string
+}
+
+// NewCause makes a cause with its advice.
+func NewCause(msg, advice string) *Cause { return &Cause{msg, advice} }
+
+func (c *Cause) Error() string { return c.msg }
+
+// For is the advice that goes with err: a cause's first (the disk's own trouble counts
+// as one), else that of the outermost error with advice.
 func For(err error) string {
+	var c *Cause
 	switch {
-	case errors.Is(err, journal.ErrDamaged):
-		return `"agmem verify" says what is wrong; move .agmem/journal.db aside to record again (what is in git is kept; what was not yet flushed stays only in the file moved)`
-	case errors.Is(err, journal.ErrNewerSchema):
-		return "upgrade agmem: a newer version wrote this journal"
-	case errors.Is(err, journal.ErrReadOnly), errors.Is(err, syscall.EROFS):
+	case errors.As(err, &c):
+		return c.advice
+	case errors.Is(err, syscall.EROFS):
 		return "make .agmem/ and the files in it writable (a read-only mount, chmod or chattr +i stops agmem)"
-	case errors.Is(err, journal.ErrDiskFull), errors.Is(err, syscall.ENOSPC):
+	case errors.Is(err, syscall.ENOSPC):
 		return "free some space on the disk that holds the memory repo; what was recorded before is kept"
-	case errors.Is(err, journal.ErrStagingDropped):
-		return "record the same input again (what was recorded before is kept once); leave .agmem/staging-*.lock files alone"
 	}
 	var h *Error
 	if errors.As(err, &h) {
