@@ -6,14 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/agmem/agmem/classify"
-	"github.com/agmem/agmem/internal/jsonscan"
 	"github.com/agmem/agmem/memory"
 )
 
@@ -64,186 +61,65 @@ type Native struct {
 	Error      string          `json:"error"`
 }
 
-// Decode reads one JSON object of any supported shape.
+// Decode reads one JSON object of any supported shape (FORMAT.md §Input): the object
+// is read once (object.go), its shape found from the members it has, and what that
+// shape holds read from them.
 func Decode(data []byte, p Policy, now time.Time) (Decoded, error) {
 	data = bytes.TrimSpace(bytes.TrimPrefix(data, utf8BOM))
 	if len(data) == 0 || data[0] != '{' {
 		return Decoded{}, errors.New("input is not a JSON object")
 	}
-	if n, ok := readNative(data); ok {
-		return nativeLine(n, p, now)
+	o, err := readObject(data)
+	if err != nil {
+		return Decoded{}, err
 	}
-	if h, ok := readClaudeHook(data); ok {
-		return h.decode(p, now)
-	}
-	return decodeProbed(data, p, now)
-}
-
-// decodeProbed is Decode for what readNative and readClaudeHook leave: encoding/json
-// finds out what data holds.
-func decodeProbed(data []byte, p Policy, now time.Time) (Decoded, error) {
-	var probe struct {
-		HookEvent      *string         `json:"hook_event_name"`
-		ToolName       json.RawMessage `json:"tool_name"`
-		Event          json.RawMessage `json:"event"`
-		TurnID         json.RawMessage `json:"turn_id"`
-		Timestamp      json.RawMessage `json:"timestamp"`
-		ConversationID json.RawMessage `json:"conversation_id"`
-		WorkspaceRoots json.RawMessage `json:"workspace_roots"`
-	}
-	if err := json.Unmarshal(data, &probe); err != nil {
-		return Decoded{}, fmt.Errorf("input is not valid JSON: %w", err)
-	}
+	event, err := o.str(mHookEvent)
+	hook := err == nil && o.set(mHookEvent)
 	switch {
-	case probe.HookEvent != nil && (probe.ConversationID != nil || probe.WorkspaceRoots != nil):
-		return decodeCursorHook(data, p, now)
-	case probe.HookEvent != nil && probe.TurnID != nil:
-		return decodeClaudeHook(data, p, now, SourceCodex)
-	case probe.HookEvent != nil && isGeminiHook(*probe.HookEvent, probe.Timestamp != nil):
-		return decodeGeminiHook(data, p, now)
-	case probe.HookEvent != nil:
-		return decodeClaudeHook(data, p, now, SourceClaudeCode)
-	case probe.ToolName != nil:
-		var n Native
-		if err := json.Unmarshal(data, &n); err != nil {
+	case err != nil:
+		return Decoded{}, err
+	case hook && (o.has(mConversationID) || o.has(mWorkspaceRoots)):
+		return decodeCursorHook(o, event, p, now)
+	case hook && o.has(mTurnID):
+		return decodeClaudeHook(o, event, SourceCodex, p, now)
+	case hook && isGeminiHook(event, o.has(mTimestamp)):
+		return decodeGeminiHook(o, event, p, now)
+	case hook:
+		return decodeClaudeHook(o, event, SourceClaudeCode, p, now)
+	case o.has(mToolName):
+		n, err := nativeOf(o)
+		if err != nil {
 			return Decoded{}, fmt.Errorf("native observation: %w", err)
 		}
-		return nativeLine(n, p, now)
-	case probe.Event != nil:
-		return decodeEvent(data, p, now)
+		if n.Source == "" {
+			n.Source = SourceNative
+		}
+		return FromNative(n, p, now)
+	case o.has(mEvent):
+		return decodeEvent(o, p, now)
 	}
 	return Decoded{}, errors.New(`input is neither a native observation (no "tool_name") nor a hook payload (no "hook_event_name")`)
 }
 
-// nativeLine completes the observation of a native line, whose source is native unless
-// it names another.
-func nativeLine(n Native, p Policy, now time.Time) (Decoded, error) {
-	if n.Source == "" {
-		n.Source = SourceNative
-	}
-	return FromNative(n, p, now)
-}
-
-// readNative reads a native observation as json.Unmarshal would, in one pass over the
-// line where Decode's probe and json.Unmarshal took four: most lines are native. It
-// says false for any other shape, and for a native line that encoding/json would refuse
-// or that holds what this reads no faster (a member name not in ASCII, a member of
-// another type than Native's): Decode's general way then gives the same result, or its
-// error. Arguments and Result are data's bytes: the sanitizer rewrites both.
-func readNative(data []byte) (n Native, ok bool) {
-	hasTool := false
-	ok = readMembers(data, func(r *jsonscan.Scanner, name string) bool {
-		var err error
-		typed := true // the member is of the type Native's member is
-		switch name {
-		case "tool_name":
-			hasTool = true
-			n.ToolName = nil
-			if r.Peek() == '"' {
-				var s string
-				s, err = r.Unquote()
-				n.ToolName = &s
-			} else {
-				typed = null(r)
-			}
-		case "arguments":
-			n.Arguments, err = r.Skip(1)
-		case "result":
-			n.Result, err = r.Skip(1)
-		case "duration_ms":
-			n.DurationMS, typed = float(r)
-		case "hook_event_name":
-			return false
-		default:
-			if f := n.field(name); f != nil {
-				typed = optString(r, f)
-			} else {
-				_, err = r.Skip(1)
-			}
+// nativeOf reads the native observation o holds.
+func nativeOf(o *object) (Native, error) {
+	var n Native
+	if o.set(mToolName) {
+		tool, err := o.str(mToolName)
+		if err != nil {
+			return n, err
 		}
-		return err == nil && typed
-	})
-	return n, ok && hasTool
-}
-
-// readMembers reads the JSON object data a member at a time, as encoding/json matches
-// member names to fields: read gets each name in lower case, reads its value, and says
-// whether it was of the type its field is. readMembers says false for anything but one
-// object, for a name not in ASCII (encoding/json folds those by Unicode's rules), and
-// for a member read refuses.
-func readMembers(data []byte, read func(r *jsonscan.Scanner, name string) bool) bool {
-	return jsonscan.Members(data, func(r *jsonscan.Scanner, name string) bool {
-		for i := 0; i < len(name); i++ {
-			if name[i] >= utf8.RuneSelf {
-				return false
-			}
-		}
-		return read(r, strings.ToLower(name))
-	})
-}
-
-// null reads null, and says whether it was.
-func null(r *jsonscan.Scanner) bool {
-	if r.Peek() != 'n' {
-		return false
+		n.ToolName = &tool
 	}
-	_, err := r.Literal()
-	return err == nil
-}
-
-// optString reads a string into *dst, or null, which leaves *dst as it is (as
-// encoding/json decodes into a string), and says whether it was either.
-func optString(r *jsonscan.Scanner, dst *string) bool {
-	if r.Peek() != '"' {
-		return null(r)
-	}
-	s, err := r.Unquote()
-	*dst = s
-	return err == nil
-}
-
-// float reads a number into a new float64, or null into nil, and says whether it was
-// either, in float64's range.
-func float(r *jsonscan.Scanner) (*float64, bool) {
-	switch r.Peek() {
-	case 'n':
-		return nil, null(r)
-	case 't', 'f':
-		return nil, false
-	}
-	lit, err := r.Literal()
+	err := o.strs(field{mID, &n.ID}, field{mSessionID, &n.SessionID}, field{mTimestamp, &n.Timestamp},
+		field{mMemoryType, &n.MemoryType}, field{mSummary, &n.Summary}, field{mSource, &n.Source},
+		field{mToolUseID, &n.ToolUseID}, field{mCwd, &n.Cwd}, field{mAgentID, &n.AgentID}, field{mError, &n.Error})
 	if err != nil {
-		return nil, false
+		return n, err
 	}
-	f, err := strconv.ParseFloat(string(lit), 64)
-	return &f, err == nil
-}
-
-// field is the string member of n that a lower-case member name names, or nil.
-func (n *Native) field(name string) *string {
-	switch name {
-	case "id":
-		return &n.ID
-	case "session_id":
-		return &n.SessionID
-	case "timestamp":
-		return &n.Timestamp
-	case "memory_type":
-		return &n.MemoryType
-	case "summary":
-		return &n.Summary
-	case "source":
-		return &n.Source
-	case "tool_use_id":
-		return &n.ToolUseID
-	case "cwd":
-		return &n.Cwd
-	case "agent_id":
-		return &n.AgentID
-	case "error":
-		return &n.Error
-	}
-	return nil
+	n.Arguments, n.Result = o.value(mArguments), o.value(mResult)
+	n.DurationMS, err = o.num(mDurationMS)
+	return n, err
 }
 
 // FromNative checks a native observation and completes it, or says why it is skipped.
@@ -363,17 +239,19 @@ func sourceName(s string) string {
 }
 
 // decodeEvent reads a session event as `agmem replay --json --events` writes it.
-func decodeEvent(data []byte, p Policy, now time.Time) (Decoded, error) {
-	var raw struct {
-		memory.Event
-		Timestamp string `json:"timestamp"`
+func decodeEvent(o *object, p Policy, now time.Time) (Decoded, error) {
+	var e memory.Event
+	var at string
+	err := o.strs(field{mID, &e.ID}, field{mSessionID, &e.SessionID}, field{mTimestamp, &at},
+		field{mEvent, &e.Name}, field{mText, &e.Text}, field{mSource, &e.Source})
+	if err == nil {
+		e.Attrs, err = o.stringMap(mAttrs)
 	}
-	if err := json.Unmarshal(data, &raw); err != nil {
+	if err != nil {
 		return Decoded{}, fmt.Errorf("session event: %w", err)
 	}
-	e := raw.Event
-	if raw.Timestamp != "" {
-		t, err := parseTime(raw.Timestamp)
+	if at != "" {
+		t, err := parseTime(at)
 		if err != nil {
 			return Decoded{}, err
 		}

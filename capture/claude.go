@@ -10,131 +10,86 @@ import (
 )
 
 // claudeHook holds the fields of every Claude Code hook event that agmem reads
-// (NOTES.md §Hooks).
+// (FORMAT.md §Input); Codex sends the same events with the same fields, plus turn_id.
 type claudeHook struct {
-	HookEvent string `json:"hook_event_name"`
-	SessionID string `json:"session_id"`
-	Cwd       string `json:"cwd"`
-	AgentID   string `json:"agent_id"`
-	AgentType string `json:"agent_type"`
+	HookEvent string
+	SessionID string
+	Cwd       string
+	AgentID   string
+	AgentType string
 	claudeCall
-	ToolCalls []claudeCall `json:"tool_calls"` // PostToolBatch
+	ToolCalls []claudeCall // PostToolBatch
 
-	Source         string `json:"source"` // SessionStart: startup|resume|clear|compact|fork
-	Model          string `json:"model"`
-	Reason         string `json:"reason"` // SessionEnd
-	Prompt         string `json:"prompt"` // UserPromptSubmit
-	LastMessage    string `json:"last_assistant_message"`
-	TranscriptPath string `json:"transcript_path"`
-	PermissionMode string `json:"permission_mode"`
-	TurnID         string `json:"turn_id"` // Codex
+	Source         string // SessionStart: startup|resume|clear|compact|fork
+	Model          string
+	Reason         string // SessionEnd
+	Prompt         string // UserPromptSubmit
+	LastMessage    string
+	TranscriptPath string
+	PermissionMode string
+	TurnID         string // Codex
 
-	source string // the agent: Claude Code, or Codex, which sends the same shapes
+	source string // the agent: Claude Code, or Codex
 }
 
 type claudeCall struct {
-	ToolName     string          `json:"tool_name"`
-	ToolInput    json.RawMessage `json:"tool_input"`
-	ToolResponse json.RawMessage `json:"tool_response"`
-	ToolUseID    string          `json:"tool_use_id"`
-	Error        *string         `json:"error"`
-	DurationMS   *float64        `json:"duration_ms"`
+	ToolName     string
+	ToolInput    json.RawMessage
+	ToolResponse json.RawMessage
+	ToolUseID    string
+	Error        *string
+	DurationMS   *float64
 }
 
-// decodeClaudeHook reads a Claude Code hook payload, or a Codex one (source says
-// which): Codex sends Claude Code's events with Claude Code's fields, plus turn_id.
-func decodeClaudeHook(data []byte, p Policy, now time.Time, source string) (Decoded, error) {
-	h := claudeHook{source: source}
-	if err := json.Unmarshal(data, &h); err != nil {
+// decodeClaudeHook reads a Claude Code hook payload, or a Codex one (source says which).
+func decodeClaudeHook(o *object, event, source string, p Policy, now time.Time) (Decoded, error) {
+	h := claudeHook{HookEvent: event, source: source}
+	err := h.read(o)
+	if err == nil {
+		var calls []*object
+		if calls, err = o.objects(mToolCalls); err == nil {
+			for _, c := range calls {
+				var call claudeCall
+				if err = call.read(c); err != nil {
+					break
+				}
+				h.ToolCalls = append(h.ToolCalls, call)
+			}
+		}
+	}
+	if err != nil {
 		return Decoded{}, fmt.Errorf("%s hook payload: %w", source, err)
 	}
 	return h.decode(p, now)
 }
 
-// readClaudeHook reads a Claude Code or Codex hook payload as Decode's probe and
-// json.Unmarshal would, in one pass and without encoding/json, whose reflection over
-// claudeHook cost a hook's process about a tenth of a millisecond to set up: it is
-// what every tool call's hook reads. It says false for any other payload, for one
-// that encoding/json would refuse, and for one that holds what this reads no faster (a
-// member name not in ASCII, a member of another type than claudeHook's, a batch of
-// calls): decodeClaudeHook then gives the same result, or its error.
-func readClaudeHook(data []byte) (h claudeHook, ok bool) {
-	hasEvent, hasTurn := false, false
-	ok = readMembers(data, func(r *jsonscan.Scanner, name string) bool {
-		var err error
-		typed := true // the member is of the type claudeHook's member is
-		switch name {
-		case "hook_event_name":
-			hasEvent = r.Peek() == '"' // null is no event: Decode's probe takes it for none
-			typed = optString(r, &h.HookEvent) && hasEvent
-		case "turn_id":
-			hasTurn = true
-			typed = optString(r, &h.TurnID)
-		case "tool_input":
-			h.ToolInput, err = r.Skip(1)
-		case "tool_response":
-			h.ToolResponse, err = r.Skip(1)
-		case "error":
-			h.Error, typed = nil, null(r)
-			if !typed && r.Peek() == '"' {
-				var s string
-				s, err = r.Unquote()
-				h.Error, typed = &s, true
-			}
-		case "duration_ms":
-			h.DurationMS, typed = float(r)
-		case "tool_calls", "conversation_id", "workspace_roots", "timestamp":
-			return false // a batch, or another agent's payload
-		default:
-			if f := h.field(name); f != nil {
-				typed = optString(r, f)
-			} else {
-				_, err = r.Skip(1)
-			}
-		}
-		return err == nil && typed
-	})
-	if !ok || !hasEvent || isGeminiHook(h.HookEvent, false) {
-		return h, false
+func (h *claudeHook) read(o *object) error {
+	err := o.strs(field{mSessionID, &h.SessionID}, field{mCwd, &h.Cwd}, field{mAgentID, &h.AgentID},
+		field{mAgentType, &h.AgentType}, field{mSource, &h.Source}, field{mModel, &h.Model},
+		field{mReason, &h.Reason}, field{mPrompt, &h.Prompt}, field{mLastMessage, &h.LastMessage},
+		field{mTranscriptPath, &h.TranscriptPath}, field{mPermissionMode, &h.PermissionMode},
+		field{mTurnID, &h.TurnID})
+	if err != nil {
+		return err
 	}
-	h.source = SourceClaudeCode
-	if hasTurn {
-		h.source = SourceCodex
-	}
-	return h, true
+	return h.claudeCall.read(o)
 }
 
-// field is the string member of h that a lower-case member name names, or nil.
-func (h *claudeHook) field(name string) *string {
-	switch name {
-	case "session_id":
-		return &h.SessionID
-	case "cwd":
-		return &h.Cwd
-	case "agent_id":
-		return &h.AgentID
-	case "agent_type":
-		return &h.AgentType
-	case "tool_name":
-		return &h.ToolName
-	case "tool_use_id":
-		return &h.ToolUseID
-	case "source":
-		return &h.Source
-	case "model":
-		return &h.Model
-	case "reason":
-		return &h.Reason
-	case "prompt":
-		return &h.Prompt
-	case "last_assistant_message":
-		return &h.LastMessage
-	case "transcript_path":
-		return &h.TranscriptPath
-	case "permission_mode":
-		return &h.PermissionMode
+func (c *claudeCall) read(o *object) error {
+	if err := o.strs(field{mToolName, &c.ToolName}, field{mToolUseID, &c.ToolUseID}); err != nil {
+		return err
 	}
-	return nil
+	c.ToolInput, c.ToolResponse = o.value(mToolInput), o.value(mToolResponse)
+	if o.set(mError) {
+		e, err := o.str(mError)
+		if err != nil {
+			return err
+		}
+		c.Error = &e
+	}
+	var err error
+	c.DurationMS, err = o.num(mDurationMS)
+	return err
 }
 
 // decode turns the payload into what agmem records of it.
@@ -171,7 +126,7 @@ func (h *claudeHook) observations(calls []claudeCall, p Policy, now time.Time) (
 		}
 		if c.Error != nil {
 			n.Error = *c.Error
-			n.Result, _ = json.Marshal(*c.Error)
+			n.Result = jsonscan.AppendString(nil, *c.Error, true)
 		}
 		d, err := FromNative(n, p, now)
 		if err != nil {

@@ -42,8 +42,8 @@ func sampleLines(t testing.TB) [][]byte {
 	return lines
 }
 
-// field returns one top-level field of a JSON object, compacted; nil when absent.
-func field(t *testing.T, line []byte, name string) json.RawMessage {
+// topMember returns one top-level member of a JSON object, compacted; nil when absent.
+func topMember(t *testing.T, line []byte, name string) json.RawMessage {
 	t.Helper()
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(line, &obj); err != nil {
@@ -142,7 +142,7 @@ func TestDecodeClaudeSampleObservations(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.tool+"/"+tt.hook, func(t *testing.T) {
 			line := lines[tt.line]
-			if hook := string(field(t, line, "hook_event_name")); hook != `"`+tt.hook+`"` {
+			if hook := string(topMember(t, line, "hook_event_name")); hook != `"`+tt.hook+`"` {
 				t.Fatalf("sample line %d is %s, this row expects %s", tt.line+1, hook, tt.hook)
 			}
 			o := decodeOne(t, line).Observation
@@ -151,7 +151,7 @@ func TestDecodeClaudeSampleObservations(t *testing.T) {
 			}
 			wantResult := tt.result
 			if wantResult == "" {
-				wantResult = string(field(t, line, "tool_response"))
+				wantResult = string(topMember(t, line, "tool_response"))
 			}
 			checks := []struct {
 				what      string
@@ -166,7 +166,7 @@ func TestDecodeClaudeSampleObservations(t *testing.T) {
 				{"memory_type", o.MemoryType, tt.typ},
 				{"summary", o.Summary, tt.summary},
 				{"error", o.Error, tt.err},
-				{"arguments", string(o.Arguments), string(field(t, line, "tool_input"))},
+				{"arguments", string(o.Arguments), string(topMember(t, line, "tool_input"))},
 				{"result", string(o.Result), wantResult},
 				{"duration_ms", o.DurationMS, tt.duration},
 			}

@@ -6,35 +6,47 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agmem/agmem/internal/jsonscan"
 	"github.com/agmem/agmem/memory"
 )
 
-// cursorHook holds the fields of Cursor's hook payloads that agmem reads (NOTES.md
-// §Hooks): every event carries conversation_id (agmem's session), generation_id, model,
+// cursorHook holds the fields of Cursor's hook payloads that agmem reads (FORMAT.md
+// §Input): every event carries conversation_id (agmem's session), generation_id, model,
 // hook_event_name and workspace_roots.
 type cursorHook struct {
-	HookEvent      string          `json:"hook_event_name"`
-	ConversationID string          `json:"conversation_id"`
-	GenerationID   string          `json:"generation_id"`
-	Model          string          `json:"model"`
-	WorkspaceRoots []string        `json:"workspace_roots"`
-	Command        string          `json:"command"` // afterShellExecution
-	Output         json.RawMessage `json:"output"`
-	Duration       *float64        `json:"duration"`
-	ToolName       string          `json:"tool_name"`  // afterMCPExecution, postToolUse
-	ToolInput      json.RawMessage `json:"tool_input"` // a JSON string in afterMCPExecution
-	ResultJSON     json.RawMessage `json:"result_json"`
-	ToolOutput     json.RawMessage `json:"tool_output"` // postToolUse
-	ToolUseID      string          `json:"tool_use_id"`
-	FilePath       string          `json:"file_path"` // afterFileEdit
-	Edits          json.RawMessage `json:"edits"`
-	Prompt         string          `json:"prompt"` // beforeSubmitPrompt
-	Status         string          `json:"status"` // stop
+	HookEvent      string
+	ConversationID string
+	GenerationID   string
+	Model          string
+	WorkspaceRoots []string
+	Command        string // afterShellExecution
+	Output         json.RawMessage
+	Duration       *float64
+	ToolName       string          // afterMCPExecution, postToolUse
+	ToolInput      json.RawMessage // a JSON string in afterMCPExecution
+	ResultJSON     json.RawMessage
+	ToolOutput     json.RawMessage // postToolUse
+	ToolUseID      string
+	FilePath       string // afterFileEdit
+	Edits          json.RawMessage
+	Prompt         string // beforeSubmitPrompt
+	Status         string // stop
 }
 
-func decodeCursorHook(data []byte, p Policy, now time.Time) (Decoded, error) {
-	var h cursorHook
-	if err := json.Unmarshal(data, &h); err != nil {
+func decodeCursorHook(o *object, event string, p Policy, now time.Time) (Decoded, error) {
+	h := cursorHook{HookEvent: event, Output: o.value(mOutput), ToolInput: o.value(mToolInput),
+		ResultJSON: o.value(mResultJSON), ToolOutput: o.value(mToolOutput), Edits: o.value(mEdits)}
+	err := o.strs(field{mConversationID, &h.ConversationID}, field{mGenerationID, &h.GenerationID},
+		field{mModel, &h.Model}, field{mCommand, &h.Command}, field{mToolName, &h.ToolName},
+		field{mToolUseID, &h.ToolUseID}, field{mFilePath, &h.FilePath}, field{mPrompt, &h.Prompt},
+		field{mStatus, &h.Status})
+	if err == nil {
+		h.WorkspaceRoots, err = o.strings(mWorkspaceRoots)
+	}
+	if err == nil {
+		h.Duration, err = o.num(mDuration)
+	}
+	if err != nil {
 		return Decoded{}, fmt.Errorf("cursor hook payload: %w", err)
 	}
 	if err := checkSession(h.ConversationID); err != nil {
@@ -44,12 +56,13 @@ func decodeCursorHook(data []byte, p Policy, now time.Time) (Decoded, error) {
 	switch h.HookEvent {
 	case "afterShellExecution":
 		n.ToolName, n.Result = ptr("Shell"), h.Output
-		n.Arguments, _ = json.Marshal(map[string]string{"command": h.Command})
+		n.Arguments = jsonObject(jsonMember{"command", jsonscan.AppendString(nil, h.Command, true)})
 	case "afterMCPExecution":
 		n.ToolName, n.Arguments, n.Result = &h.ToolName, unquoteJSON(h.ToolInput), unquoteJSON(h.ResultJSON)
 	case "afterFileEdit":
 		n.ToolName = ptr("Edit")
-		n.Arguments, _ = json.Marshal(map[string]json.RawMessage{"file_path": mustJSON(h.FilePath), "edits": h.Edits})
+		n.Arguments = jsonObject(jsonMember{"edits", orNullText(h.Edits)},
+			jsonMember{"file_path", jsonscan.AppendString(nil, h.FilePath, true)})
 	case "postToolUse":
 		if reportedElsewhere(h.ToolName) {
 			return Decoded{Skipped: []string{fmt.Sprintf("cursor postToolUse of %q: its own after… event records it", h.ToolName)}}, nil
@@ -93,16 +106,41 @@ func (h *cursorHook) cwd() string {
 // unquoteJSON reads a value Cursor sends as a string holding JSON ("{\"path\":…}") as
 // the JSON it holds; any other value, or a string that holds no JSON, stays as it is.
 func unquoteJSON(raw json.RawMessage) json.RawMessage {
-	var s string
-	if json.Unmarshal(raw, &s) == nil && json.Valid([]byte(s)) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return raw
+	}
+	r := jsonscan.New(raw)
+	if s, err := r.Unquote(); err == nil && json.Valid([]byte(s)) {
 		return json.RawMessage(s)
 	}
 	return raw
 }
 
-func mustJSON(s string) json.RawMessage {
-	b, _ := json.Marshal(s)
-	return b
+// jsonMember is a member of an object jsonObject writes: a name and JSON text.
+type jsonMember struct {
+	name  string
+	value []byte
+}
+
+// jsonObject writes an object of members, in their order.
+func jsonObject(members ...jsonMember) json.RawMessage {
+	b := []byte{'{'}
+	for i, m := range members {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonscan.AppendString(b, m.name, true)
+		b = append(append(b, ':'), m.value...)
+	}
+	return append(b, '}')
+}
+
+// orNullText is a value's JSON text, null for none.
+func orNullText(raw json.RawMessage) []byte {
+	if len(raw) == 0 {
+		return []byte("null")
+	}
+	return raw
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agmem/agmem/internal/jsonscan"
 	"github.com/agmem/agmem/memory"
 )
 
@@ -111,84 +112,182 @@ func longestString(t *testing.T, raw []byte) int {
 	return walk(v)
 }
 
-// FuzzReadNative checks the one-pass reader against encoding/json: a line readNative
-// accepts is a line json.Unmarshal accepts and decodes to the same Native, and the file
-// pathOf finds in its arguments is the one json.Unmarshal into a map finds.
-func FuzzReadNative(f *testing.F) {
+// readableByBoth says whether agmem's reading of an object's members is the one
+// encoding/json makes, which the fuzzers below hold it to: each member name is ASCII
+// (encoding/json also folds some other letters into ASCII ones: "ſ" into "s") and
+// appears once whatever its case (encoding/json reads every one, refusing the object
+// if any has the wrong type; agmem reads the last).
+func readableByBoth(data []byte) bool {
+	seen := map[string]bool{}
+	ok := jsonscan.Members(data, func(r *jsonscan.Scanner, name string) bool {
+		lower := strings.ToLower(name)
+		for i := 0; i < len(name); i++ {
+			if name[i] >= utf8.RuneSelf {
+				return false
+			}
+		}
+		if seen[lower] {
+			return false
+		}
+		seen[lower] = true
+		_, err := r.Skip(1)
+		return err == nil
+	})
+	return ok
+}
+
+// FuzzNativeAsEncodingJSON holds the one decoder of native observations to
+// encoding/json: an object it reads as a native observation, json.Unmarshal reads as
+// the same Native, and one it refuses for a member's type, json.Unmarshal refuses too;
+// and the file pathOf finds in its arguments is the one json.Unmarshal into a map finds.
+func FuzzNativeAsEncodingJSON(f *testing.F) {
 	for _, s := range nativeSample {
 		f.Add([]byte(s.line))
 	}
 	for _, s := range []string{
 		`{"Tool_Name":"Read","ARGUMENTS":{"path":"a","path":null,"file":"b"},"result":"x\u00e9\ud83d\ude00\ud800\"\\\/\b\f\n\r\t"}`,
-		`{"tool\u005fname":"x","tool_name":null,"id":"a","id":null,"duration_ms":-1.5e3,"result":[1,{"a":[]},true,false,null]}`,
+		`{"tool\u005fname":"x","id":"a","duration_ms":-1.5e3,"result":[1,{"a":[]},true,false,null]}`,
 		`{"tool_name":"x","duration_ms":1e400}`,
 		`{"tool_name":"x","arguments":{"file_path":5,"filePath":"\u0000x"},"result":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`,
 		"{\"tool_name\":\"x\xff\",\"\xc3\x28\":1,\"result\":\"a\xe2\x80\"} ",
-		`{"tool_name":"x","k":01}`,
+		`{"tool_name":"x","session_id":5}`,
+		`{"tool_name":"x","duration_ms":"5"}`,
+		`{"tool_name":null,"summary":null}`,
 		`{"tool_name":"x","hook_event_name":null}`,
-		`{"tool_name":"x","ſession_id":"s"}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if n, ok := readNative(data); ok {
-			var want Native
-			if err := json.Unmarshal(data, &want); err != nil {
-				t.Fatalf("readNative accepts %q, json.Unmarshal refuses it: %v", data, err)
-			}
-			if !reflect.DeepEqual(n, want) {
-				t.Fatalf("readNative(%q)\n = %+v\nwant %+v", data, n, want)
-			}
+		if got, want := pathOf(data), pathOfJSON(data); got != want {
+			t.Fatalf("pathOf(%q) = %q, want %q", data, got, want)
+		}
+		if !readableByBoth(data) {
+			return
+		}
+		o, err := readObject(data)
+		if err != nil {
+			t.Fatalf("readObject(%q): %v, though it is an object", data, err)
+		}
+		if !o.has(mToolName) || o.set(mHookEvent) {
+			return
+		}
+		n, err := nativeOf(o)
+		var want Native
+		wantErr := json.Unmarshal(data, &want)
+		switch {
+		case (err == nil) != (wantErr == nil):
+			t.Fatalf("%q: agmem reads it with %v, json.Unmarshal with %v", data, err, wantErr)
+		case err == nil && !reflect.DeepEqual(n, want):
+			t.Fatalf("nativeOf(%q)\n = %+v\nwant %+v", data, n, want)
+		case err == nil:
 			if got, want := pathOf(n.Arguments), pathOfJSON(n.Arguments); got != want {
 				t.Fatalf("pathOf(%q) = %q, want %q", n.Arguments, got, want)
 			}
 		}
-		if got, want := pathOf(data), pathOfJSON(data); got != want {
-			t.Fatalf("pathOf(%q) = %q, want %q", data, got, want)
-		}
 	})
 }
 
-// FuzzReadClaudeHook checks that readClaudeHook reads a payload exactly as the general
-// way does, or leaves it to that way: the same claudeHook as json.Unmarshal, the same
-// agent as Decode's probe finds, and the same entries or error from Decode.
-func FuzzReadClaudeHook(f *testing.F) {
+// claudeHookJSON is what encoding/json reads of a Claude Code hook payload, the oracle
+// of FuzzClaudeHookAsEncodingJSON.
+type claudeHookJSON struct {
+	SessionID      string          `json:"session_id"`
+	Cwd            string          `json:"cwd"`
+	AgentID        string          `json:"agent_id"`
+	AgentType      string          `json:"agent_type"`
+	Source         string          `json:"source"`
+	Model          string          `json:"model"`
+	Reason         string          `json:"reason"`
+	Prompt         string          `json:"prompt"`
+	LastMessage    string          `json:"last_assistant_message"`
+	TranscriptPath string          `json:"transcript_path"`
+	PermissionMode string          `json:"permission_mode"`
+	TurnID         string          `json:"turn_id"`
+	ToolName       string          `json:"tool_name"`
+	ToolUseID      string          `json:"tool_use_id"`
+	Error          *string         `json:"error"`
+	DurationMS     *float64        `json:"duration_ms"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	ToolResponse   json.RawMessage `json:"tool_response"`
+	ToolCalls      []struct {
+		ToolName     string          `json:"tool_name"`
+		ToolUseID    string          `json:"tool_use_id"`
+		Error        *string         `json:"error"`
+		DurationMS   *float64        `json:"duration_ms"`
+		ToolInput    json.RawMessage `json:"tool_input"`
+		ToolResponse json.RawMessage `json:"tool_response"`
+	} `json:"tool_calls"`
+}
+
+// FuzzClaudeHookAsEncodingJSON holds the one decoder of Claude Code and Codex hook
+// payloads to encoding/json: a payload it reads, json.Unmarshal reads with the same
+// fields, and one it refuses for a member's type, json.Unmarshal refuses too.
+func FuzzClaudeHookAsEncodingJSON(f *testing.F) {
 	for _, line := range sampleLines(f) {
 		f.Add(line)
 	}
 	for _, s := range []string{
-		`{"Hook_Event_Name":"PostToolUse","TOOL_NAME":"Read","tool_input":{"file_path":"a"},"tool_input":null,"tool_use_id":"t","error":"x","error":null}`,
+		`{"Hook_Event_Name":"PostToolUse","TOOL_NAME":"Read","tool_input":{"file_path":"a"},"tool_use_id":"t","error":"x"}`,
 		`{"hook_event_name":"PostToolUseFailure","tool_name":"Bash","error":"boom","duration_ms":-1.5e3,"turn_id":null}`,
 		`{"hook\u005fevent_name":"Stop","session_id":"s","turn_id":"t1","last_assistant_message":"bye\ud800"}`,
-		`{"hook_event_name":null,"tool_name":"x"}`,
-		`{"hook_event_name":"SessionStart","timestamp":"2025-01-02T03:04:05Z","session_id":"s"}`,
-		`{"hook_event_name":"AfterTool","tool_name":"x"}`,
+		`{"hook_event_name":"PostToolBatch","session_id":"s","tool_calls":[{"tool_name":"Read","tool_input":{"file_path":"a"},"tool_use_id":"t1"},{"tool_name":5}]}`,
+		`{"hook_event_name":"PostToolBatch","tool_calls":{"tool_name":"Read"}}`,
 		`{"hook_event_name":"PostToolUse","tool_name":5}`,
+		`{"hook_event_name":"PostToolUse","tool_name":"x","error":false}`,
 		`{"hook_event_name":"PostToolUse","tool_name":"x","duration_ms":1e400}`,
-		`{"hook_event_name":"PostToolUse","tool_name":"x","ſession_id":"s"}`,
-		`{"hook_event_name":"PostToolUse","tool_name":"x","conversation_id":"c"}`,
 		`{"hook_event_name":"PostToolUse","tool_name":"x"} x`,
 	} {
 		f.Add([]byte(s))
 	}
-	policy := defaultPolicy()
-	now := time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		h, ok := readClaudeHook(data)
-		if !ok {
+		if !readableByBoth(data) {
 			return
 		}
-		want := claudeHook{source: h.source}
-		if err := json.Unmarshal(data, &want); err != nil {
-			t.Fatalf("readClaudeHook accepts %q, json.Unmarshal refuses it: %v", data, err)
+		o, err := readObject(data)
+		if err != nil || !o.set(mHookEvent) {
+			return
 		}
-		if !reflect.DeepEqual(h, want) {
-			t.Fatalf("readClaudeHook(%q)\n = %+v\nwant %+v", data, h, want)
+		h := claudeHook{}
+		err = h.read(o)
+		if err == nil {
+			var calls []*object
+			if calls, err = o.objects(mToolCalls); err == nil {
+				for _, c := range calls {
+					if !readableByBoth(c.whole) {
+						return
+					}
+					var call claudeCall
+					if err = call.read(c); err != nil {
+						break
+					}
+					h.ToolCalls = append(h.ToolCalls, call)
+				}
+			}
 		}
-		got, err := h.decode(policy, now)
-		general, generalErr := decodeProbed(data, policy, now)
-		if fmt.Sprint(err) != fmt.Sprint(generalErr) || !reflect.DeepEqual(withoutIDs(got), withoutIDs(general)) {
-			t.Fatalf("%q: readClaudeHook's way gives %+v, %v\nthe general way %+v, %v", data, got, err, general, generalErr)
+		var want claudeHookJSON
+		wantErr := json.Unmarshal(data, &want)
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("%q: agmem reads it with %v, json.Unmarshal with %v", data, err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		got := claudeHookJSON{SessionID: h.SessionID, Cwd: h.Cwd, AgentID: h.AgentID, AgentType: h.AgentType,
+			Source: h.Source, Model: h.Model, Reason: h.Reason, Prompt: h.Prompt, LastMessage: h.LastMessage,
+			TranscriptPath: h.TranscriptPath, PermissionMode: h.PermissionMode, TurnID: h.TurnID,
+			ToolName: h.ToolName, ToolUseID: h.ToolUseID, Error: h.Error, DurationMS: h.DurationMS,
+			ToolInput: h.ToolInput, ToolResponse: h.ToolResponse}
+		for _, c := range h.ToolCalls {
+			got.ToolCalls = append(got.ToolCalls, struct {
+				ToolName     string          `json:"tool_name"`
+				ToolUseID    string          `json:"tool_use_id"`
+				Error        *string         `json:"error"`
+				DurationMS   *float64        `json:"duration_ms"`
+				ToolInput    json.RawMessage `json:"tool_input"`
+				ToolResponse json.RawMessage `json:"tool_response"`
+			}{c.ToolName, c.ToolUseID, c.Error, c.DurationMS, c.ToolInput, c.ToolResponse})
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\nagmem reads %+v\n json reads %+v", data, got, want)
 		}
 	})
 }
@@ -212,8 +311,8 @@ func withoutIDs(d Decoded) Decoded {
 // glob that file matches.
 func FuzzWithhold(f *testing.F) {
 	for _, s := range nativeSample {
-		if n, ok := readNative([]byte(s.line)); ok && n.Arguments != nil {
-			f.Add([]byte(n.Arguments))
+		if o, err := readObject([]byte(s.line)); err == nil && o.value(mArguments) != nil {
+			f.Add([]byte(o.value(mArguments)))
 		}
 	}
 	for _, s := range []string{

@@ -5,28 +5,29 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agmem/agmem/internal/jsonscan"
 	"github.com/agmem/agmem/memory"
 )
 
 // geminiHook holds the fields of Gemini CLI's hook payloads that agmem reads
-// (NOTES.md §Hooks): every event carries session_id, cwd, transcript_path,
+// (FORMAT.md §Input): every event carries session_id, cwd, transcript_path,
 // hook_event_name and an ISO 8601 timestamp.
 type geminiHook struct {
-	HookEvent      string          `json:"hook_event_name"`
-	SessionID      string          `json:"session_id"`
-	Cwd            string          `json:"cwd"`
-	Timestamp      string          `json:"timestamp"`
-	TranscriptPath string          `json:"transcript_path"`
-	ToolName       string          `json:"tool_name"`
-	ToolInput      json.RawMessage `json:"tool_input"`
+	HookEvent      string
+	SessionID      string
+	Cwd            string
+	Timestamp      string
+	TranscriptPath string
+	ToolName       string
+	ToolInput      json.RawMessage
 	// ToolResponse is {llmContent (what the model saw: the result), returnDisplay,
 	// error (a string or {message, type})}, or, in some builds, the result itself.
-	ToolResponse   json.RawMessage `json:"tool_response"`
-	Prompt         string          `json:"prompt"`          // BeforeAgent, AfterAgent
-	PromptResponse string          `json:"prompt_response"` // AfterAgent
-	Trigger        string          `json:"trigger"`         // SessionStart: startup|resume|clear; SessionEnd: exit|clear
-	Source         string          `json:"source"`
-	Reason         string          `json:"reason"`
+	ToolResponse   json.RawMessage
+	Prompt         string // BeforeAgent, AfterAgent
+	PromptResponse string // AfterAgent
+	Trigger        string // SessionStart: startup|resume|clear; SessionEnd: exit|clear
+	Source         string
+	Reason         string
 }
 
 // geminiEvents are the events only Gemini CLI sends; it shares SessionStart,
@@ -43,9 +44,13 @@ func isGeminiHook(event string, hasTimestamp bool) bool {
 	return geminiEvents[event]
 }
 
-func decodeGeminiHook(data []byte, p Policy, now time.Time) (Decoded, error) {
-	var h geminiHook
-	if err := json.Unmarshal(data, &h); err != nil {
+func decodeGeminiHook(o *object, event string, p Policy, now time.Time) (Decoded, error) {
+	h := geminiHook{HookEvent: event, ToolInput: o.value(mToolInput), ToolResponse: o.value(mToolResponse)}
+	err := o.strs(field{mSessionID, &h.SessionID}, field{mCwd, &h.Cwd}, field{mTimestamp, &h.Timestamp},
+		field{mTranscriptPath, &h.TranscriptPath}, field{mToolName, &h.ToolName}, field{mPrompt, &h.Prompt},
+		field{mPromptResponse, &h.PromptResponse}, field{mTrigger, &h.Trigger}, field{mSource, &h.Source},
+		field{mReason, &h.Reason})
+	if err != nil {
 		return Decoded{}, fmt.Errorf("gemini cli hook payload: %w", err)
 	}
 	if err := checkSession(h.SessionID); err != nil {
@@ -77,13 +82,13 @@ func decodeGeminiHook(data []byte, p Policy, now time.Time) (Decoded, error) {
 }
 
 func (h *geminiHook) observation(p Policy, at time.Time, dated bool) (Decoded, error) {
-	var response struct {
-		LLMContent json.RawMessage `json:"llmContent"`
-		Error      json.RawMessage `json:"error"`
-	}
+	// The result is what the model saw, when the response says; else the response.
 	result := h.ToolResponse
-	if json.Unmarshal(h.ToolResponse, &response) == nil && (response.LLMContent != nil || response.Error != nil) {
-		result = response.LLMContent
+	var response *object
+	if len(result) > 0 && result[0] == '{' {
+		if r, err := readObject(result); err == nil && (r.has(mLLMContent) || r.has(mError)) {
+			response, result = r, r.value(mLLMContent)
+		}
 	}
 	n := Native{
 		SessionID: h.SessionID,
@@ -96,26 +101,28 @@ func (h *geminiHook) observation(p Policy, at time.Time, dated bool) (Decoded, e
 	if dated {
 		n.Timestamp = at.Format(time.RFC3339Nano)
 	}
-	if msg := errorText(response.Error); msg != "" {
-		n.Error = msg
-		if len(n.Result) == 0 {
-			n.Result, _ = json.Marshal(msg)
+	if response != nil {
+		if msg := errorText(response); msg != "" {
+			n.Error = msg
+			if len(n.Result) == 0 {
+				n.Result = jsonscan.AppendString(nil, msg, true)
+			}
 		}
 	}
 	return FromNative(n, p, at)
 }
 
-// errorText reads an error given as a string or as an object with a message.
-func errorText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
+// errorText reads the response's error, given as a string or as an object with a
+// message.
+func errorText(response *object) string {
+	if s, err := response.str(mError); err == nil {
 		return s
 	}
-	var obj struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(raw, &obj) == nil && obj.Message != "" {
-		return obj.Message
+	raw := response.value(mError)
+	if obj, err := readObject(raw); err == nil {
+		if msg, err := obj.str(mMessage); err == nil && msg != "" {
+			return msg
+		}
 	}
 	if t := memory.JSONText(raw); t != "" && t != "{}" {
 		return t
