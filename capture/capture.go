@@ -43,7 +43,7 @@ type Decoded struct {
 	GivenID, Dated bool
 }
 
-// Native is the native observation shape of SPEC §5.1, as read from input.
+// Native is the native observation shape (FORMAT.md §Observations), as read from input.
 type Native struct {
 	ID         string          `json:"id"`
 	SessionID  string          `json:"session_id"`

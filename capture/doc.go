@@ -1,5 +1,5 @@
 // Package capture turns what agents send into memory entries: native observation
-// objects (SPEC §5.1, including the Python agmem's buffer lines), session events, and
+// objects (FORMAT.md §Observations, including the Python agmem's buffer lines), session events, and
 // the hook payloads of Claude Code (§5.2), Codex, Gemini CLI and Cursor. The input
 // shape is detected, not declared.
 //

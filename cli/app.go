@@ -111,13 +111,13 @@ func repoFlag() ucli.Flag {
 	return &ucli.StringFlag{Name: "repo", Usage: memrepo.RepoFlagUsage}
 }
 
-// openRepo finds the memory repo per SPEC §3 (see memrepo.Locate).
+// openRepo finds the memory repo (FORMAT.md §Locating, memrepo.Locate).
 func openRepo(c *ucli.Context, e *env) (memrepo.Repo, error) {
 	return memrepo.Locate(repoFlagValue(c), e.getenv)
 }
 
 // onRepo is the action of a command that takes no arguments and works on the memory
-// repo found per SPEC §3.
+// repo found as FORMAT.md §Locating says.
 func onRepo(e *env, run func(*ucli.Context, memrepo.Repo) error) ucli.ActionFunc {
 	return func(c *ucli.Context) error {
 		if err := noArgs(c); err != nil {

@@ -155,7 +155,7 @@ func checkRepoSettled(t *testing.T, dir string) {
 	}
 }
 
-// checkExactlyOnce asserts what SPEC §6 promises after a flush: each id in exactly one
+// checkExactlyOnce asserts what FORMAT.md §Commits promises after a flush: each id in exactly one
 // committed markdown file and one session record line, trailers that add up, nothing
 // pending, git fsck clean, and a clean worktree and index.
 func checkExactlyOnce(t *testing.T, dir string, ids []string) {

@@ -162,7 +162,7 @@ func (f daemonFlagValues) args() []string {
 	return args
 }
 
-// loader resolves the daemon's settings as SPEC §7 says: flags over the environment
+// loader resolves the daemon's settings as FORMAT.md §Config says: flags over the environment
 // over .agmem/config.toml over the defaults. The daemon calls it again on SIGHUP.
 func (f daemonFlagValues) loader(e *env, repo memrepo.Repo) func() (daemon.Settings, error) {
 	return func() (daemon.Settings, error) {

@@ -153,8 +153,8 @@ func replayFromGit(w *bufio.Writer, repo memrepo.Repo, o replayOptions) error {
 	return nil
 }
 
-// The journal stores an entry as the JSON of a memory.Entry: its one member, an
-// observation or an event, encoded as replay --json writes it.
+// The journal gives an entry (journal.TimelineJSON) as the JSON of a memory.Entry: its
+// one member, an observation or an event, encoded as replay --json writes it.
 var (
 	storedObservation = []byte(`{"observation":`)
 	storedEvent       = []byte(`{"event":`)

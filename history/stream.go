@@ -13,7 +13,7 @@ import (
 )
 
 // SessionJSON calls fn with each entry of session id that git holds, as the JSON of a
-// memory.Entry in the form the journal stores it (json.Marshal's), in Session's order,
+// memory.Entry in the form the journal gives it (json.Marshal's), in Session's order,
 // and returns how many there were. raw is fn's until it returns.
 //
 // It holds no record whole: a first pass reads each line's id, time and session (the

@@ -56,13 +56,13 @@ var ErrDiskFull = hint.NewCause("no space left on the journal's disk",
 	"free some space on the disk that holds the memory repo; what was recorded before is kept")
 
 var (
-	bucketMeta     = []byte("meta")     // schema, open session, last flush
-	bucketEntries  = []byte("entries")  // seq → Entry as JSON
+	bucketMeta     = []byte("meta")     // schema, open session, last flush and gc, forgotten, stagings
+	bucketEntries  = []byte("entries")  // seq → Entry as an LZ4 block of its JSON (codec.go)
 	bucketIDs      = []byte("ids")      // entry id → seq
 	bucketCalls    = []byte("calls")    // session \x00 tool_use_id → seq
 	bucketSessions = []byte("sessions") // session id → SessionInfo as JSON
 	bucketTimeline = []byte("timeline") // session \x00 unix-nanos \x00 seq → nothing
-	bucketPending  = []byte("pending")  // session \x00 seq → nothing
+	bucketPending  = []byte("pending")  // session \x00 seq → the entry's kind, memory type (pendingValue)
 	bucketBatches  = []byte("batches")  // batch id → Batch as JSON
 	bucketWatches  = []byte("watches")  // watched file's path → WatchMark as JSON
 

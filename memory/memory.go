@@ -24,7 +24,7 @@ func ParseType(s string) (Type, bool) {
 	return "", false
 }
 
-// Observation is one captured tool call, in the native shape of SPEC §2: the shape that
+// Observation is one captured tool call, in the native shape (FORMAT.md §Observations): the shape that
 // `agmem record` reads and `agmem replay --json` writes.
 type Observation struct {
 	ID         string          `json:"id"`

@@ -15,7 +15,9 @@ import (
 // memory.Entry, then '\n'. It is the machine-readable record that replay reads back from
 // git, so it keeps everything the journal held.
 //
-// HTML characters are not escaped, so that the record reads well in a diff. An argument
+// HTML characters in the strings it writes are not escaped, so that the record reads
+// well in a diff; arguments and results are kept as the journal holds them, which
+// escapes them as json.Marshal does (FORMAT.md §Records). An argument
 // or result that is not valid JSON (the journal admits none) is kept as a JSON string of
 // its text rather than lost. An entry whose timestamp JSON cannot encode (a year outside
 // 0–9999, which no decoded input can hold) is a caller's bug and panics.

@@ -6,7 +6,7 @@ import (
 	"unicode"
 )
 
-// Trailer keys agmem writes. They are the contract of SPEC §6.
+// Trailer keys agmem writes. They are a contract: FORMAT.md §Trailers.
 const (
 	TrailerSession      = "Agmem-Session"
 	TrailerObservations = "Agmem-Observations"

@@ -1,4 +1,4 @@
-// Package config owns agmem's settings (SPEC §7): the built-in defaults, the memory
+// Package config owns agmem's settings (FORMAT.md §Config): the built-in defaults, the memory
 // repo's .agmem/config.toml, and AGMEM_<SECTION>_<KEY> environment variables, in
 // rising order of precedence, each value remembered with where it came from.
 //

@@ -1,4 +1,4 @@
-// Package memrepo owns the layout of a memory repo on disk: how one is found (SPEC §3)
+// Package memrepo owns the layout of a memory repo on disk: how one is found (FORMAT.md §Locating)
 // and where its parts live (the worktree, git's .git, agmem's own .agmem state
 // directory, which git never sees). It knows nothing of git, so that agmem-record, which
 // hooks run, links no git code.
@@ -62,7 +62,7 @@ func Find(dir string) (Repo, error) {
 // RepoFlagUsage is what a command line says of --repo, the flag Locate's given comes from.
 const RepoFlagUsage = "the memory repo (default: $AGMEM_REPO, else the nearest .agmem/ at or above here)"
 
-// Locate finds the memory repo per SPEC §3: the directory given (by --repo), else
+// Locate finds the memory repo (FORMAT.md §Locating): the directory given (by --repo), else
 // $AGMEM_REPO, else the nearest at or above the working directory. Its errors say what
 // to do.
 func Locate(given string, getenv func(string) string) (Repo, error) {
