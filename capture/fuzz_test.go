@@ -190,32 +190,30 @@ func FuzzNativeAsEncodingJSON(f *testing.F) {
 // claudeHookJSON is what encoding/json reads of a Claude Code hook payload, the oracle
 // of FuzzClaudeHookAsEncodingJSON.
 type claudeHookJSON struct {
-	SessionID      string          `json:"session_id"`
-	Cwd            string          `json:"cwd"`
-	AgentID        string          `json:"agent_id"`
-	AgentType      string          `json:"agent_type"`
-	Source         string          `json:"source"`
-	Model          string          `json:"model"`
-	Reason         string          `json:"reason"`
-	Prompt         string          `json:"prompt"`
-	LastMessage    string          `json:"last_assistant_message"`
-	TranscriptPath string          `json:"transcript_path"`
-	PermissionMode string          `json:"permission_mode"`
-	TurnID         string          `json:"turn_id"`
-	ToolName       string          `json:"tool_name"`
-	ToolUseID      string          `json:"tool_use_id"`
-	Error          *string         `json:"error"`
-	DurationMS     *float64        `json:"duration_ms"`
-	ToolInput      json.RawMessage `json:"tool_input"`
-	ToolResponse   json.RawMessage `json:"tool_response"`
-	ToolCalls      []struct {
-		ToolName     string          `json:"tool_name"`
-		ToolUseID    string          `json:"tool_use_id"`
-		Error        *string         `json:"error"`
-		DurationMS   *float64        `json:"duration_ms"`
-		ToolInput    json.RawMessage `json:"tool_input"`
-		ToolResponse json.RawMessage `json:"tool_response"`
-	} `json:"tool_calls"`
+	SessionID      string `json:"session_id"`
+	Cwd            string `json:"cwd"`
+	AgentID        string `json:"agent_id"`
+	AgentType      string `json:"agent_type"`
+	Source         string `json:"source"`
+	Model          string `json:"model"`
+	Reason         string `json:"reason"`
+	Prompt         string `json:"prompt"`
+	LastMessage    string `json:"last_assistant_message"`
+	TranscriptPath string `json:"transcript_path"`
+	PermissionMode string `json:"permission_mode"`
+	TurnID         string `json:"turn_id"`
+	claudeCallJSON
+	ToolCalls []claudeCallJSON `json:"tool_calls"`
+}
+
+// claudeCallJSON is what encoding/json reads of one call of a PostToolBatch.
+type claudeCallJSON struct {
+	ToolName     string          `json:"tool_name"`
+	ToolUseID    string          `json:"tool_use_id"`
+	Error        *string         `json:"error"`
+	DurationMS   *float64        `json:"duration_ms"`
+	ToolInput    json.RawMessage `json:"tool_input"`
+	ToolResponse json.RawMessage `json:"tool_response"`
 }
 
 // FuzzClaudeHookAsEncodingJSON holds the one decoder of Claude Code and Codex hook
@@ -271,20 +269,15 @@ func FuzzClaudeHookAsEncodingJSON(f *testing.F) {
 		if err != nil {
 			return
 		}
+		if len(want.ToolCalls) == 0 {
+			want.ToolCalls = nil // an empty list is no calls
+		}
 		got := claudeHookJSON{SessionID: h.SessionID, Cwd: h.Cwd, AgentID: h.AgentID, AgentType: h.AgentType,
 			Source: h.Source, Model: h.Model, Reason: h.Reason, Prompt: h.Prompt, LastMessage: h.LastMessage,
 			TranscriptPath: h.TranscriptPath, PermissionMode: h.PermissionMode, TurnID: h.TurnID,
-			ToolName: h.ToolName, ToolUseID: h.ToolUseID, Error: h.Error, DurationMS: h.DurationMS,
-			ToolInput: h.ToolInput, ToolResponse: h.ToolResponse}
+			claudeCallJSON: claudeCallJSON{h.ToolName, h.ToolUseID, h.Error, h.DurationMS, h.ToolInput, h.ToolResponse}}
 		for _, c := range h.ToolCalls {
-			got.ToolCalls = append(got.ToolCalls, struct {
-				ToolName     string          `json:"tool_name"`
-				ToolUseID    string          `json:"tool_use_id"`
-				Error        *string         `json:"error"`
-				DurationMS   *float64        `json:"duration_ms"`
-				ToolInput    json.RawMessage `json:"tool_input"`
-				ToolResponse json.RawMessage `json:"tool_response"`
-			}{c.ToolName, c.ToolUseID, c.Error, c.DurationMS, c.ToolInput, c.ToolResponse})
+			got.ToolCalls = append(got.ToolCalls, claudeCallJSON{c.ToolName, c.ToolUseID, c.Error, c.DurationMS, c.ToolInput, c.ToolResponse})
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q:\nagmem reads %+v\n json reads %+v", data, got, want)

@@ -183,62 +183,63 @@ func (o *object) num(m member) (*float64, error) {
 // value is a member's JSON text as it is, nil for none.
 func (o *object) value(m member) json.RawMessage { return o.raw[m] }
 
-// objects reads a member that must be a list of objects, or null.
-func (o *object) objects(m member) ([]*object, error) {
+// elements calls fn with r at each element of a member that must be a list of what
+// fn reads, or null; fn says false for an element of another kind.
+func (o *object) elements(m member, what string, fn func(r *jsonscan.Scanner) (bool, error)) error {
 	raw := o.raw[m]
 	if raw == nil || string(raw) == "null" {
-		return nil, nil
+		return nil
 	}
-	if raw[0] != '[' {
-		return nil, fmt.Errorf("%q must be a list", memberNames[m])
-	}
-	var out []*object
+	bad := fmt.Errorf("%q must be a list of %s", memberNames[m], what)
 	r := jsonscan.New(raw)
+	if r.Peek() != '[' {
+		return bad
+	}
 	for more := r.Open(']'); more; {
+		ok, err := fn(&r)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return bad
+		}
+		if more, err = r.More(']'); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// objects reads a member that must be a list of objects, or null.
+func (o *object) objects(m member) ([]*object, error) {
+	var out []*object
+	err := o.elements(m, "objects", func(r *jsonscan.Scanner) (bool, error) {
 		if r.Peek() != '{' {
-			return nil, fmt.Errorf("%q must be a list of objects", memberNames[m])
+			return false, nil
 		}
 		v, err := r.Skip(2)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		item, err := readObject(v)
-		if err != nil {
-			return nil, err
-		}
 		out = append(out, item)
-		if more, err = r.More(']'); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+		return err == nil, err
+	})
+	return out, err
 }
 
 // strings reads a member that must be a list of strings, or null.
 func (o *object) strings(m member) ([]string, error) {
-	raw := o.raw[m]
-	if raw == nil || string(raw) == "null" {
-		return nil, nil
-	}
 	var out []string
-	r := jsonscan.New(raw)
-	if r.Peek() != '[' {
-		return nil, fmt.Errorf("%q must be a list of strings", memberNames[m])
-	}
-	for more := r.Open(']'); more; {
+	err := o.elements(m, "strings", func(r *jsonscan.Scanner) (bool, error) {
 		if r.Peek() != '"' {
-			return nil, fmt.Errorf("%q must be a list of strings", memberNames[m])
+			return false, nil
 		}
 		s, err := r.Unquote()
-		if err != nil {
-			return nil, err
-		}
 		out = append(out, s)
-		if more, err = r.More(']'); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+		return err == nil, err
+	})
+	return out, err
 }
 
 // stringMap reads a member that must be an object of strings, or null. Its member

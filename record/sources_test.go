@@ -34,6 +34,15 @@ func (c call) nativeLine() string {
 	return string(line) + "\n"
 }
 
+// file is a new file that holds c's native line.
+func (c call) file(t *testing.T) string {
+	f := filepath.Join(t.TempDir(), "calls.jsonl")
+	if err := os.WriteFile(f, []byte(c.nativeLine()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // source gives c to agmem as one source does, once, in a process whose environment
 // getenv reads; it may fail, as that source fails on such input.
 type source struct {
@@ -75,8 +84,7 @@ var sources = []source{
 			return err
 		}
 		// Another file each time: a watched file read again would not be read twice.
-		f := filepath.Join(t.TempDir(), "calls.jsonl")
-		os.WriteFile(f, []byte(c.nativeLine()), 0o644)
+		f := c.file(t)
 		in, _ := os.Open(f)
 		defer in.Close()
 		_, out, err := r.Follow(f, in, 0, func(end int64) journal.WatchMark { return journal.WatchMark{Offset: end} })
@@ -87,9 +95,7 @@ var sources = []source{
 		if err != nil {
 			return err
 		}
-		f := filepath.Join(t.TempDir(), "calls.jsonl")
-		os.WriteFile(f, []byte(c.nativeLine()), 0o644)
-		files, err := r.Import([]string{f}, nil)
+		files, err := r.Import([]string{c.file(t)}, nil)
 		if err == nil && files[0].NotUnderstood > 0 {
 			err = fmt.Errorf("%d not understood", files[0].NotUnderstood)
 		}
