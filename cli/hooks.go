@@ -212,7 +212,7 @@ func agmemBinary() (string, error) {
 }
 
 // recordBinary is what hooks run to record: agmem-record beside this agmem when it is
-// there, as "go install . ./cmd/..." puts it (it starts faster, linking no git code),
+// there, as "go install . ./cmd/agmem-record" puts it (it starts faster, linking no git code),
 // and of the same build; else this agmem. An agmem-record left from an earlier version,
 // when agmem alone was upgraded, could not record into a journal a newer agmem wrote.
 func recordBinary(self string) string {
