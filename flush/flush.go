@@ -68,7 +68,7 @@ type Options struct {
 
 // Run flushes every pending entry of the journal kept in stateDir into repo, and returns
 // the commits it wrote. What earlier flushes left behind goes first, a round at a time.
-func Run(stateDir string, j *journal.Journal, repo *vcs.Repo, opts Options) ([]Commit, error) {
+func Run(stateDir string, j *journal.Journal, repo *vcs.Git, opts Options) ([]Commit, error) {
 	lock, err := Lock(stateDir)
 	if err != nil {
 		return nil, err
@@ -113,7 +113,7 @@ func Run(stateDir string, j *journal.Journal, repo *vcs.Repo, opts Options) ([]C
 }
 
 // flushBatches takes batches through steps 2 to 5, in rounds.
-func flushBatches(stateDir string, j *journal.Journal, repo *vcs.Repo, branch plumbing.ReferenceName, batches []*journal.Batch, opts Options) ([]Commit, error) {
+func flushBatches(stateDir string, j *journal.Journal, repo *vcs.Git, branch plumbing.ReferenceName, batches []*journal.Batch, opts Options) ([]Commit, error) {
 	// Batches an earlier flush left behind may be in the history already.
 	for _, b := range batches {
 		if b.Commit == "" && b.Resumed {
@@ -171,7 +171,7 @@ func roundSize(batches []*journal.Batch) int {
 }
 
 // flushRound commits, marks, materialises and finishes batches.
-func flushRound(j *journal.Journal, repo *vcs.Repo, branch plumbing.ReferenceName, batches []*journal.Batch, messages map[string]string) ([]Commit, error) {
+func flushRound(j *journal.Journal, repo *vcs.Git, branch plumbing.ReferenceName, batches []*journal.Batch, messages map[string]string) ([]Commit, error) {
 	// Held from before the branch moves until the index shows the new files.
 	index, err := repo.LockIndex()
 	if err != nil {
@@ -242,7 +242,7 @@ func markProgress(stateDir string) {
 
 // findResumed looks for the commit of a batch an earlier flush planned, between the
 // branch tip and the tip the batch was planned on.
-func findResumed(repo *vcs.Repo, branch plumbing.ReferenceName, b *journal.Batch) (plumbing.Hash, bool, error) {
+func findResumed(repo *vcs.Git, branch plumbing.ReferenceName, b *journal.Batch) (plumbing.Hash, bool, error) {
 	tip, err := repo.Tip(branch)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
@@ -285,7 +285,7 @@ const templateModel = "template"
 // commitBatches writes one commit per batch, chained on the branch tip, with the
 // batch's message, and moves the branch once to the last of them; if someone else moved
 // the branch meanwhile, it builds them again on the new tip.
-func commitBatches(repo *vcs.Repo, branch plumbing.ReferenceName, batches []*journal.Batch, messages map[string]string) ([]Commit, []vcs.Change, error) {
+func commitBatches(repo *vcs.Git, branch plumbing.ReferenceName, batches []*journal.Batch, messages map[string]string) ([]Commit, []vcs.Change, error) {
 	if len(batches) == 0 {
 		return nil, nil, nil
 	}

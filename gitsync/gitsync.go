@@ -132,7 +132,7 @@ func Pull(repo memrepo.Repo, opts Options) ([]Update, error) {
 }
 
 // run does op with refspec on the remote, under the writer lock, within opts.Timeout.
-func run(repo memrepo.Repo, git *vcs.Repo, op transport.Op, opts Options, refspec string) (upToDate bool, err error) {
+func run(repo memrepo.Repo, git *vcs.Git, op transport.Op, opts Options, refspec string) (upToDate bool, err error) {
 	if _, err := git.RemoteURL(opts.Remote); err != nil {
 		return false, &Error{Err: err, Hint: fmt.Sprintf(`add it: git -C %s remote add %s URL (a path, file://, http(s):// or ssh://)`,
 			shell.Readable(repo.Root), opts.Remote)}
@@ -164,7 +164,7 @@ func (e *Error) Error() string { return e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
 // failed describes a failure the remote reported.
-func failed(what string, opts Options, git *vcs.Repo, f *transport.Failure) *Error {
+func failed(what string, opts Options, git *vcs.Git, f *transport.Failure) *Error {
 	where, _ := git.RemoteURL(opts.Remote)
 	// The remote's own message may quote the URL, or a credential agmem sent.
 	msg := strings.ReplaceAll(f.Message, where, redactURL(where))

@@ -28,7 +28,7 @@ type source struct {
 }
 
 // sources are this repo's branch, then the fetched branches of other memory repos.
-func sources(repo *vcs.Repo) ([]source, error) {
+func sources(repo *vcs.Git) ([]source, error) {
 	_, tip, err := repo.Head()
 	if err != nil {
 		return nil, err
@@ -46,7 +46,7 @@ func sources(repo *vcs.Repo) ([]source, error) {
 
 // Session is the entries of one session found in git, in time order, each entry once,
 // gathered from this repo's branch and every fetched one.
-func Session(repo *vcs.Repo, id string) ([]memory.Entry, error) {
+func Session(repo *vcs.Git, id string) ([]memory.Entry, error) {
 	var out []memory.Entry
 	_, err := SessionJSON(repo, id, func(raw []byte) error {
 		var e memory.Entry

@@ -36,7 +36,7 @@ type Summary struct {
 // already found is not read further: a record holds one batch, so one session. A
 // fetched branch's record that does not read as entries, which anyone could have
 // written, is passed over whole; one of this repo's own is an error.
-func Summaries(repo *vcs.Repo, known func(session string) bool) (map[string]Summary, error) {
+func Summaries(repo *vcs.Git, known func(session string) bool) (map[string]Summary, error) {
 	srcs, err := sources(repo)
 	if err != nil {
 		return nil, err
@@ -93,7 +93,7 @@ func newTally() *tally {
 // what the journal knows or a branch read before holds need not be read further. It
 // reads the first line of each file, listing them as it goes: looking a directory up
 // in git takes longer than that.
-func unseen(repo *vcs.Repo, s source, dir string, seen func(session string) bool) ([]record, error) {
+func unseen(repo *vcs.Git, s source, dir string, seen func(session string) bool) ([]record, error) {
 	var names []string
 	skip := map[string]bool{}
 	err := repo.EachFile(s.tip, dir, func(path string, rd io.Reader) error {

@@ -45,7 +45,7 @@ func summaryOf(entries []memory.Entry) Summary {
 }
 
 // commitFiles commits files on ref, on top of what it holds.
-func commitFiles(tb testing.TB, repo *vcs.Repo, ref plumbing.ReferenceName, files map[string]string) {
+func commitFiles(tb testing.TB, repo *vcs.Git, ref plumbing.ReferenceName, files map[string]string) {
 	tb.Helper()
 	tip := plumbing.ZeroHash
 	if ref == "" {

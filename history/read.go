@@ -17,7 +17,7 @@ type record struct {
 }
 
 // recordsIn lists the records in dir on the branch s.
-func recordsIn(repo *vcs.Repo, s source, dir string) ([]record, error) {
+func recordsIn(repo *vcs.Git, s source, dir string) ([]record, error) {
 	names, err := repo.ListFiles(s.tip, dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.name, err)
@@ -35,7 +35,7 @@ func recordsIn(repo *vcs.Repo, s source, dir string) ([]record, error) {
 // inflates them: with two at it, reading takes both of two cores. A part is inflated
 // at most aheadChunks chunks ahead of its reader, however big it is.
 type reading struct {
-	repo  *vcs.Repo
+	repo  *vcs.Git
 	parts []partRef      // of every record, in order
 	next  int            // the first of parts not started
 	open  []*partReading // started and not read through, in order
@@ -61,7 +61,7 @@ type partReading struct {
 	err    error
 }
 
-func newReading(repo *vcs.Repo) *reading {
+func newReading(repo *vcs.Git) *reading {
 	// Room for every chunk there can be: none is left to the garbage collector.
 	return &reading{repo: repo, free: make(chan []byte, partsOpen*(aheadChunks+2))}
 }
@@ -103,7 +103,7 @@ func (r *reading) done() {
 	r.open = r.open[1:]
 }
 
-func (p *partReading) inflate(repo *vcs.Repo, part partRef, free chan []byte) {
+func (p *partReading) inflate(repo *vcs.Git, part partRef, free chan []byte) {
 	defer close(p.chunks)
 	err := func() error {
 		rd, err := repo.OpenFile(part.src.tip, part.path)

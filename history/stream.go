@@ -23,7 +23,7 @@ import (
 // whole and checked in the first pass, and encoded again in the second. Lines found out
 // of time order (a session flushed from two clones, say) are held until every line is
 // read, then sorted.
-func SessionJSON(repo *vcs.Repo, id string, fn func(raw []byte) error) (int, error) {
+func SessionJSON(repo *vcs.Git, id string, fn func(raw []byte) error) (int, error) {
 	srcs, err := sources(repo)
 	if err != nil {
 		return 0, err

@@ -16,7 +16,7 @@ import (
 )
 
 // commitBatches commits each batch's session record, as flushes do, one commit each.
-func commitBatches(tb testing.TB, session string, batches ...[]memory.Entry) *vcs.Repo {
+func commitBatches(tb testing.TB, session string, batches ...[]memory.Entry) *vcs.Git {
 	tb.Helper()
 	repo, _, err := vcs.Init(tb.TempDir())
 	if err != nil {
@@ -62,7 +62,7 @@ func observation(session string, n int, result string) memory.Entry {
 }
 
 // sessionJSON is what SessionJSON passes on, one line each.
-func sessionJSON(tb testing.TB, repo *vcs.Repo, session string) []string {
+func sessionJSON(tb testing.TB, repo *vcs.Git, session string) []string {
 	tb.Helper()
 	var got []string
 	n, err := SessionJSON(repo, session, func(raw []byte) error {

@@ -94,7 +94,7 @@ func (r *Report) Repairable() bool {
 }
 
 // Check cross-checks the journal kept in stateDir and the repo, under the writer lock.
-func Check(stateDir string, j *journal.Journal, repo *vcs.Repo) (*Report, error) {
+func Check(stateDir string, j *journal.Journal, repo *vcs.Git) (*Report, error) {
 	lock, err := flush.Lock(stateDir)
 	if err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ func Check(stateDir string, j *journal.Journal, repo *vcs.Repo) (*Report, error)
 	return check(j, repo)
 }
 
-func check(j *journal.Journal, repo *vcs.Repo) (*Report, error) {
+func check(j *journal.Journal, repo *vcs.Git) (*Report, error) {
 	// Read first and whole: the journal is closed again before any git work.
 	damage, inv, err := readJournal(j)
 	if err != nil {
@@ -188,7 +188,7 @@ type renderedPaths struct {
 
 // readBranch reads every commit reachable from tip, except those in skip and what only
 // they reach, and the session record of each that carries an Agmem-Batch trailer.
-func readBranch(repo *vcs.Repo, tip plumbing.Hash, skip map[plumbing.Hash]bool) (*branch, error) {
+func readBranch(repo *vcs.Git, tip plumbing.Hash, skip map[plumbing.Hash]bool) (*branch, error) {
 	b := &branch{reachable: map[plumbing.Hash]bool{}, batches: map[string]plumbing.Hash{},
 		entries: map[string]plumbing.Hash{}, records: map[string]string{}, unreadable: map[string]bool{}}
 	twice := map[[2]plumbing.Hash][]string{} // entries found in both commits
@@ -343,7 +343,7 @@ type otherBranches struct {
 	commits map[plumbing.Hash]string // commit → the branch that reaches it
 }
 
-func readOtherBranches(repo *vcs.Repo, current plumbing.ReferenceName, b *branch) (*otherBranches, error) {
+func readOtherBranches(repo *vcs.Git, current plumbing.ReferenceName, b *branch) (*otherBranches, error) {
 	others := &otherBranches{entries: map[string]string{}, commits: map[plumbing.Hash]string{}}
 	branches, err := repo.Branches()
 	if err != nil {
@@ -441,7 +441,7 @@ func (b *branch) againstJournal(inv *journal.Inventory, others *otherBranches, r
 var agmemDirs = []string{"current", render.SessionsDir}
 
 // agmemFiles are HEAD's files under agmemDirs, each with its blob's hash.
-func agmemFiles(repo *vcs.Repo, tip plumbing.Hash) (map[string]plumbing.Hash, error) {
+func agmemFiles(repo *vcs.Git, tip plumbing.Hash) (map[string]plumbing.Hash, error) {
 	files := map[string]plumbing.Hash{}
 	if tip.IsZero() {
 		return files, nil

@@ -53,7 +53,7 @@ type memRepo struct {
 	t   *testing.T
 	dir string
 	j   *journal.Journal
-	git *vcs.Repo
+	git *vcs.Git
 }
 
 func newMemRepo(t *testing.T) *memRepo {

@@ -69,7 +69,7 @@ func Init(dir string) (memrepo.Repo, []string, error) {
 var ErrGitignoreChanged = errors.New(".gitignore has changes that are not committed")
 
 // ensureIgnored makes sure the branch's .gitignore names .agmem/, committing it if not.
-func ensureIgnored(r memrepo.Repo, git *vcs.Repo) (bool, error) {
+func ensureIgnored(r memrepo.Repo, git *vcs.Git) (bool, error) {
 	lock, err := flush.Lock(r.StateDir())
 	if err != nil {
 		return false, err
@@ -108,7 +108,7 @@ func ensureIgnored(r memrepo.Repo, git *vcs.Repo) (bool, error) {
 
 // ignoreNeedsCommit returns the committed .gitignore when agmem must add its line to
 // it (an empty, non-nil slice when there is none yet), and nil when nothing is to do.
-func ignoreNeedsCommit(r memrepo.Repo, git *vcs.Repo) ([]byte, error) {
+func ignoreNeedsCommit(r memrepo.Repo, git *vcs.Git) ([]byte, error) {
 	_, tip, err := git.Head()
 	if err != nil {
 		return nil, err

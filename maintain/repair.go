@@ -24,7 +24,7 @@ type Repaired struct {
 // Nothing recorded is deleted, and no file the worktree holds is overwritten. A
 // damaged journal is not written to, and entries pending that a commit already holds
 // would be committed twice: Repair then does nothing and returns the report.
-func Repair(stateDir string, j *journal.Journal, repo *vcs.Repo, opts flush.Options) (Repaired, *Report, error) {
+func Repair(stateDir string, j *journal.Journal, repo *vcs.Git, opts flush.Options) (Repaired, *Report, error) {
 	var done Repaired
 	requeued, report, err := requeueLost(stateDir, j, repo)
 	if err != nil || report.Damaged() || report.Has(PendingCommitted) {
@@ -44,7 +44,7 @@ func Repair(stateDir string, j *journal.Journal, repo *vcs.Repo, opts flush.Opti
 // requeueLost puts the entries of LostCommit problems back into the pending set, and
 // returns how many and the check that found them. The check and the requeue run under
 // one writer lock: no flush can commit them in between.
-func requeueLost(stateDir string, j *journal.Journal, repo *vcs.Repo) (int, *Report, error) {
+func requeueLost(stateDir string, j *journal.Journal, repo *vcs.Git) (int, *Report, error) {
 	lock, err := flush.Lock(stateDir)
 	if err != nil {
 		return 0, nil, err
@@ -70,7 +70,7 @@ func requeueLost(stateDir string, j *journal.Journal, repo *vcs.Repo) (int, *Rep
 // restoreWorktree writes back HEAD's files under current/ and sessions/ that the
 // worktree lacks, and returns their paths. Whether a file is missing is decided under
 // git's index lock, so a file that appears meanwhile is never overwritten.
-func restoreWorktree(stateDir string, repo *vcs.Repo) ([]string, error) {
+func restoreWorktree(stateDir string, repo *vcs.Git) ([]string, error) {
 	lock, err := flush.Lock(stateDir)
 	if err != nil {
 		return nil, err

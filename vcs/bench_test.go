@@ -9,7 +9,7 @@ import (
 
 // benchRepo is a repo whose branch holds 10,000 small files in 10 day directories, as a
 // memory repo does after a while.
-func benchRepo(b *testing.B) (*Repo, plumbing.ReferenceName) {
+func benchRepo(b *testing.B) (*Git, plumbing.ReferenceName) {
 	b.Helper()
 	r, _ := newRepo(b)
 	branch := branchOf(b, r)
@@ -30,7 +30,7 @@ func benchRepo(b *testing.B) (*Repo, plumbing.ReferenceName) {
 }
 
 // commitBatch commits 1,000 small files at the paths path(batch, i) on the branch tip.
-func commitBatch(b *testing.B, r *Repo, branch plumbing.ReferenceName, n int, path func(n, i int) string) *Draft {
+func commitBatch(b *testing.B, r *Git, branch plumbing.ReferenceName, n int, path func(n, i int) string) *Draft {
 	tip, err := r.Tip(branch)
 	if err != nil {
 		b.Fatal(err)

@@ -18,7 +18,7 @@ import (
 )
 
 // OpenFile opens the file at path in commit h, to be read as a stream.
-func (r *Repo) OpenFile(h plumbing.Hash, file string) (io.ReadCloser, error) {
+func (r *Git) OpenFile(h plumbing.Hash, file string) (io.ReadCloser, error) {
 	t, err := r.treeAt(h, path.Dir(file))
 	if err == nil && t == nil {
 		err = object.ErrFileNotFound
@@ -45,7 +45,7 @@ func (r *Repo) OpenFile(h plumbing.Hash, file string) (io.ReadCloser, error) {
 // megabytes of a session record, that was a copy of every byte and most of the time it
 // took to read one. A blob a pack holds whole, as agmem writes them, is inflated here
 // as it is read instead; any other (a delta, a loose object) is read by go-git.
-func (r *Repo) openBlob(h plumbing.Hash) (io.ReadCloser, error) {
+func (r *Git) openBlob(h plumbing.Hash) (io.ReadCloser, error) {
 	if rd, err := r.openPacked(h); rd != nil || err != nil {
 		return rd, err
 	}
@@ -58,7 +58,7 @@ func (r *Repo) openBlob(h plumbing.Hash) (io.ReadCloser, error) {
 
 // openPacked opens blob h where a pack holds it whole, and returns a nil reader where
 // none does.
-func (r *Repo) openPacked(h plumbing.Hash) (io.ReadCloser, error) {
+func (r *Git) openPacked(h plumbing.Hash) (io.ReadCloser, error) {
 	packs, err := r.packs.load(filepath.Join(r.gitDir, "objects", "pack"))
 	if err != nil {
 		return nil, err
@@ -141,7 +141,7 @@ func (b *packedBlob) Close() error {
 }
 
 // packIndexes are the indexes of the repository's packs, read once and again after
-// agmem or git changed the packs (Repo.reindex).
+// agmem or git changed the packs (Git.reindex).
 type packIndexes struct {
 	mu    sync.Mutex
 	packs []packIndex // nil: not read yet

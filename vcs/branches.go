@@ -14,7 +14,7 @@ type Branch struct {
 }
 
 // Branches lists the local branches (loose or packed), sorted by name.
-func (r *Repo) Branches() ([]Branch, error) {
+func (r *Git) Branches() ([]Branch, error) {
 	refs, err := r.st.IterReferences()
 	if err != nil {
 		return nil, fmt.Errorf("read refs: %w", err)

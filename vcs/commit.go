@@ -32,7 +32,7 @@ var ErrRefLocked = errors.New("branch is locked by another git process")
 // file instead of ten thousand loose objects, and a draft abandoned before Publish
 // leaves nothing behind in the repository.
 type Draft struct {
-	r       *Repo
+	r       *Git
 	base    plumbing.Hash // the tip the draft was started on
 	head    plumbing.Hash // the last commit sealed, or base
 	subject string        // the last commit's subject, for the reflog
@@ -72,7 +72,7 @@ func (s *stage) put(t plumbing.ObjectType, data []byte) plumbing.Hash {
 func (s *stage) object(h plumbing.Hash) (stagedObject, error) { return s.objects[h], nil }
 
 // NewDraft starts a draft on tip (the zero hash for a first commit).
-func (r *Repo) NewDraft(tip plumbing.Hash) (*Draft, error) {
+func (r *Git) NewDraft(tip plumbing.Hash) (*Draft, error) {
 	baseTree := plumbing.ZeroHash
 	if !tip.IsZero() {
 		c, err := r.Commit(tip)
@@ -164,7 +164,7 @@ func (d *Draft) Commit(branch plumbing.ReferenceName, message string, when time.
 // moveBranch is a compare-and-swap on the branch, done as git does it: take
 // <ref>.lock, check the current value (loose or packed), write the new value into the
 // lock file and rename it over the ref.
-func (r *Repo) moveBranch(branch plumbing.ReferenceName, old, new plumbing.Hash, why string) error {
+func (r *Git) moveBranch(branch plumbing.ReferenceName, old, new plumbing.Hash, why string) error {
 	refPath := filepath.Join(r.gitDir, filepath.FromSlash(branch.String()))
 	if err := os.MkdirAll(filepath.Dir(refPath), 0o755); err != nil {
 		return err
@@ -195,7 +195,7 @@ func (r *Repo) moveBranch(branch plumbing.ReferenceName, old, new plumbing.Hash,
 
 // appendReflog notes a branch move in the branch's reflog and HEAD's, as git does in a
 // repository with a worktree (core.logAllRefUpdates), so that git reflog and @{1} work.
-func (r *Repo) appendReflog(branch plumbing.ReferenceName, old, new plumbing.Hash, why string) error {
+func (r *Git) appendReflog(branch plumbing.ReferenceName, old, new plumbing.Hash, why string) error {
 	sig := r.committer()
 	_, offset := time.Now().Zone()
 	sign := '+'
@@ -228,7 +228,7 @@ func (r *Repo) appendReflog(branch plumbing.ReferenceName, old, new plumbing.Has
 // (base excluded, and not looked past) whose trailer block says Agmem-Batch: batch and
 // whose tree holds recordPath. Both must agree, so a trailer typed into a message by
 // hand is not enough. If base is not in tip's history, the whole history is searched.
-func (r *Repo) FindBatch(tip, base plumbing.Hash, batch, recordPath string) (plumbing.Hash, bool, error) {
+func (r *Git) FindBatch(tip, base plumbing.Hash, batch, recordPath string) (plumbing.Hash, bool, error) {
 	if tip.IsZero() {
 		return plumbing.ZeroHash, false, nil
 	}
@@ -266,7 +266,7 @@ type walkedCommit struct {
 	parents []plumbing.Hash
 }
 
-func (r *Repo) walkedCommit(h plumbing.Hash) (walkedCommit, error) {
+func (r *Git) walkedCommit(h plumbing.Hash) (walkedCommit, error) {
 	if c, ok := r.walked.Load(h); ok {
 		return c.(walkedCommit), nil
 	}
@@ -282,7 +282,7 @@ func (r *Repo) walkedCommit(h plumbing.Hash) (walkedCommit, error) {
 // AddedFiles are the files a commit adds or changes against its first parent, read
 // back from git: what Materialize needs when the commit was written by a process that
 // died before it could update the worktree.
-func (r *Repo) AddedFiles(commit plumbing.Hash) ([]Change, error) {
+func (r *Git) AddedFiles(commit plumbing.Hash) ([]Change, error) {
 	c, err := r.Commit(commit)
 	if err != nil {
 		return nil, err
@@ -300,7 +300,7 @@ func (r *Repo) AddedFiles(commit plumbing.Hash) ([]Change, error) {
 	return out, err
 }
 
-func (r *Repo) diffTrees(prefix string, old, new plumbing.Hash, out *[]Change) error {
+func (r *Git) diffTrees(prefix string, old, new plumbing.Hash, out *[]Change) error {
 	if old == new {
 		return nil
 	}

@@ -644,7 +644,7 @@ func assertChanges(t *testing.T, what string, got []Change, want map[string]stri
 }
 
 // batchCommit commits files with a message made by FormatMessage, and returns it.
-func batchCommit(t *testing.T, r *Repo, body, batch string, files ...string) plumbing.Hash {
+func batchCommit(t *testing.T, r *Git, body, batch string, files ...string) plumbing.Hash {
 	t.Helper()
 	m := map[string]string{}
 	for _, f := range files {

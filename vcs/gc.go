@@ -21,7 +21,7 @@ type Packed struct {
 // drops what nothing has reached for two weeks. Without it, agmem writes the loose
 // objects (those git commands wrote) into one pack and merges packs as after a flush.
 // Call it under the writer lock.
-func (r *Repo) PackObjects() (Packed, error) {
+func (r *Git) PackObjects() (Packed, error) {
 	p := Packed{By: "git gc"}
 	var err error
 	if p.Before, err = r.objectBytes(); err != nil {
@@ -51,7 +51,7 @@ func (r *Repo) PackObjects() (Packed, error) {
 }
 
 // packLoose writes the loose objects into one pack, then removes them.
-func (r *Repo) packLoose() error {
+func (r *Git) packLoose() error {
 	var loose []plumbing.Hash
 	if err := r.st.ForEachObjectHash(func(h plumbing.Hash) error {
 		loose = append(loose, h)
@@ -74,7 +74,7 @@ func (r *Repo) packLoose() error {
 }
 
 // objectBytes is the size of the files under .git/objects.
-func (r *Repo) objectBytes() (int64, error) {
+func (r *Git) objectBytes() (int64, error) {
 	var n int64
 	err := filepath.WalkDir(filepath.Join(r.gitDir, "objects"), func(_ string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

@@ -200,7 +200,7 @@ func equalStrings(a, b []string) bool {
 }
 
 // newRepo makes a fresh memory repo's git side in a temporary directory.
-func newRepo(t testing.TB) (*Repo, string) {
+func newRepo(t testing.TB) (*Git, string) {
 	t.Helper()
 	dir := t.TempDir()
 	r, created, err := Init(dir)
@@ -211,7 +211,7 @@ func newRepo(t testing.TB) (*Repo, string) {
 }
 
 // branchOf is the branch HEAD points at; the test fails if there is none.
-func branchOf(t testing.TB, r *Repo) plumbing.ReferenceName {
+func branchOf(t testing.TB, r *Git) plumbing.ReferenceName {
 	t.Helper()
 	b, err := r.Branch()
 	if err != nil {
@@ -227,7 +227,7 @@ func when(n int) time.Time {
 
 // commitFiles commits files on the branch's tip with a Draft and returns the draft and
 // the new commit.
-func commitFiles(t testing.TB, r *Repo, files map[string]string, message string) (*Draft, plumbing.Hash) {
+func commitFiles(t testing.TB, r *Git, files map[string]string, message string) (*Draft, plumbing.Hash) {
 	t.Helper()
 	branch := branchOf(t, r)
 	tip, err := r.Tip(branch)
@@ -277,7 +277,7 @@ func merged(base, add map[string]string) map[string]string {
 }
 
 // Materialize locks the index and materialises changes (see IndexLock.Materialize).
-func (r *Repo) Materialize(changes []Change) error {
+func (r *Git) Materialize(changes []Change) error {
 	l, err := r.LockIndex()
 	if err != nil {
 		return err
@@ -287,7 +287,7 @@ func (r *Repo) Materialize(changes []Change) error {
 }
 
 // ReadDir reads the files directly inside dir in commit h.
-func (r *Repo) ReadDir(h plumbing.Hash, dir string) ([]File, error) {
+func (r *Git) ReadDir(h plumbing.Hash, dir string) ([]File, error) {
 	var out []File
 	err := r.EachFile(h, dir, func(path string, rd io.Reader) error {
 		data, err := io.ReadAll(rd)

@@ -31,7 +31,7 @@ var errLockHeld = errors.New("is locked by another git process")
 // lockWait bounds how long takeLock waits for a lock another process holds.
 const lockWait = 2 * time.Second
 
-func (r *Repo) takeLock(path string) (*lockFile, error) {
+func (r *Git) takeLock(path string) (*lockFile, error) {
 	name := path + ".lock"
 	rel, err := filepath.Rel(r.gitDir, name)
 	if err != nil {

@@ -28,7 +28,7 @@ import (
 // level: a flush's objects are new small files and the trees above them, and git gc
 // repacks them tighter whenever a person likes. klauspost/compress deflates them, as it
 // inflates blobs (blob.go): faster than compress/flate at that level.
-func (r *Repo) writePack(hashes []plumbing.Hash, objectOf func(plumbing.Hash) (stagedObject, error)) (string, error) {
+func (r *Git) writePack(hashes []plumbing.Hash, objectOf func(plumbing.Hash) (stagedObject, error)) (string, error) {
 	// An object twice in one pack makes git refuse the whole pack: its header would count
 	// more objects than its index.
 	hashes = dedupe(hashes)
@@ -58,7 +58,7 @@ const tempPrefix = "tmp_agmem_"
 // object's type and size then its zlib stream, and the SHA-1 of all of it; and builds
 // the pack's index on the way.
 type packWriter struct {
-	r   *Repo
+	r   *Git
 	dir string
 	tmp *os.File
 	bw  *bufio.Writer
@@ -70,7 +70,7 @@ type packWriter struct {
 	at  map[plumbing.Hash]int64 // where each object written so far starts
 }
 
-func (r *Repo) newPackWriter(count int) (*packWriter, error) {
+func (r *Git) newPackWriter(count int) (*packWriter, error) {
 	dir := filepath.Join(r.gitDir, "objects", "pack")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -300,7 +300,7 @@ const maxPacks = 16
 // removes the temporary files of packs that killed agmem processes left. The old packs
 // go only once the new one is on disk. Call it under the writer lock, once git's own
 // locks are released: it changes nothing that git commands wait for.
-func (r *Repo) MergePacks() error {
+func (r *Git) MergePacks() error {
 	dir := filepath.Join(r.gitDir, "objects", "pack")
 	// Under the writer lock, no other agmem process is writing one.
 	if left, err := filepath.Glob(filepath.Join(dir, tempPrefix+"*")); err == nil {

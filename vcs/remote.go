@@ -36,10 +36,10 @@ func agentsTracking(remote string) string {
 }
 
 // GitDir is the repository's .git directory.
-func (r *Repo) GitDir() string { return r.gitDir }
+func (r *Git) GitDir() string { return r.gitDir }
 
 // RemoteURL is the URL git pushes to for the named remote (its last one, as go-git does).
-func (r *Repo) RemoteURL(name string) (string, error) {
+func (r *Git) RemoteURL(name string) (string, error) {
 	cfg, err := r.st.Config()
 	if err != nil {
 		return "", fmt.Errorf("read git config: %w", err)
@@ -71,7 +71,7 @@ func (f Fetched) Name() string { return f.Remote + "/" + agentsDir + f.ID }
 
 // FetchedAgents lists the memory repos' branches fetched from every remote, sorted by
 // name; with remote not "", those fetched from that remote only.
-func (r *Repo) FetchedAgents(remote string) ([]Fetched, error) {
+func (r *Git) FetchedAgents(remote string) ([]Fetched, error) {
 	refs, err := r.st.IterReferences()
 	if err != nil {
 		return nil, fmt.Errorf("read refs: %w", err)

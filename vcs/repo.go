@@ -24,12 +24,13 @@ import (
 var ErrDetached = hint.NewCause("HEAD is detached",
 	`check the memory repo's branch out again (e.g. "git switch main"): agmem commits only to a branch, and nothing recorded is lost`)
 
-// Repo is a memory repo's git side: a worktree with a .git directory.
+// Git is a memory repo's git side: a worktree with a .git directory.
 //
-// It uses go-git's storage directly rather than its porcelain, whose transports (ssh,
-// http) and their package initialisation would be linked into every agmem process,
-// `agmem record` on an agent's hot path included.
-type Repo struct {
+// It uses go-git's storage directly rather than its porcelain: a commit is written by
+// plumbing, rebuilding only the trees on changed paths (commit.go), and nothing runs the
+// porcelain's worktree status, whose cost grows with the repo. Remotes are package
+// vcs/transport's.
+type Git struct {
 	Root   string // the worktree
 	gitDir string
 	st     *filesystem.Storage
@@ -53,7 +54,7 @@ func (c smallObjects) Put(o plumbing.EncodedObject) {
 }
 
 // Open opens the git repository whose worktree is root.
-func Open(root string) (*Repo, error) {
+func Open(root string) (*Git, error) {
 	gitDir := filepath.Join(root, ".git")
 	if fi, err := os.Stat(gitDir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%s has no .git directory", root)
@@ -62,12 +63,12 @@ func Open(root string) (*Repo, error) {
 	if _, err := st.Reference(plumbing.HEAD); err != nil {
 		return nil, fmt.Errorf("open git repo %s: %w", root, err)
 	}
-	return &Repo{Root: root, gitDir: gitDir, st: st}, nil
+	return &Git{Root: root, gitDir: gitDir, st: st}, nil
 }
 
 // Init makes root a git repository on branch main, unless it is one already, and
 // returns the repo.
-func Init(root string) (r *Repo, created bool, err error) {
+func Init(root string) (r *Git, created bool, err error) {
 	gitDir := filepath.Join(root, ".git")
 	if _, err := os.Stat(gitDir); err == nil {
 		r, err := Open(root)
@@ -91,7 +92,7 @@ func Init(root string) (r *Repo, created bool, err error) {
 }
 
 // Branch is the branch HEAD points at; it need not have a commit yet.
-func (r *Repo) Branch() (plumbing.ReferenceName, error) {
+func (r *Git) Branch() (plumbing.ReferenceName, error) {
 	head, err := r.st.Reference(plumbing.HEAD)
 	if err != nil {
 		return "", fmt.Errorf("read HEAD: %w", err)
@@ -103,7 +104,7 @@ func (r *Repo) Branch() (plumbing.ReferenceName, error) {
 }
 
 // Tip is the commit the branch points at, or the zero hash for a branch with no commit.
-func (r *Repo) Tip(branch plumbing.ReferenceName) (plumbing.Hash, error) {
+func (r *Git) Tip(branch plumbing.ReferenceName) (plumbing.Hash, error) {
 	ref, err := r.st.Reference(branch)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return plumbing.ZeroHash, nil
@@ -115,7 +116,7 @@ func (r *Repo) Tip(branch plumbing.ReferenceName) (plumbing.Hash, error) {
 }
 
 // Head is the branch HEAD points at and its tip (the zero hash before a first commit).
-func (r *Repo) Head() (plumbing.ReferenceName, plumbing.Hash, error) {
+func (r *Git) Head() (plumbing.ReferenceName, plumbing.Hash, error) {
 	branch, err := r.Branch()
 	if err != nil {
 		return "", plumbing.ZeroHash, err
@@ -126,28 +127,28 @@ func (r *Repo) Head() (plumbing.ReferenceName, plumbing.Hash, error) {
 
 // reindex has go-git and openBlob read the pack indexes again: packs were added or
 // removed.
-func (r *Repo) reindex() {
+func (r *Git) reindex() {
 	r.st.Reindex()
 	r.packs.forget()
 }
 
 // Commit reads a commit object.
-func (r *Repo) Commit(h plumbing.Hash) (*object.Commit, error) {
+func (r *Git) Commit(h plumbing.Hash) (*object.Commit, error) {
 	return object.GetCommit(r.st, h)
 }
 
 // signature is who agmem's commits are by: the git identity configured for this repo
 // or this user, as git would pick it, else agmem itself.
-func (r *Repo) signature() object.Signature {
+func (r *Git) signature() object.Signature {
 	return r.identityFrom("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL")
 }
 
 // committer is who commits them: GIT_COMMITTER_NAME and _EMAIL where set, as in git.
-func (r *Repo) committer() object.Signature {
+func (r *Git) committer() object.Signature {
 	return r.identityFrom("GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
 }
 
-func (r *Repo) identityFrom(nameVar, emailVar string) object.Signature {
+func (r *Git) identityFrom(nameVar, emailVar string) object.Signature {
 	name, email := os.Getenv(nameVar), os.Getenv(emailVar)
 	for _, scope := range []func() (*config.Config, error){
 		func() (*config.Config, error) { return r.st.Config() },
@@ -185,7 +186,7 @@ func identity(s string) string {
 }
 
 // FileAt is the content of path in commit h, or nil when h is zero or lacks the file.
-func (r *Repo) FileAt(h plumbing.Hash, path string) ([]byte, error) {
+func (r *Git) FileAt(h plumbing.Hash, path string) ([]byte, error) {
 	if h.IsZero() {
 		return nil, nil
 	}
@@ -211,13 +212,13 @@ type File struct {
 }
 
 // ListDir names the subdirectories of dir in commit h (none if h is zero or dir missing).
-func (r *Repo) ListDir(h plumbing.Hash, dir string) ([]string, error) {
+func (r *Git) ListDir(h plumbing.Hash, dir string) ([]string, error) {
 	return r.names(h, dir, func(m filemode.FileMode) bool { return m == filemode.Dir })
 }
 
 // ListFiles gives the paths of the files directly inside dir in commit h, reading no
 // file.
-func (r *Repo) ListFiles(h plumbing.Hash, dir string) ([]string, error) {
+func (r *Git) ListFiles(h plumbing.Hash, dir string) ([]string, error) {
 	names, err := r.names(h, dir, filemode.FileMode.IsFile)
 	for i, name := range names {
 		names[i] = dir + "/" + name
@@ -225,7 +226,7 @@ func (r *Repo) ListFiles(h plumbing.Hash, dir string) ([]string, error) {
 	return names, err
 }
 
-func (r *Repo) names(h plumbing.Hash, dir string, keep func(filemode.FileMode) bool) ([]string, error) {
+func (r *Git) names(h plumbing.Hash, dir string, keep func(filemode.FileMode) bool) ([]string, error) {
 	t, err := r.treeAt(h, dir)
 	if t == nil || err != nil {
 		return nil, err
@@ -241,7 +242,7 @@ func (r *Repo) names(h plumbing.Hash, dir string, keep func(filemode.FileMode) b
 
 // EachFile calls fn with a reader of each file directly inside dir in commit h. A blob
 // is inflated only as far as fn reads it.
-func (r *Repo) EachFile(h plumbing.Hash, dir string, fn func(path string, rd io.Reader) error) error {
+func (r *Git) EachFile(h plumbing.Hash, dir string, fn func(path string, rd io.Reader) error) error {
 	t, err := r.treeAt(h, dir)
 	if t == nil || err != nil {
 		return err
@@ -264,7 +265,7 @@ func (r *Repo) EachFile(h plumbing.Hash, dir string, fn func(path string, rd io.
 }
 
 // Tree is the root tree of commit h.
-func (r *Repo) Tree(h plumbing.Hash) (*object.Tree, error) {
+func (r *Git) Tree(h plumbing.Hash) (*object.Tree, error) {
 	c, err := r.Commit(h)
 	if err != nil {
 		return nil, err
@@ -272,7 +273,7 @@ func (r *Repo) Tree(h plumbing.Hash) (*object.Tree, error) {
 	return c.Tree()
 }
 
-func (r *Repo) treeAt(h plumbing.Hash, dir string) (*object.Tree, error) {
+func (r *Git) treeAt(h plumbing.Hash, dir string) (*object.Tree, error) {
 	if h.IsZero() {
 		return nil, nil
 	}

@@ -8,7 +8,7 @@ import (
 
 // FilesAt reads the files at paths in commit h as changes Materialize can write: how a
 // committed file deleted from the worktree by hand is put back as it was committed.
-func (r *Repo) FilesAt(h plumbing.Hash, paths []string) ([]Change, error) {
+func (r *Git) FilesAt(h plumbing.Hash, paths []string) ([]Change, error) {
 	tree, err := r.Tree(h)
 	if err != nil {
 		return nil, err

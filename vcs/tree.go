@@ -49,7 +49,7 @@ func newDir() *dir {
 }
 
 // loadDir reads the tree h (an empty directory for the zero hash).
-func (r *Repo) loadDir(h plumbing.Hash) (*dir, error) {
+func (r *Git) loadDir(h plumbing.Hash) (*dir, error) {
 	d := newDir()
 	if h.IsZero() {
 		return d, nil
@@ -66,7 +66,7 @@ func (r *Repo) loadDir(h plumbing.Hash) (*dir, error) {
 	return d, nil
 }
 
-func (r *Repo) parseTree(h plumbing.Hash) (parsedTree, error) {
+func (r *Git) parseTree(h plumbing.Hash) (parsedTree, error) {
 	obj, err := r.wholeObject(h)
 	if err == nil && obj.typ != plumbing.TreeObject {
 		err = fmt.Errorf("a %s, not a tree", obj.typ)
@@ -79,7 +79,7 @@ func (r *Repo) parseTree(h plumbing.Hash) (parsedTree, error) {
 }
 
 // wholeObject reads the object h from the repository.
-func (r *Repo) wholeObject(h plumbing.Hash) (stagedObject, error) {
+func (r *Git) wholeObject(h plumbing.Hash) (stagedObject, error) {
 	obj, err := r.st.EncodedObject(plumbing.AnyObject, h)
 	if err != nil {
 		return stagedObject{}, err
@@ -216,12 +216,12 @@ func gitCompare(a []byte, aDir bool, b []byte, bDir bool) int {
 // treeEditor edits the tree of a commit by adding files. It reads existing trees from
 // the repository and writes new ones to out, the draft's staging area.
 type treeEditor struct {
-	r    *Repo
+	r    *Git
 	out  *stage
 	root *dir
 }
 
-func newTreeEditor(r *Repo, out *stage, base plumbing.Hash) (*treeEditor, error) {
+func newTreeEditor(r *Git, out *stage, base plumbing.Hash) (*treeEditor, error) {
 	root, err := r.loadDir(base)
 	if err != nil {
 		return nil, err

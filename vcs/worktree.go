@@ -17,14 +17,14 @@ import (
 // The index is read when the lock is taken, so an index agmem cannot update is refused
 // before anything is committed.
 type IndexLock struct {
-	r       *Repo
+	r       *Git
 	lock    *lockFile
 	version uint32
 	entries []indexEntry
 }
 
 // LockIndex takes .git/index.lock and reads the index.
-func (r *Repo) LockIndex() (*IndexLock, error) {
+func (r *Git) LockIndex() (*IndexLock, error) {
 	indexPath := filepath.Join(r.gitDir, "index")
 	lock, err := r.takeLock(indexPath)
 	if err != nil {
@@ -100,7 +100,7 @@ func (l *IndexLock) Materialize(changes []Change) error {
 // prepareDirs makes the directories on path's way, refusing any that is a symbolic
 // link: writing through one could land outside the worktree. Directories already seen
 // in this call are not looked at again.
-func (r *Repo) prepareDirs(path string, safe map[string]bool) error {
+func (r *Git) prepareDirs(path string, safe map[string]bool) error {
 	dir := ""
 	parts := strings.Split(path, "/")
 	for _, part := range parts[:len(parts)-1] {
