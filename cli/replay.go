@@ -13,11 +13,11 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/agmem/agmem/history"
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/recall"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -116,7 +116,7 @@ func eachEntry(repo memrepo.Repo, from where, session string, fn func(memory.Ent
 	if err != nil {
 		return err
 	}
-	entries, err := history.Session(git, session)
+	entries, err := recall.Session(git, session)
 	if err != nil {
 		return fmt.Errorf("read session %s from git: %w", session, err)
 	}
@@ -143,7 +143,7 @@ func replayFromGit(w *bufio.Writer, repo memrepo.Repo, o replayOptions) error {
 	if err != nil {
 		return err
 	}
-	n, err := history.SessionJSON(git, o.session, func(raw []byte) error { return writeStored(w, raw, o.events) })
+	n, err := recall.SessionJSON(git, o.session, func(raw []byte) error { return writeStored(w, raw, o.events) })
 	if err != nil {
 		return fmt.Errorf("read session %s from git: %w", o.session, err)
 	}

@@ -9,8 +9,8 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/agmem/agmem/history"
 	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/recall"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -78,13 +78,13 @@ func listSessions(repo memrepo.Repo) ([]sessionRow, error) {
 	for _, s := range infos {
 		known[s.ID] = true
 		rows = append(rows, sessionRow{ID: s.ID, First: s.First, Last: s.Last, Observations: s.Observations,
-			Events: s.Events, Pending: s.Pending + s.PendingEvents, Source: s.Source, From: "journal", Repo: history.Local})
+			Events: s.Events, Pending: s.Pending + s.PendingEvents, Source: s.Source, From: "journal", Repo: recall.Local})
 	}
 	git, err := vcs.Open(repo.Root)
 	if err != nil {
 		return nil, err
 	}
-	fromGit, err := history.Summaries(git, func(id string) bool { return known[id] })
+	fromGit, err := recall.Summaries(git, func(id string) bool { return known[id] })
 	if err != nil {
 		return nil, fmt.Errorf("read sessions from git: %w", err)
 	}

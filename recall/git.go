@@ -1,12 +1,13 @@
-// Package history reads sessions back from what git holds: the sessions/ records that
-// every flush commits, on this memory repo's own branch and on the branches of the other
-// memory repos that agmem pull fetched (refs/remotes/<remote>/agents/<repo id>). It is
-// how replay and sessions work in a fresh clone, where there is no journal, for what
-// the journal no longer holds (agmem gc), and for the sessions of other agents.
+// Package recall reads memory back. This file and its neighbours read sessions from
+// what git holds: the sessions/ records that every flush commits, on this memory repo's
+// own branch and on the branches of the other memory repos that agmem pull fetched
+// (refs/remotes/<remote>/agents/<repo id>). It is how replay and sessions work in a
+// fresh clone, where there is no journal, for what the journal no longer holds (agmem
+// gc), and for the sessions of other agents.
 //
-// A batch's record may be split into parts (render.SessionRecordParts); history reads a
+// A batch's record may be split into parts (render.SessionRecordParts); recall reads a
 // record as its parts joined in order.
-package history
+package recall
 
 import (
 	"encoding/json"
@@ -21,7 +22,7 @@ import (
 // Local names this memory repo's own branch as the place a session was read from.
 const Local = "local"
 
-// source is a branch that history reads sessions from.
+// source is a branch that recall reads sessions from.
 type source struct {
 	name string // Local, or a fetched branch: "origin/agents/<repo id>"
 	tip  plumbing.Hash
