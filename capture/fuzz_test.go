@@ -139,7 +139,7 @@ func readableByBoth(data []byte) bool {
 // FuzzNativeAsEncodingJSON holds the one decoder of native observations to
 // encoding/json: an object it reads as a native observation, json.Unmarshal reads as
 // the same Native, and one it refuses for a member's type, json.Unmarshal refuses too;
-// and the file pathOf finds in its arguments is the one json.Unmarshal into a map finds.
+// and the file FilePath finds in its arguments is the one json.Unmarshal into a map finds.
 func FuzzNativeAsEncodingJSON(f *testing.F) {
 	for _, s := range nativeSample {
 		f.Add([]byte(s.line))
@@ -158,8 +158,8 @@ func FuzzNativeAsEncodingJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if got, want := pathOf(data), pathOfJSON(data); got != want {
-			t.Fatalf("pathOf(%q) = %q, want %q", data, got, want)
+		if got, want := FilePath(data), pathOfJSON(data); got != want {
+			t.Fatalf("FilePath(%q) = %q, want %q", data, got, want)
 		}
 		if !readableByBoth(data) {
 			return
@@ -180,8 +180,8 @@ func FuzzNativeAsEncodingJSON(f *testing.F) {
 		case err == nil && !reflect.DeepEqual(n, want):
 			t.Fatalf("nativeOf(%q)\n = %+v\nwant %+v", data, n, want)
 		case err == nil:
-			if got, want := pathOf(n.Arguments), pathOfJSON(n.Arguments); got != want {
-				t.Fatalf("pathOf(%q) = %q, want %q", n.Arguments, got, want)
+			if got, want := FilePath(n.Arguments), pathOfJSON(n.Arguments); got != want {
+				t.Fatalf("FilePath(%q) = %q, want %q", n.Arguments, got, want)
 			}
 		}
 	})
@@ -299,7 +299,7 @@ func withoutIDs(d Decoded) Decoded {
 }
 
 // FuzzWithhold checks that capture fails closed on any JSON a call's arguments may be:
-// pathOf finds the file encoding/json finds, even past members it skips, the
+// FilePath finds the file encoding/json finds, even past members it skips, the
 // sanitiser's walk reads it, and a call in each shape an agent sends is withheld by the
 // glob that file matches.
 func FuzzWithhold(f *testing.F) {
@@ -335,11 +335,11 @@ func FuzzWithhold(f *testing.F) {
 		if !json.Valid(args) {
 			return
 		}
-		if got, want := pathOf(args), pathOfJSON(args); got != want {
-			t.Fatalf("pathOf(%s) = %q, encoding/json finds %q", args, got, want)
+		if got, want := FilePath(args), pathOfJSON(args); got != want {
+			t.Fatalf("FilePath(%s) = %q, encoding/json finds %q", args, got, want)
 		}
-		if inner := fmt.Sprintf(`{"x":%s,"file_path":".env"}`, args); json.Valid([]byte(inner)) && pathOf([]byte(inner)) != ".env" {
-			t.Fatalf("pathOf(%s) misses the file after the member it skips", inner)
+		if inner := fmt.Sprintf(`{"x":%s,"file_path":".env"}`, args); json.Valid([]byte(inner)) && FilePath([]byte(inner)) != ".env" {
+			t.Fatalf("FilePath(%s) misses the file after the member it skips", inner)
 		}
 		s := sanitizer{p: &p}
 		for _, whole := range []int{0, 1} {

@@ -121,12 +121,12 @@ func matchSegment(glob, name string) bool {
 	return ok && err == nil
 }
 
-// pathOf returns the file a call's arguments name, or "": the first of pathKeys whose
+// FilePath returns the file a call's arguments name, or "": the first of pathKeys whose
 // member is a string not empty (the last member of that name, as json.Unmarshal into a
 // map keeps it). The scanner refuses only what encoding/json refuses, so that no file
 // is missed, and withheld contents recorded, for a refusal (FuzzWithhold holds it to
 // that).
-func pathOf(args json.RawMessage) string {
+func FilePath(args json.RawMessage) string {
 	var files [len(pathKeys)]string
 	r := jsonscan.New(args)
 	if r.Peek() != '{' {

@@ -37,7 +37,7 @@ type sanitizer struct {
 // file is withheld is decided on the arguments as given, before anything is redacted.
 func (p *Policy) sanitize(o *memory.Observation) error {
 	s := sanitizer{p: p}
-	if glob := p.withheldBy(pathOf(o.Arguments)); glob != "" {
+	if glob := p.withheldBy(FilePath(o.Arguments)); glob != "" {
 		o.Withheld = glob
 		o.Arguments = withhold(o.Arguments, glob)
 		o.Result, _ = json.Marshal(withheldMark(glob))

@@ -107,7 +107,7 @@ func TestSanitizeWithholdsSecretFiles(t *testing.T) {
 		if o.Withheld == "" || strings.Contains(string(o.Arguments), "A=") || strings.Contains(string(o.Result), "A=2") {
 			t.Errorf("%s: not withheld: %s %s", path, o.Arguments, o.Result)
 		}
-		if !strings.Contains(string(o.Arguments), `"replace_all":true`) || pathOf(o.Arguments) != path {
+		if !strings.Contains(string(o.Arguments), `"replace_all":true`) || FilePath(o.Arguments) != path {
 			t.Errorf("%s: the path and flags are not kept: %s", path, o.Arguments)
 		}
 	}

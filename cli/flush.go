@@ -13,6 +13,7 @@ import (
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/internal/priority"
 	"github.com/agmem/agmem/llm"
+	"github.com/agmem/agmem/recall"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -75,7 +76,26 @@ func runFlush(e *env, repo memrepo.Repo, o flushOptions) error {
 	if err != nil {
 		return hint.With(err, "nothing recorded is lost: run \"agmem flush\" again once the cause is fixed")
 	}
+	if len(commits) > 0 {
+		updateIndex(e, repo, git)
+	}
 	return nil
+}
+
+// updateIndex brings the search index up to date after a command changed what git or
+// the journal holds. The index is derived, and the next reader brings it up to date
+// if this cannot: a failure is a warning.
+func updateIndex(e *env, repo memrepo.Repo, git *vcs.Git) {
+	if git == nil {
+		var err error
+		if git, err = vcs.Open(repo.Root); err != nil {
+			warn(e, fmt.Errorf("search index not updated: %w", err))
+			return
+		}
+	}
+	if _, err := recall.UpdateIndex(repo.StateDir(), git, repo.Journal()); err != nil {
+		warn(e, fmt.Errorf("search index not updated: %w", err))
+	}
 }
 
 // warn reports a problem that did not stop the command, as report does an error.

@@ -49,6 +49,7 @@ func runImport(e *env, repo memrepo.Repo, paths []string) error {
 	// Each chunk is one transaction: a live record waits for a chunk, never a file.
 	files, err := rec.Import(paths, bar.show)
 	bar.done()
+	updateIndex(e, repo, nil)
 	var total, dups, notUnderstood, notCaptured int
 	for _, f := range files {
 		imported, duplicates := 0, 0

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -13,6 +15,7 @@ import (
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/mcp"
 	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/recall"
 	"github.com/agmem/agmem/record"
 )
 
@@ -52,8 +55,8 @@ func newMCPCommand(e *env) *ucli.Command {
 	}
 	return &ucli.Command{
 		Name:        "mcp",
-		Usage:       "record the tool calls of any MCP server: proxy",
-		Subcommands: []*ucli.Command{proxy},
+		Usage:       "record the tool calls of any MCP server (proxy), or serve the memory to agents (serve)",
+		Subcommands: []*ucli.Command{proxy, newMCPServeCommand(e)},
 		Action: func(c *ucli.Context) error {
 			if c.Args().Present() {
 				return hint.With(fmt.Errorf("unknown mcp command %q", c.Args().First()), `run "agmem mcp --help"`)
@@ -170,3 +173,34 @@ func (r *mcpRecording) record(calls []mcp.Call) error {
 	}
 	return errors.Join(append(out.Refused, err)...)
 }
+
+func newMCPServeCommand(e *env) *ucli.Command {
+	return &ucli.Command{
+		Name:  "serve",
+		Usage: "an MCP server of the memory, on stdio: search, timeline, get_observations, sessions",
+		Description: "Read-only. Agents search first (one line per hit), then look at the timeline around a hit,\n" +
+			"then fetch the observations they need whole; every item cites its commit and file. Add it\n" +
+			"to an agent's MCP servers with \"agmem mcp install AGENT\".",
+		Flags: []ucli.Flag{repoFlag()},
+		Action: func(c *ucli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			return onMemory(c, e, func(m *recall.Memory) error {
+				srv := mcp.NewServer(m, Version)
+				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+				defer stop()
+				err := srv.Run(ctx, io.NopCloser(e.stdin), nopCloser{e.stdout})
+				if ctx.Err() != nil || errors.Is(err, io.EOF) {
+					return nil
+				}
+				return err
+			})
+		},
+	}
+}
+
+// nopCloser is a writer that a transport may close, leaving it open.
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }

@@ -33,6 +33,7 @@ func runPull(e *env, repo memrepo.Repo, opts gitsync.Options) error {
 		fmt.Fprintf(e.stdout, "already up to date with %s\n", opts.Remote)
 		return nil
 	}
+	updateIndex(e, repo, nil)
 	for _, u := range moved {
 		if u.Old.IsZero() {
 			fmt.Fprintf(e.stdout, "%s: new, at %s\n", u.Name, u.New.String()[:7])

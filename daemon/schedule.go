@@ -7,6 +7,7 @@ import (
 
 	"github.com/agmem/agmem/flush"
 	"github.com/agmem/agmem/journal"
+	"github.com/agmem/agmem/recall"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -131,6 +132,12 @@ func (d *Daemon) flush(report *FlushReport) error {
 	report.Commits = len(commits)
 	for _, c := range commits {
 		report.Observations += c.Observations
+	}
+	if len(commits) > 0 {
+		// Derived, and made again by whoever reads it next: a failure is no flush's.
+		if _, ierr := recall.UpdateIndex(d.Repo.StateDir(), git, d.Repo.Journal()); ierr != nil {
+			d.Log.Warn("search index not updated", "error", ierr.Error())
+		}
 	}
 	return err
 }

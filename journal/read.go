@@ -105,3 +105,104 @@ func (j *Journal) Session(id string) (info SessionInfo, ok bool, err error) {
 	})
 	return info, ok, err
 }
+
+// Since calls fn with each entry recorded after the entry numbered after (0: every
+// entry), in the order recorded, and returns the number of the last entry recorded: a
+// reader that keeps it reads only what is new the next time. A number lower than one
+// given before means the journal was made anew. What gc left of a forgotten call (its
+// id alone) is passed over, as is what a large record has only staged so far.
+func (j *Journal) Since(after uint64, fn func(memory.Entry) error) (last uint64, err error) {
+	for {
+		var chunk [][]byte
+		more := false
+		err := j.view(func(tx *bolt.Tx) error {
+			staged, err := stagedSeqs(tx)
+			if err != nil {
+				return err
+			}
+			c := tx.Bucket(bucketEntries).Cursor()
+			if k, _ := c.Last(); k != nil {
+				last = seqOf(k)
+			}
+			for k, v := c.Seek(seqKey(after + 1)); k != nil; k, v = c.Next() {
+				if len(chunk) == timelineChunk {
+					more = true
+					break
+				}
+				after = seqOf(k)
+				if !staged(k) {
+					chunk = append(chunk, bytes.Clone(v))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		for _, stored := range chunk {
+			e, err := decodeEntry(stored)
+			if err != nil {
+				return 0, j.classify(fmt.Errorf("decode entry: %w", err))
+			}
+			if e.Observation != nil && e.Observation.ToolName == "" {
+				continue // a forgotten call's id
+			}
+			if err := fn(e); err != nil {
+				return 0, err
+			}
+		}
+		if !more {
+			return last, nil
+		}
+	}
+}
+
+// Entries calls fn with each entry of ids the journal holds, in the order of ids; an id
+// it does not hold is passed over.
+func (j *Journal) Entries(ids []string, fn func(memory.Entry) error) error {
+	var seqs [][]byte
+	err := j.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketIDs)
+		for _, id := range ids {
+			if seq := b.Get([]byte(id)); seq != nil {
+				seqs = append(seqs, bytes.Clone(seq))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return j.eachStored(seqs, fn)
+}
+
+// eachStored calls fn with the entries stored under seqs, read timelineChunk at a time.
+func (j *Journal) eachStored(seqs [][]byte, fn func(memory.Entry) error) error {
+	for len(seqs) > 0 {
+		n := min(len(seqs), timelineChunk)
+		chunk := make([][]byte, 0, n)
+		err := j.view(func(tx *bolt.Tx) error {
+			entries := tx.Bucket(bucketEntries)
+			for _, seq := range seqs[:n] {
+				if v := entries.Get(seq); v != nil {
+					chunk = append(chunk, bytes.Clone(v))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		seqs = seqs[n:]
+		for _, stored := range chunk {
+			e, err := decodeEntry(stored)
+			if err != nil {
+				return j.classify(fmt.Errorf("decode entry: %w", err))
+			}
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

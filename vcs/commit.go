@@ -283,6 +283,16 @@ func (r *Git) walkedCommit(h plumbing.Hash) (walkedCommit, error) {
 // back from git: what Materialize needs when the commit was written by a process that
 // died before it could update the worktree.
 func (r *Git) AddedFiles(commit plumbing.Hash) ([]Change, error) {
+	return r.addedFiles(commit, func(string) bool { return true })
+}
+
+// AddedPaths are the files a commit adds or changes against its first parent, by path,
+// with the contents of those read says to read (Data nil for the others).
+func (r *Git) AddedPaths(commit plumbing.Hash, read func(path string) bool) ([]Change, error) {
+	return r.addedFiles(commit, read)
+}
+
+func (r *Git) addedFiles(commit plumbing.Hash, read func(path string) bool) ([]Change, error) {
 	c, err := r.Commit(commit)
 	if err != nil {
 		return nil, err
@@ -296,11 +306,11 @@ func (r *Git) AddedFiles(commit plumbing.Hash) ([]Change, error) {
 		parentTree = p.TreeHash
 	}
 	var out []Change
-	err = r.diffTrees("", parentTree, c.TreeHash, &out)
+	err = r.diffTrees("", parentTree, c.TreeHash, read, &out)
 	return out, err
 }
 
-func (r *Git) diffTrees(prefix string, old, new plumbing.Hash, out *[]Change) error {
+func (r *Git) diffTrees(prefix string, old, new plumbing.Hash, read func(string) bool, out *[]Change) error {
 	if old == new {
 		return nil
 	}
@@ -330,9 +340,11 @@ func (r *Git) diffTrees(prefix string, old, new plumbing.Hash, out *[]Change) er
 			if existed {
 				oldSub = before.entry(j).Hash
 			}
-			if err := r.diffTrees(path+"/", oldSub, e.Hash, out); err != nil {
+			if err := r.diffTrees(path+"/", oldSub, e.Hash, read, out); err != nil {
 				return err
 			}
+		case e.Mode.IsFile() && !read(path):
+			*out = append(*out, Change{Path: path, hash: e.Hash})
 		case e.Mode.IsFile():
 			blob, err := object.GetBlob(r.st, e.Hash)
 			if err != nil {

@@ -44,6 +44,7 @@ type Config struct {
 	LLM         LLM
 	Daemon      Daemon
 	Sync        Sync
+	Context     Context
 
 	origins map[string]string
 }
@@ -67,7 +68,7 @@ type key struct {
 }
 
 // keys are every setting agmem reads, section by section.
-var keys = slices.Concat(captureKeys, redactKeys, llmKeys, daemonKeys, syncKeys)
+var keys = slices.Concat(captureKeys, redactKeys, llmKeys, daemonKeys, syncKeys, contextKeys)
 
 // retired are keys earlier versions read, and why none reads them now.
 var retired = map[string]string{
@@ -79,7 +80,8 @@ var retired = map[string]string{
 func Default() *Config {
 	c := &Config{Capture: classify.Default(), Enabled: true, Withhold: capture.DefaultWithhold(),
 		MaxValue: capture.DefaultMaxValue, MaxInput: DefaultMaxInput,
-		SessionIdle: 30 * time.Minute, LLM: defaultLLM(), Daemon: defaultDaemon(), origins: map[string]string{}}
+		SessionIdle: 30 * time.Minute, LLM: defaultLLM(), Daemon: defaultDaemon(), Context: defaultContext(),
+		origins: map[string]string{}}
 	for _, k := range keys {
 		c.origins[k.name] = "default"
 	}

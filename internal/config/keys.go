@@ -58,6 +58,22 @@ func intKey(name string, least int, field func(*Config) *int) key {
 	}
 }
 
+// most bounds an integer setting from above as well.
+func (k key) most(n int) key {
+	fromAny, fromEnv := k.fromAny, k.fromEnv
+	check := func(c *Config, err error) error {
+		if err == nil {
+			if v, _ := k.value(c).(int); v > n {
+				return fmt.Errorf("must be %d or less", n)
+			}
+		}
+		return err
+	}
+	k.fromAny = func(c *Config, v any) error { return check(c, fromAny(c, v)) }
+	k.fromEnv = func(c *Config, s string) error { return check(c, fromEnv(c, s)) }
+	return k
+}
+
 // listKey is a setting held in a list of strings, each checked by check (nil: any);
 // what says what the items are. In the environment the items are separated by commas.
 func listKey(name, what string, field func(*Config) *[]string, check func(string) error) key {

@@ -1,0 +1,307 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/recall"
+)
+
+// searchFlags are the filters of agmem search, which the MCP server's search takes too.
+func searchFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "session", Usage: "only this session"},
+		&ucli.StringFlag{Name: "agent", Usage: "only what this agent did (claude-code, codex, gemini-cli, cursor, mcp, …)"},
+		&ucli.StringFlag{Name: "type", Usage: "only this memory type: episodic, semantic or procedural"},
+		&ucli.StringFlag{Name: "tool", Usage: "only calls of this tool"},
+		&ucli.StringFlag{Name: "since", Usage: "only from this time on: 2026-11-30, 2026-11-30T09:00:00Z, or how long ago (90m, 36h, 7d)"},
+		&ucli.StringFlag{Name: "until", Usage: "only before this time, written as for --since"},
+		&ucli.StringFlag{Name: "project", Usage: "only sessions that worked in this directory or under it"},
+		&ucli.BoolFlag{Name: "failed", Usage: "only calls that failed"},
+		&ucli.IntFlag{Name: "limit", Value: recall.DefaultLimit, Usage: "at most this many hits"},
+		&ucli.BoolFlag{Name: "json", Usage: "one JSON object per hit, per line"},
+	}
+}
+
+func newSearchCommand(e *env) *ucli.Command {
+	return &ucli.Command{
+		Name:      "search",
+		Usage:     "search every agent's memory: ranked by relevance, one line per hit",
+		ArgsUsage: "QUERY",
+		Description: "Words match words whatever their case, and all must match; \"a phrase\" matches its words\n" +
+			"in a row; serv* matches words that start so; AND, OR, NOT (in capitals) and parentheses\n" +
+			"combine. Each hit: short id, time, agent, memory type, tool, summary, where it matched\n" +
+			"(the match in **), and about how many tokens the whole of it costs to read; \"agmem\n" +
+			"show ID\" shows it whole, \"agmem timeline ID\" what came before and after.",
+		Flags: searchFlags(),
+		Action: func(c *ucli.Context) error {
+			q, err := queryOf(c, strings.Join(c.Args().Slice(), " "), time.Now())
+			if err != nil {
+				return err
+			}
+			return onMemory(c, e, func(m *recall.Memory) error { return runSearch(e, m, q, c.Bool("json")) })
+		},
+	}
+}
+
+// queryOf reads a search's filters from c's flags.
+func queryOf(c *ucli.Context, text string, now time.Time) (recall.Query, error) {
+	q := recall.Query{Text: text, Session: c.String("session"), Agent: c.String("agent"), Type: c.String("type"),
+		Tool: c.String("tool"), Project: c.String("project"), Failed: c.Bool("failed"), Limit: c.Int("limit")}
+	if c.IsSet("limit") && q.Limit <= 0 {
+		return q, hint.With(fmt.Errorf("--limit %d: must be 1 or more", q.Limit), "e.g. --limit 50")
+	}
+	var err error
+	if q.Since, err = timeFlag(c, "since", now); err != nil {
+		return q, err
+	}
+	if q.Until, err = timeFlag(c, "until", now); err != nil {
+		return q, err
+	}
+	switch q.Type {
+	case "", "episodic", "semantic", "procedural":
+	default:
+		return q, hint.With(fmt.Errorf("--type %q is not a memory type", q.Type), "use episodic, semantic or procedural")
+	}
+	return q, nil
+}
+
+// timeFlag reads a time: RFC 3339, a date (UTC), or how long ago ("90m", "36h", "7d").
+func timeFlag(c *ucli.Context, name string, now time.Time) (time.Time, error) {
+	s := strings.TrimSpace(c.String(name))
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return t, nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(days); err == nil && n >= 0 {
+			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, hint.With(fmt.Errorf("--%s %q is not a time", name, s),
+		"give 2026-11-30, 2026-11-30T09:00:00Z, or how long ago: 90m, 36h, 7d")
+}
+
+// onMemory runs fn on the memory repo opened for reading back.
+func onMemory(c *ucli.Context, e *env, fn func(*recall.Memory) error) error {
+	repo, err := openRepo(c, e)
+	if err != nil {
+		return err
+	}
+	m, err := openMemory(repo)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	return fn(m)
+}
+
+func openMemory(repo memrepo.Repo) (*recall.Memory, error) {
+	m, err := recall.Open(context.Background(), repo)
+	if err != nil {
+		return nil, hint.With(err, `the search index is only derived: "agmem verify" checks what it is made from`)
+	}
+	return m, nil
+}
+
+// recallError gives a bad query or an unknown id its advice.
+func recallError(err error) error {
+	var ambiguous *recall.AmbiguousError
+	switch {
+	case errors.Is(err, recall.ErrQuery):
+		return hint.With(err, `e.g. agmem search 'discount NOT test', agmem search '"connection refused"', agmem search 'serv*'`)
+	case errors.As(err, &ambiguous):
+		return hint.With(err, "give more of the id: the whole id tells them apart")
+	case errors.Is(err, recall.ErrNotFound):
+		return hint.With(err, `"agmem search" finds ids; a pulled agent's entries come with "agmem pull"`)
+	}
+	return err
+}
+
+func runSearch(e *env, m *recall.Memory, q recall.Query, asJSON bool) error {
+	res, err := m.Search(q)
+	if err != nil {
+		return recallError(err)
+	}
+	w := bufio.NewWriter(e.stdout)
+	defer w.Flush()
+	for _, h := range res.Hits {
+		if asJSON {
+			line, _ := json.Marshal(h)
+			w.Write(line)
+			w.WriteByte('\n')
+			continue
+		}
+		fmt.Fprintf(w, "%s — %s (~%d tokens)\n", refLine(h.Ref), hint.OneLine(h.Snippet), h.Tokens)
+	}
+	if !asJSON && res.More {
+		fmt.Fprintf(w, "(%s hits in all; --limit shows more, the filters fewer)\n", total(res))
+	}
+	return nil
+}
+
+func total(res recall.Results) string {
+	if res.Total >= 10000 {
+		return "10,000 or more"
+	}
+	return strconv.Itoa(res.Total)
+}
+
+// refLine is an entry on one line: short id, time, agent, type, tool, summary.
+func refLine(r recall.Ref) string {
+	what := r.Type + " " + r.Tool
+	if r.Event != "" {
+		what = "event " + r.Event
+	}
+	failed := ""
+	if r.Failed {
+		failed = " FAILED"
+	}
+	return fmt.Sprintf("%s %s %s %s%s %s", r.Short, r.Time.Format("2006-01-02 15:04"), orDash(r.Source), what,
+		failed, hint.OneLine(r.Summary))
+}
+
+func newShowCommand(e *env) *ucli.Command {
+	return &ucli.Command{
+		Name:      "show",
+		Usage:     "show observations whole: arguments, the full result, error, where git holds them",
+		ArgsUsage: "ID…",
+		Description: "An ID is an observation's whole id or the short one its file's name and \"agmem search\"\n" +
+			"show. With --json: one object per line, in the native shape with commit and path.",
+		Flags: []ucli.Flag{&ucli.BoolFlag{Name: "json", Usage: "one JSON object per observation, per line"}},
+		Action: func(c *ucli.Context) error {
+			if c.NArg() == 0 {
+				return hint.With(errors.New("show needs at least one id"), `"agmem search" finds ids`)
+			}
+			return onMemory(c, e, func(m *recall.Memory) error { return runShow(e, m, c.Args().Slice(), c.Bool("json")) })
+		},
+	}
+}
+
+func runShow(e *env, m *recall.Memory, ids []string, asJSON bool) error {
+	shown, err := m.Show(ids)
+	if err != nil {
+		return recallError(err)
+	}
+	w := bufio.NewWriter(e.stdout)
+	defer w.Flush()
+	for i, s := range shown {
+		if asJSON {
+			w.Write(shownJSON(s))
+			w.WriteByte('\n')
+			continue
+		}
+		if i > 0 {
+			w.WriteString("\n")
+		}
+		writeShown(w, s)
+	}
+	return nil
+}
+
+// shownJSON is an entry in the native shape, with where git holds it.
+func shownJSON(s recall.Shown) []byte {
+	var v any = s.Entry.Event
+	if o := s.Entry.Observation; o != nil {
+		v = o
+	}
+	raw, _ := json.Marshal(v)
+	extra, _ := json.Marshal(map[string]string{"commit": s.Commit, "path": s.Path, "prompt": s.Prompt})
+	// One object: the entry's members, then where it is.
+	return append(append(raw[:len(raw)-1:len(raw)-1], ','), extra[1:]...)
+}
+
+func writeShown(w *bufio.Writer, s recall.Shown) {
+	fmt.Fprintf(w, "%s\n", refLine(s.Ref))
+	fmt.Fprintf(w, "id:       %s\nsession:  %s\ntime:     %s\n", s.ID, s.Session, s.Time.Format(time.RFC3339Nano))
+	if s.Commit != "" {
+		fmt.Fprintf(w, "commit:   %s\npath:     %s\n", s.Commit, s.Path)
+	} else {
+		w.WriteString("commit:   (pending: not flushed yet)\n")
+	}
+	if s.Prompt != "" {
+		fmt.Fprintf(w, "prompt:   %s\n", hint.OneLine(s.Prompt))
+	}
+	if o := s.Entry.Observation; o != nil {
+		if o.DurationMS != nil {
+			fmt.Fprintf(w, "duration: %d ms\n", *o.DurationMS)
+		}
+		args, err := json.MarshalIndent(json.RawMessage(o.Arguments), "", "  ")
+		if err != nil {
+			args = o.Arguments
+		}
+		fmt.Fprintf(w, "\narguments:\n%s\n", args)
+		if o.Error != "" {
+			fmt.Fprintf(w, "\nerror:\n%s\n", o.Error)
+		}
+		if text := o.ResultText(); text != "" {
+			fmt.Fprintf(w, "\nresult:\n%s\n", strings.TrimRight(text, "\n"))
+		}
+		return
+	}
+	if t := s.Entry.Event.Text; t != "" {
+		fmt.Fprintf(w, "\n%s\n", t)
+	}
+}
+
+func newTimelineCommand(e *env) *ucli.Command {
+	return &ucli.Command{
+		Name:      "timeline",
+		Usage:     "an observation among what its session did before and after it",
+		ArgsUsage: "ID",
+		Flags: []ucli.Flag{
+			&ucli.IntFlag{Name: "before", Value: 3, Usage: "entries before it"},
+			&ucli.IntFlag{Name: "after", Value: 3, Usage: "entries after it"},
+			&ucli.BoolFlag{Name: "json", Usage: "one JSON object per entry, per line"},
+		},
+		Action: func(c *ucli.Context) error {
+			if c.NArg() != 1 {
+				return hint.With(errors.New("timeline needs one id"), `"agmem search" finds ids`)
+			}
+			before, after := c.Int("before"), c.Int("after")
+			if before < 0 || after < 0 || before > recall.MaxLimit || after > recall.MaxLimit {
+				return hint.With(fmt.Errorf("--before and --after must be 0 to %d", recall.MaxLimit), "e.g. --before 5 --after 5")
+			}
+			return onMemory(c, e, func(m *recall.Memory) error {
+				center, around, err := m.Timeline(c.Args().First(), before, after)
+				if err != nil {
+					return recallError(err)
+				}
+				w := bufio.NewWriter(e.stdout)
+				defer w.Flush()
+				for _, r := range around {
+					if c.Bool("json") {
+						line, _ := json.Marshal(r)
+						w.Write(line)
+						w.WriteByte('\n')
+						continue
+					}
+					mark := "  "
+					if r.ID == center.ID {
+						mark = "> "
+					}
+					fmt.Fprintf(w, "%s%s\n", mark, refLine(r))
+				}
+				return nil
+			})
+		},
+	}
+}

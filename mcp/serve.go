@@ -1,0 +1,313 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agmem/agmem/recall"
+)
+
+// The memory's MCP server: read-only, on stdio, through the official Go SDK. Its tools
+// are the three layers agents read memory by (search, then the timeline around a hit,
+// then the few observations wanted, whole) and the recent sessions. Every item cites
+// the commit and the file that hold it, or says it is pending.
+
+// Instructions tell the agent how to use the server.
+const Instructions = "This server is your memory of what agents did before: every tool call, prompt and " +
+	"session, kept in git. Before redoing work, search it (search: one line per hit, best first). " +
+	"Then look at what came before and after a hit (timeline), and fetch only the observations you " +
+	"need whole (get_observations). sessions lists recent sessions of a project."
+
+// answerChars bounds one answer: about 19,000 tokens, under the 25,000 that Claude Code
+// takes of a tool's answer.
+const answerChars = 76000
+
+// SearchInput is the search tool's arguments.
+type SearchInput struct {
+	Query   string `json:"query" jsonschema:"words to look for; \"a phrase\", serv* for a prefix, AND OR NOT"`
+	Session string `json:"session,omitempty" jsonschema:"only this session"`
+	Agent   string `json:"agent,omitempty" jsonschema:"only what this agent did: claude-code, codex, gemini-cli, cursor, mcp"`
+	Type    string `json:"type,omitempty" jsonschema:"only this memory type: episodic, semantic or procedural"`
+	Tool    string `json:"tool,omitempty" jsonschema:"only calls of this tool"`
+	Since   string `json:"since,omitempty" jsonschema:"only from this time on (RFC 3339)"`
+	Until   string `json:"until,omitempty" jsonschema:"only before this time (RFC 3339)"`
+	Project string `json:"project,omitempty" jsonschema:"only sessions that worked in this directory or under it"`
+	Failed  bool   `json:"failed,omitempty" jsonschema:"only calls that failed"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"at most this many hits (default 20)"`
+}
+
+// TimelineInput is the timeline tool's arguments.
+type TimelineInput struct {
+	ID     string `json:"id" jsonschema:"an observation's id or short id, as search gives it"`
+	Before int    `json:"before,omitempty" jsonschema:"entries before it (default 3)"`
+	After  int    `json:"after,omitempty" jsonschema:"entries after it (default 3)"`
+}
+
+// ObservationsInput is the get_observations tool's arguments.
+type ObservationsInput struct {
+	IDs []string `json:"ids" jsonschema:"the ids or short ids of the observations to read whole"`
+}
+
+// SessionsInput is the sessions tool's arguments.
+type SessionsInput struct {
+	Project string `json:"project,omitempty" jsonschema:"only sessions that worked in this directory or under it"`
+	Agent   string `json:"agent,omitempty" jsonschema:"only sessions of this agent"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"at most this many sessions (default 10)"`
+}
+
+// Server is the memory's MCP server.
+type Server struct {
+	mu  sync.Mutex // one call at a time reads the memory
+	mem *recall.Memory
+	sdk *sdk.Server
+}
+
+// NewServer serves mem, as agmem of version.
+func NewServer(mem *recall.Memory, version string) *Server {
+	s := &Server{mem: mem, sdk: sdk.NewServer(&sdk.Implementation{Name: "agmem", Version: version},
+		&sdk.ServerOptions{Instructions: Instructions})}
+	sdk.AddTool(s.sdk, &sdk.Tool{Name: "search", Description: "Search every agent's memory, ranked by relevance: " +
+		"one line per hit (short id, time, agent, type, tool, summary, where it matched, its tokens, its commit and file)."}, s.search)
+	sdk.AddTool(s.sdk, &sdk.Tool{Name: "timeline", Description: "An observation among what its session did before " +
+		"and after it: calls, prompts and session events, in time order."}, s.timeline)
+	sdk.AddTool(s.sdk, &sdk.Tool{Name: "get_observations", Description: "Observations whole: arguments, result, " +
+		"error, duration, the prompt that led to each, where git holds it. Long results are cut, and say so."}, s.observations)
+	sdk.AddTool(s.sdk, &sdk.Tool{Name: "sessions", Description: "Recent sessions, latest first, with their first " +
+		"prompt and counts."}, s.sessions)
+	return s
+}
+
+// Run serves one client on in and out until it goes, or ctx is done.
+func (s *Server) Run(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+	return s.sdk.Run(ctx, &sdk.IOTransport{Reader: in, Writer: out})
+}
+
+// fresh brings the memory up to date before a call, within a short budget: a call
+// answers from what is indexed when the index has much to catch up.
+func (s *Server) fresh(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	s.mem.Refresh(ctx)
+}
+
+func text(s string) *sdk.CallToolResult {
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
+}
+
+func (s *Server) search(ctx context.Context, _ *sdk.CallToolRequest, in SearchInput) (*sdk.CallToolResult, any, error) {
+	q := recall.Query{Text: in.Query, Session: in.Session, Agent: in.Agent, Type: in.Type, Tool: in.Tool,
+		Project: in.Project, Failed: in.Failed, Limit: in.Limit}
+	var err error
+	if q.Since, err = rfc3339("since", in.Since); err != nil {
+		return nil, nil, err
+	}
+	if q.Until, err = rfc3339("until", in.Until); err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fresh(ctx)
+	res, err := s.mem.Search(q)
+	if err != nil {
+		return nil, nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d hit(s)", res.Total)
+	if res.Total >= 10000 {
+		b.WriteString(" or more")
+	}
+	if res.More {
+		fmt.Fprintf(&b, "; the first %d, best first (more exist: raise limit, or add filters)", len(res.Hits))
+	}
+	b.WriteString("\n")
+	for _, h := range res.Hits {
+		line := fmt.Sprintf("%s — %s (~%d tokens) %s\n", refLine(h.Ref), h.Snippet, h.Tokens, citation(h.Ref))
+		if b.Len()+len(line) > answerChars {
+			b.WriteString("(the rest left out: the answer's bound)\n")
+			break
+		}
+		b.WriteString(line)
+	}
+	return text(b.String()), nil, nil
+}
+
+func (s *Server) timeline(ctx context.Context, _ *sdk.CallToolRequest, in TimelineInput) (*sdk.CallToolResult, any, error) {
+	before, after := orDefault(in.Before, 3), orDefault(in.After, 3)
+	if before > recall.MaxLimit || after > recall.MaxLimit {
+		return nil, nil, fmt.Errorf("before and after must be 0 to %d", recall.MaxLimit)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fresh(ctx)
+	center, around, err := s.mem.Timeline(in.ID, before, after)
+	if err != nil {
+		return nil, nil, err
+	}
+	var b strings.Builder
+	for _, r := range around {
+		mark := "  "
+		if r.ID == center.ID {
+			mark = "> "
+		}
+		fmt.Fprintf(&b, "%s%s %s\n", mark, refLine(r), citation(r))
+	}
+	return text(b.String()), nil, nil
+}
+
+func (s *Server) observations(ctx context.Context, _ *sdk.CallToolRequest, in ObservationsInput) (*sdk.CallToolResult, any, error) {
+	if len(in.IDs) == 0 {
+		return nil, nil, errors.New("ids is empty: give the ids search or timeline gave")
+	}
+	if len(in.IDs) > 100 {
+		return nil, nil, errors.New("at most 100 ids at once")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fresh(ctx)
+	shown, err := s.mem.Show(in.IDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Each gets its share of the bound; a longer result is cut, and says so.
+	share := answerChars / len(shown)
+	var b strings.Builder
+	for i, sh := range shown {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		item := observationText(sh, share)
+		if b.Len()+len(item) > answerChars {
+			fmt.Fprintf(&b, "(%d observation(s) left out: the answer's bound; ask for fewer at once)\n", len(shown)-i)
+			break
+		}
+		b.WriteString(item)
+	}
+	return text(b.String()), nil, nil
+}
+
+func (s *Server) sessions(ctx context.Context, _ *sdk.CallToolRequest, in SessionsInput) (*sdk.CallToolResult, any, error) {
+	limit := orDefault(in.Limit, 10)
+	if limit > recall.MaxLimit {
+		return nil, nil, fmt.Errorf("limit must be 1 to %d", recall.MaxLimit)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fresh(ctx)
+	list, err := s.mem.Sessions(in.Project, in.Agent, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	var b strings.Builder
+	for _, ss := range list {
+		fmt.Fprintf(&b, "%s %s %s, %d call(s), %d failed, in %s", ss.ID, ss.Last.Format("2006-01-02 15:04"),
+			orDash(ss.Agent), ss.Observations, ss.Failures, orDash(ss.Cwd))
+		if ss.FirstPrompt != "" {
+			fmt.Fprintf(&b, ": %q", ss.FirstPrompt)
+		}
+		if ss.Origin != recall.Local {
+			fmt.Fprintf(&b, " (from %s)", ss.Origin)
+		}
+		b.WriteString("\n")
+		if b.Len() > answerChars {
+			break
+		}
+	}
+	if len(list) == 0 {
+		b.WriteString("no session\n")
+	}
+	return text(b.String()), nil, nil
+}
+
+// observationText is an observation whole, its result cut past share characters.
+func observationText(sh recall.Shown, share int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s\nid %s, session %s, %s\n", refLine(sh.Ref), citation(sh.Ref), sh.ID, sh.Session,
+		sh.Time.Format(time.RFC3339))
+	if sh.Prompt != "" {
+		fmt.Fprintf(&b, "prompt: %s\n", oneLine(sh.Prompt))
+	}
+	o := sh.Entry.Observation
+	if o == nil {
+		fmt.Fprintf(&b, "%s\n", sh.Entry.Event.Text)
+		return b.String()
+	}
+	if o.DurationMS != nil {
+		fmt.Fprintf(&b, "duration: %d ms\n", *o.DurationMS)
+	}
+	args, _ := json.Marshal(json.RawMessage(o.Arguments))
+	fmt.Fprintf(&b, "arguments: %s\n", cut(string(args), share/4, sh.ID))
+	if o.Error != "" {
+		fmt.Fprintf(&b, "error: %s\n", cut(o.Error, share/4, sh.ID))
+	}
+	if r := o.ResultText(); r != "" {
+		fmt.Fprintf(&b, "result:\n%s\n", cut(r, max(0, share-b.Len()-200), sh.ID))
+	}
+	return b.String()
+}
+
+// cut is s cut to at most n characters, with a mark that says what was left out.
+func cut(s string, n int, id string) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + fmt.Sprintf("\n[… %d more characters left out: agmem show %s]", len(r)-n, id)
+}
+
+// refLine is an entry on one line, as agmem search writes it.
+func refLine(r recall.Ref) string {
+	what := r.Type + " " + r.Tool
+	if r.Event != "" {
+		what = "event " + r.Event
+	}
+	if r.Failed {
+		what += " FAILED"
+	}
+	return fmt.Sprintf("%s %s %s %s %s", r.Short, r.Time.Format("2006-01-02 15:04"), orDash(r.Source), what, oneLine(r.Summary))
+}
+
+// citation is where git holds an entry, or that it is pending.
+func citation(r recall.Ref) string {
+	if r.Commit == "" {
+		return "[pending: not in a commit yet]"
+	}
+	if r.Path == "" {
+		return fmt.Sprintf("[commit %.12s]", r.Commit)
+	}
+	return fmt.Sprintf("[commit %.12s %s]", r.Commit, r.Path)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func orDefault(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
+}
+
+func rfc3339(name, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s %q is not an RFC 3339 time such as 2026-11-30T09:00:00Z", name, s)
+	}
+	return t, nil
+}

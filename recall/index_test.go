@@ -1,0 +1,157 @@
+package recall_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agmem/agmem/flush"
+	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/maintain"
+	"github.com/agmem/agmem/recall"
+	"github.com/agmem/agmem/record"
+	"github.com/agmem/agmem/vcs"
+)
+
+// memRepo is a memory repo made for a test, with what was recorded into it.
+type memRepo struct {
+	t    *testing.T
+	repo memrepo.Repo
+}
+
+func newMemRepo(t *testing.T) *memRepo {
+	t.Helper()
+	t.Setenv("GIT_AUTHOR_NAME", "Ana Test")
+	t.Setenv("GIT_AUTHOR_EMAIL", "ana@example.com")
+	t.Setenv("GIT_COMMITTER_NAME", "Ana Test")
+	t.Setenv("GIT_COMMITTER_EMAIL", "ana@example.com")
+	repo, _, err := maintain.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &memRepo{t: t, repo: repo}
+}
+
+// record records inputs in session.
+func (m *memRepo) record(session string, inputs ...record.Input) record.Outcome {
+	m.t.Helper()
+	r, err := record.Open(m.repo.Root, record.Options{Session: session, Getenv: func(string) string { return "" }})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	out, err := r.Record(inputs...)
+	if err != nil || len(out.Refused) > 0 {
+		m.t.Fatalf("record: %v %v", err, out.Refused)
+	}
+	return out
+}
+
+func (m *memRepo) flush() {
+	m.t.Helper()
+	git, err := vcs.Open(m.repo.Root)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	if _, err := flush.Run(m.repo.StateDir(), m.repo.Journal(), git, flush.Options{}); err != nil {
+		m.t.Fatal(err)
+	}
+}
+
+func (m *memRepo) open() *recall.Memory {
+	m.t.Helper()
+	mem, err := recall.Open(context.Background(), m.repo)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	m.t.Cleanup(func() { mem.Close() })
+	return mem
+}
+
+func (m *memRepo) search(q recall.Query) recall.Results {
+	m.t.Helper()
+	res, err := m.open().Search(q)
+	if err != nil {
+		m.t.Fatalf("search %q: %v", q.Text, err)
+	}
+	return res
+}
+
+var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
+func call(tool, id string, at time.Duration, args map[string]any, result string) record.Observation {
+	return record.Observation{Tool: tool, ToolUseID: id, Time: t0.Add(at), Arguments: args, Result: result,
+		Cwd: "/home/ana/shop", Source: "claude-code"}
+}
+
+func TestSearchFindsCommittedAndPending(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s1",
+		record.Event{Name: "UserPromptSubmit", Text: "make the checkout tests pass", Time: t0},
+		call("Read", "t1", time.Second, map[string]any{"file_path": "/home/ana/shop/src/cart.ts"},
+			"export function cartTotal(items) { return items.reduce((s, i) => s + i.price, 0) }"),
+		call("Bash", "t2", 2*time.Second, map[string]any{"command": "npm test"},
+			"FAIL src/checkout.test.ts: expected total 42, received 41 after the discount was applied twice"),
+	)
+	m.flush()
+	m.record("s1", call("Edit", "t3", 3*time.Second, map[string]any{"file_path": "/home/ana/shop/src/discount.ts"},
+		"applied the discount once in discount.ts, where it was applied twice before this edit"))
+
+	res := m.search(recall.Query{Text: "discount"})
+	if len(res.Hits) != 2 {
+		t.Fatalf("%d hits for discount, want 2: %+v", len(res.Hits), res.Hits)
+	}
+	byTool := map[string]recall.Hit{}
+	for _, h := range res.Hits {
+		byTool[h.Tool] = h
+		if !strings.Contains(h.Snippet, "**discount**") {
+			t.Errorf("%s: snippet %q does not mark the match", h.Tool, h.Snippet)
+		}
+	}
+	if b := byTool["Bash"]; b.Commit == "" || !strings.HasPrefix(b.Path, "current/episodic/") {
+		t.Errorf("the committed call is not cited with its commit and path: %+v", b)
+	}
+	if e := byTool["Edit"]; e.Commit != "" || e.Path != "" {
+		t.Errorf("the pending call cites %q %q", e.Commit, e.Path)
+	}
+	// A prompt is found too; a filter keeps it out.
+	if res := m.search(recall.Query{Text: "checkout"}); len(res.Hits) != 2 {
+		t.Errorf("%d hits for checkout (the prompt and the test run), want 2", len(res.Hits))
+	}
+	if res := m.search(recall.Query{Text: "checkout", Tool: "Bash"}); len(res.Hits) != 1 {
+		t.Errorf("%d hits for checkout in Bash, want 1", len(res.Hits))
+	}
+	// After a flush the pending call is placed in its commit.
+	m.flush()
+	res = m.search(recall.Query{Text: "discount.ts"})
+	if len(res.Hits) == 0 || res.Hits[0].Commit == "" {
+		t.Fatalf("after the flush: %+v", res.Hits)
+	}
+}
+
+// Deleting the index, or damaging it, loses nothing: it is made anew from git and
+// the journal, without an error.
+func TestIndexMadeAnew(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s1", call("Bash", "t1", 0, map[string]any{"command": "go test ./..."},
+		"ok  	github.com/agmem/agmem/recall	0.412s and every other package passed too"))
+	m.flush()
+	if res := m.search(recall.Query{Text: "recall"}); len(res.Hits) != 1 {
+		t.Fatalf("%d hits", len(res.Hits))
+	}
+	path := filepath.Join(m.repo.StateDir(), recall.IndexFile)
+	for name, damage := range map[string]func(){
+		"deleted":   func() { os.Remove(path) },
+		"truncated": func() { os.Truncate(path, 100) },
+		"garbage":   func() { os.WriteFile(path, []byte("not a database at all, not even close to one"), 0o644) },
+	} {
+		os.Remove(path + "-wal")
+		os.Remove(path + "-shm")
+		damage()
+		if res := m.search(recall.Query{Text: "recall"}); len(res.Hits) != 1 {
+			t.Errorf("%s: %d hits, want 1", name, len(res.Hits))
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package recall
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/journal"
+	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/render"
+	"github.com/agmem/agmem/vcs"
+)
+
+// Memory is a memory repo opened for reading back: its search index, brought up to
+// date when opened, and where the whole of each entry is (the journal, git).
+type Memory struct {
+	Index   *Index
+	git     *vcs.Git
+	journal *journal.Journal
+}
+
+// Open opens repo's memory for reading back, updating its index first, until ctx is
+// done: then the index is read as it was.
+func Open(ctx context.Context, repo memrepo.Repo) (*Memory, error) {
+	git, err := vcs.Open(repo.Root)
+	if err != nil {
+		return nil, err
+	}
+	ix, err := OpenIndex(repo.StateDir())
+	if err != nil {
+		return nil, err
+	}
+	m := &Memory{Index: ix, git: git, journal: repo.Journal()}
+	if _, err := ix.Update(ctx, git, m.journal); err != nil && ctx.Err() == nil {
+		ix.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// Close closes the index.
+func (m *Memory) Close() error { return m.Index.Close() }
+
+// Ref is where an entry is: what the index knows of it.
+type Ref struct {
+	ID      string    `json:"id"`
+	Short   string    `json:"short_id"`
+	Session string    `json:"session_id"`
+	Time    time.Time `json:"timestamp"`
+	Event   string    `json:"event,omitempty"` // "" for an observation
+	Source  string    `json:"agent,omitempty"`
+	Type    string    `json:"memory_type,omitempty"`
+	Tool    string    `json:"tool_name,omitempty"`
+	Summary string    `json:"summary"`
+	Failed  bool      `json:"failed,omitempty"`
+	// Tokens is about how many tokens reading the whole entry costs.
+	Tokens int    `json:"tokens"`
+	Commit string `json:"commit"` // "" while pending
+	Path   string `json:"path"`   // its markdown file, "" while pending
+	Origin string `json:"origin"` // Local, or the fetched branch it was read from
+	record string
+	line   int
+}
+
+// entries reads the whole of each entry refs name, in their order: a pending one from
+// the journal, one in git from its commit's session record. One git lookup per record.
+func (m *Memory) entries(refs []Ref) ([]memory.Entry, error) {
+	out := make([]memory.Entry, len(refs))
+	found := make([]bool, len(refs))
+	var pending []string
+	at := map[string][]int{} // id -> places in refs
+	byRecord := map[[2]string][]int{}
+	for i, r := range refs {
+		at[r.ID] = append(at[r.ID], i)
+		if r.Commit == "" {
+			pending = append(pending, r.ID)
+		} else {
+			key := [2]string{r.Commit, r.record}
+			byRecord[key] = append(byRecord[key], i)
+		}
+	}
+	if len(pending) > 0 {
+		err := m.journal.Entries(pending, func(e memory.Entry) error {
+			for _, i := range at[e.ID()] {
+				out[i], found[i] = e, true
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for key, places := range byRecord {
+		lines := map[int][]int{}
+		last := 0
+		for _, i := range places {
+			lines[refs[i].line] = append(lines[refs[i].line], i)
+			last = max(last, refs[i].line)
+		}
+		err := m.recordLines(plumbing.NewHash(key[0]), key[1], last, func(n int, e memory.Entry) {
+			for _, i := range lines[n] {
+				if e.ID() == refs[i].ID {
+					out[i], found[i] = e, true
+				}
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for i, ok := range found {
+		if !ok {
+			return nil, fmt.Errorf("%s is in the index but neither in the journal nor at %s of commit %.12s: run \"agmem verify\"",
+				refs[i].ID, refs[i].record, refs[i].Commit)
+		}
+	}
+	return out, nil
+}
+
+// recordLines calls fn with the entries of a session record's lines up to last, each
+// with its number, reading the record's parts in order as far as that.
+func (m *Memory) recordLines(commit plumbing.Hash, first string, last int, fn func(n int, e memory.Entry)) error {
+	parts := []string{first}
+	names, err := m.git.ListFiles(commit, path.Dir(first))
+	if err != nil {
+		return err
+	}
+	for _, p := range render.RecordFiles(names) {
+		if p[0] == first {
+			parts = p
+		}
+	}
+	readers := make([]io.Reader, 0, len(parts))
+	for _, p := range parts {
+		rc, err := m.git.OpenFile(commit, p)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		readers = append(readers, rc)
+	}
+	br := bufio.NewReaderSize(io.MultiReader(readers...), 64<<10)
+	n := 0
+	for n < last {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			n++
+			var e memory.Entry
+			if json.Unmarshal(line, &e) == nil && e.Validate() == nil {
+				fn(n, e)
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Refresh brings the index up to date, as Open did, until ctx is done: a long-lived
+// reader (the MCP server) calls it before each read.
+func (m *Memory) Refresh(ctx context.Context) error {
+	_, err := m.Index.Update(ctx, m.git, m.journal)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}

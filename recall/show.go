@@ -1,0 +1,200 @@
+package recall
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agmem/agmem/memory"
+)
+
+// Resolve finds the entry an id names: its whole id (a ULID or UUID, in any case), or
+// the short id its markdown file's name carries. A short id that names more than one
+// entry is an error that lists them.
+func (m *Memory) Resolve(id string) (Ref, error) {
+	id = strings.TrimSpace(id)
+	if norm, err := memory.NormalizeID(id); err == nil {
+		r, err := scanRef(m.Index.db.QueryRow(`SELECT `+refColumns+` FROM entries e WHERE e.id = ?`, norm))
+		if errors.Is(err, sql.ErrNoRows) {
+			return Ref{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+		}
+		return r, err
+	}
+	if id == "" || strings.ContainsFunc(id, func(r rune) bool { return r < '0' || r > 'z' }) {
+		return Ref{}, fmt.Errorf("%w: %q is neither an id nor a short id", ErrNotFound, id)
+	}
+	rows, err := m.Index.db.Query(`SELECT `+refColumns+` FROM entries e WHERE e.short = ? ORDER BY e.ts LIMIT 10`,
+		strings.ToLower(id))
+	if err != nil {
+		return Ref{}, err
+	}
+	defer rows.Close()
+	var found []Ref
+	for rows.Next() {
+		r, err := scanRef(rows)
+		if err != nil {
+			return Ref{}, err
+		}
+		found = append(found, r)
+	}
+	if err := rows.Err(); err != nil {
+		return Ref{}, err
+	}
+	switch len(found) {
+	case 0:
+		return Ref{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+	case 1:
+		return found[0], nil
+	}
+	var ids []string
+	for _, r := range found {
+		ids = append(ids, r.ID)
+	}
+	return Ref{}, &AmbiguousError{Short: id, IDs: ids}
+}
+
+// AmbiguousError is a short id that names more than one entry.
+type AmbiguousError struct {
+	Short string
+	IDs   []string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("short id %s names %d entries: %s", e.Short, len(e.IDs), strings.Join(e.IDs, ", "))
+}
+
+// Shown is one entry whole, with where it is and the prompt that led to it.
+type Shown struct {
+	Ref
+	Entry  memory.Entry
+	Prompt string // the session's last prompt before it, "" if none
+}
+
+// Show reads each entry ids name, whole.
+func (m *Memory) Show(ids []string) ([]Shown, error) {
+	var refs []Ref
+	for _, id := range ids {
+		r, err := m.Resolve(id)
+		if err != nil {
+			return nil, err
+		}
+		refs = append(refs, r)
+	}
+	// The prompts that led to them, read with them.
+	prompts := make([]int, len(refs)) // index into refs of each one's prompt, -1 for none
+	n := len(refs)
+	for i := 0; i < n; i++ {
+		prompts[i] = -1
+		if refs[i].Event != "" {
+			continue
+		}
+		p, err := scanRef(m.Index.db.QueryRow(`SELECT `+refColumns+` FROM entries e
+			WHERE e.session = ? AND e.event = 'UserPromptSubmit' AND e.ts <= ? ORDER BY e.ts DESC LIMIT 1`,
+			refs[i].Session, refs[i].Time.UnixNano()))
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		prompts[i] = len(refs)
+		refs = append(refs, p)
+	}
+	entries, err := m.entries(refs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Shown, n)
+	for i := range out {
+		out[i] = Shown{Ref: refs[i], Entry: entries[i]}
+		if p := prompts[i]; p >= 0 {
+			out[i].Prompt = entries[p].Event.Text
+		}
+	}
+	return out, nil
+}
+
+// Timeline is the entry id names among its session's neighbours, before of them before
+// it and after after it, prompts and session events with the calls, in time order.
+func (m *Memory) Timeline(id string, before, after int) (center Ref, around []Ref, err error) {
+	if center, err = m.Resolve(id); err != nil {
+		return Ref{}, nil, err
+	}
+	// Entries at the same time keep the order they were indexed in (rowid).
+	var rowid int64
+	if err := m.Index.db.QueryRow(`SELECT rowid FROM entries WHERE id = ?`, center.ID).Scan(&rowid); err != nil {
+		return Ref{}, nil, err
+	}
+	ts := center.Time.UnixNano()
+	earlier, err := m.refs(`SELECT `+refColumns+` FROM entries e WHERE e.session = ? AND (e.ts < ? OR e.ts = ? AND e.rowid < ?)
+		ORDER BY e.ts DESC, e.rowid DESC LIMIT ?`, center.Session, ts, ts, rowid, before)
+	if err != nil {
+		return Ref{}, nil, err
+	}
+	later, err := m.refs(`SELECT `+refColumns+` FROM entries e WHERE e.session = ? AND (e.ts > ? OR e.ts = ? AND e.rowid > ?)
+		ORDER BY e.ts, e.rowid LIMIT ?`, center.Session, ts, ts, rowid, after)
+	if err != nil {
+		return Ref{}, nil, err
+	}
+	for i := len(earlier) - 1; i >= 0; i-- {
+		around = append(around, earlier[i])
+	}
+	around = append(around, center)
+	return center, append(around, later...), nil
+}
+
+func (m *Memory) refs(query string, args ...any) ([]Ref, error) {
+	rows, err := m.Index.db.Query(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Ref
+	for rows.Next() {
+		r, err := scanRef(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// IndexedSession is what the index knows of one session.
+type IndexedSession struct {
+	ID           string    `json:"id"`
+	Agent        string    `json:"agent,omitempty"`
+	First        time.Time `json:"first"`
+	Last         time.Time `json:"last"`
+	Cwd          string    `json:"cwd,omitempty"`
+	FirstPrompt  string    `json:"first_prompt,omitempty"`
+	Observations int       `json:"observations"`
+	Failures     int       `json:"failures"`
+	Origin       string    `json:"origin"`
+}
+
+// Sessions are the sessions that worked in project (or under it; "" for any) and that
+// agent captured ("" for any), the latest first.
+func (m *Memory) Sessions(project, agent string, limit int) ([]IndexedSession, error) {
+	where, args := filters(Query{Project: project, Agent: agent})
+	where = strings.ReplaceAll(where, "e.source", "s.source")
+	rows, err := m.Index.db.Query(`SELECT s.id, s.source, s.first, s.last, s.cwd, s.first_prompt, s.observations,
+		s.failures, s.origin FROM sessions s WHERE 1 = 1`+where+` ORDER BY s.last DESC, s.id LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []IndexedSession
+	for rows.Next() {
+		var s IndexedSession
+		var first, last int64
+		if err := rows.Scan(&s.ID, &s.Agent, &first, &last, &s.Cwd, &s.FirstPrompt, &s.Observations, &s.Failures, &s.Origin); err != nil {
+			return nil, err
+		}
+		s.First, s.Last = time.Unix(0, first).UTC(), time.Unix(0, last).UTC()
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,363 @@
+package recall
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/agmem/agmem/capture"
+	"github.com/agmem/agmem/journal"
+	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/render"
+	"github.com/agmem/agmem/vcs"
+)
+
+// writer is one Update's transaction.
+type writer struct {
+	ctx  context.Context
+	tx   *sql.Tx
+	done Updated
+	// statements, prepared once a transaction
+	find, insert, place, words, session *sql.Stmt
+}
+
+func (ix *Index) writer(ctx context.Context) (*writer, error) {
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("search index: %w", err)
+	}
+	w := &writer{ctx: ctx, tx: tx}
+	for _, s := range []struct {
+		stmt **sql.Stmt
+		sql  string
+	}{
+		{&w.find, `SELECT rowid, commit_ FROM entries WHERE id = ?`},
+		{&w.insert, `INSERT INTO entries (id, short, event, session, source, type, tool, ts, failed, cwd,
+			summary, subject, size, commit_, path, record, line, origin) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`},
+		{&w.place, `UPDATE entries SET commit_ = ?, path = ?, record = ?, line = ?, origin = ? WHERE rowid = ?`},
+		{&w.words, `INSERT INTO words (rowid, tool, summary, arguments, result, error, paths) VALUES (?,?,?,?,?,?,?)`},
+		{&w.session, `INSERT INTO sessions (id, source, first, last, cwd, first_prompt, prompt_at, observations, failures, origin)
+			VALUES (?,?,?,?,?,?,?,?,?,?)
+			ON CONFLICT (id) DO UPDATE SET
+				source = CASE WHEN source = '' THEN excluded.source ELSE source END,
+				first = min(first, excluded.first), last = max(last, excluded.last),
+				cwd = CASE WHEN cwd = '' THEN excluded.cwd ELSE cwd END,
+				first_prompt = CASE WHEN excluded.first_prompt <> '' AND (first_prompt = '' OR excluded.prompt_at < prompt_at)
+					THEN excluded.first_prompt ELSE first_prompt END,
+				prompt_at = CASE WHEN excluded.first_prompt <> '' AND (first_prompt = '' OR excluded.prompt_at < prompt_at)
+					THEN excluded.prompt_at ELSE prompt_at END,
+				observations = observations + excluded.observations,
+				failures = failures + excluded.failures`},
+	} {
+		if *s.stmt, err = tx.Prepare(s.sql); err != nil {
+			tx.Rollback()
+			return nil, fmt.Errorf("search index: %w", err)
+		}
+	}
+	return w, nil
+}
+
+func (w *writer) commit() error { return w.tx.Commit() }
+func (w *writer) rollback()     { w.tx.Rollback() }
+
+func (w *writer) meta(key string) (string, error) {
+	var v string
+	err := w.tx.QueryRow(`SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return v, err
+}
+
+func (w *writer) setMeta(key, value string) error {
+	_, err := w.tx.Exec(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
+	return err
+}
+
+// place is where git holds an entry; the zero place is the journal's, pending.
+type place struct {
+	commit, path, record string
+	line                 int
+	origin               string
+}
+
+// journal indexes the entries the journal recorded since the last update, as pending:
+// those a commit holds already are placed when their commit is indexed.
+func (w *writer) journal(j *journal.Journal) error {
+	after, err := w.meta("journal_seq")
+	if err != nil {
+		return err
+	}
+	seq, _ := strconv.ParseUint(after, 10, 64)
+	add := func(e memory.Entry) error { return w.add(e, place{origin: Local}) }
+	last, err := j.Since(seq, add)
+	if err != nil {
+		return err
+	}
+	if last < seq {
+		// A journal made anew (the old one moved aside): what it held pending is gone.
+		if err := w.dropPending(); err != nil {
+			return err
+		}
+		if last, err = j.Since(0, add); err != nil {
+			return err
+		}
+	}
+	return w.setMeta("journal_seq", strconv.FormatUint(last, 10))
+}
+
+// dropPending forgets every entry no commit holds.
+func (w *writer) dropPending() error {
+	if _, err := w.tx.Exec(`DELETE FROM words WHERE rowid IN (SELECT rowid FROM entries WHERE commit_ = '')`); err != nil {
+		return err
+	}
+	_, err := w.tx.Exec(`DELETE FROM entries WHERE commit_ = ''`)
+	return err
+}
+
+// git indexes every commit not indexed yet of this repo's branch and of each fetched
+// agents/* branch, a branch's own commits first.
+func (w *writer) git(git *vcs.Git) error {
+	srcs, err := sources(git)
+	if err != nil {
+		return err
+	}
+	for _, s := range srcs {
+		if s.tip.IsZero() {
+			continue
+		}
+		commits, err := w.unindexed(git, s.tip)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		for _, c := range commits {
+			if err := w.indexCommit(git, c, s.name); err != nil {
+				return fmt.Errorf("%s: commit %s: %w", s.name, c.hash, err)
+			}
+		}
+	}
+	return nil
+}
+
+// walked is a commit of a branch to index: an agmem commit names its batch.
+type walked struct {
+	hash  plumbing.Hash
+	batch string
+}
+
+// unindexed are the commits reachable from tip that no update indexed, oldest first,
+// each marked indexed in this transaction.
+func (w *writer) unindexed(git *vcs.Git, tip plumbing.Hash) ([]walked, error) {
+	var out []walked
+	seen := map[plumbing.Hash]bool{}
+	queue := []plumbing.Hash{tip}
+	for len(queue) > 0 {
+		h := queue[0]
+		queue = queue[1:]
+		if seen[h] {
+			continue
+		}
+		if err := w.ctx.Err(); err != nil {
+			return nil, err
+		}
+		seen[h] = true
+		res, err := w.tx.Exec(`INSERT INTO commits (hash) VALUES (?) ON CONFLICT DO NOTHING`, h.String())
+		if err != nil {
+			return nil, err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			continue // indexed before, and so is all that leads to it
+		}
+		c, err := git.Commit(h)
+		if err != nil {
+			return nil, fmt.Errorf("read commit %s: %w", h, err)
+		}
+		out = append(out, walked{h, vcs.TrailerValue(vcs.ParseTrailers(c.Message), vcs.TrailerBatch)})
+		queue = append(queue, c.ParentHashes...)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}
+
+// indexCommit indexes the entries of an agmem commit's session records. A record of a
+// fetched branch that does not read as entries, which anyone could have written, is
+// passed over; one of this repo's own is an error.
+func (w *writer) indexCommit(git *vcs.Git, c walked, origin string) error {
+	if c.batch == "" {
+		return nil // a person's commit
+	}
+	files, err := git.AddedPaths(c.hash, isRecordPart)
+	if err != nil {
+		return err
+	}
+	data := map[string][]byte{}
+	markdown := map[string]bool{}
+	var names []string
+	for _, f := range files {
+		switch {
+		case isRecordPart(f.Path):
+			data[f.Path] = f.Data
+			names = append(names, f.Path)
+		case strings.HasSuffix(f.Path, ".md"):
+			markdown[f.Path] = true
+		}
+	}
+	w.done.Commits++
+	for _, parts := range render.RecordFiles(names) {
+		var whole bytes.Buffer
+		for _, p := range parts {
+			whole.Write(data[p])
+		}
+		entries, err := render.ParseSessionRecord(whole.Bytes())
+		if err != nil {
+			if origin != Local {
+				continue
+			}
+			return fmt.Errorf("%s: %w", parts[0], err)
+		}
+		for i, e := range entries {
+			at := place{commit: c.hash.String(), record: parts[0], line: i + 1, origin: origin}
+			if o := e.Observation; o != nil {
+				for _, long := range []bool{false, true} {
+					if p := render.Path(o, long); markdown[p] {
+						at.path = p
+						break
+					}
+				}
+			}
+			if err := w.add(e, at); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func isRecordPart(path string) bool {
+	return strings.HasPrefix(path, render.SessionsDir+"/") && strings.HasSuffix(path, ".jsonl")
+}
+
+// add indexes an entry at its place. An entry indexed before keeps its row; one that
+// was pending is placed in the commit that now holds it.
+func (w *writer) add(e memory.Entry, at place) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	var rowid int64
+	var commit string
+	err := w.find.QueryRow(e.ID()).Scan(&rowid, &commit)
+	switch {
+	case err == nil:
+		if commit == "" && at.commit != "" {
+			_, err = w.place.Exec(at.commit, at.path, at.record, at.line, at.origin, rowid)
+		}
+		return err
+	case !errors.Is(err, sql.ErrNoRows):
+		return err
+	}
+	r := rowOf(e)
+	res, err := w.insert.Exec(e.ID(), shortID(e.ID()), r.event, e.Session(), e.Source(), r.memoryType, r.tool,
+		e.Time().UnixNano(), r.failed, r.cwd, r.summary, r.subject, r.size, at.commit, at.path, at.record, at.line, at.origin)
+	if err != nil {
+		return err
+	}
+	if rowid, err = res.LastInsertId(); err != nil {
+		return err
+	}
+	if r.searchable {
+		if _, err := w.words.Exec(rowid, r.tool, r.summary, r.arguments, r.result, r.error, r.paths); err != nil {
+			return err
+		}
+	}
+	prompt := ""
+	if r.event == "UserPromptSubmit" {
+		prompt = r.summary
+	}
+	obs, failures := 0, 0
+	if r.event == "" {
+		obs, failures = 1, r.failed
+	}
+	_, err = w.session.Exec(e.Session(), e.Source(), e.Time().UnixNano(), e.Time().UnixNano(), r.cwd,
+		prompt, e.Time().UnixNano(), obs, failures, at.origin)
+	w.done.Entries++
+	return err
+}
+
+// row is what the index holds of an entry, and the text its words come from.
+type row struct {
+	event, memoryType, tool, cwd, summary, subject string
+	failed, size                                   int
+	searchable                                     bool
+	arguments, result, error, paths                string
+}
+
+// maxSummary bounds the summary kept of an entry (a prompt's is its text).
+const maxSummary = 200
+
+func rowOf(e memory.Entry) row {
+	if o := e.Observation; o != nil {
+		r := row{memoryType: string(o.MemoryType), tool: o.ToolName, cwd: o.Cwd, summary: o.Summary,
+			searchable: true, arguments: string(o.Arguments), result: o.ResultText(), error: o.Error,
+			paths: capture.FilePath(o.Arguments)}
+		r.subject = r.paths
+		if r.subject == "" {
+			r.subject = oneLine(commandOf(o.Arguments), maxSummary)
+		}
+		if o.Error != "" {
+			r.failed = 1
+		}
+		r.size = len(o.Arguments) + len(o.Result) + len(o.Error) + len(o.Summary) + len(o.ToolName) + 200
+		return r
+	}
+	v := e.Event
+	r := row{event: v.Name, tool: v.Name, cwd: v.Attrs["cwd"], summary: oneLine(v.Text, maxSummary),
+		size: len(v.Text) + 200}
+	if v.Name == "UserPromptSubmit" {
+		r.searchable, r.result = true, v.Text
+	}
+	return r
+}
+
+// commandOf is the command a call's arguments ran ("command", or "cmd" as some agents
+// name it), or "".
+func commandOf(args json.RawMessage) string {
+	var a struct {
+		Command json.RawMessage `json:"command"`
+		Cmd     json.RawMessage `json:"cmd"`
+	}
+	if json.Unmarshal(args, &a) != nil {
+		return ""
+	}
+	for _, raw := range []json.RawMessage{a.Command, a.Cmd} {
+		var s string
+		if json.Unmarshal(raw, &s) == nil && s != "" {
+			return s
+		}
+		var words []string // ["sh", "-c", "…"]: Codex's exec_command
+		if json.Unmarshal(raw, &words) == nil && len(words) > 0 {
+			return strings.Join(words, " ")
+		}
+	}
+	return ""
+}
+
+// oneLine is text on one line, cut to n runes.
+func oneLine(text string, n int) string {
+	s := strings.Join(strings.Fields(text), " ")
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// shortID is the id as file names carry it (memory.ShortID), lower case.
+func shortID(id string) string { return strings.ToLower(memory.ShortID(id)) }
