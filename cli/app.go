@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
@@ -34,7 +35,8 @@ func (e *env) recordEnv() record.Env {
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer hint.Recover(stderr, &code)
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
-	if err := newApp(e).Run(args); err != nil {
+	app := newApp(e)
+	if err := app.Run(flagsFirst(app, args)); err != nil {
 		report(stderr, err)
 		return 1
 	}
@@ -143,4 +145,52 @@ func noArgs(c *ucli.Context) error {
 			fmt.Sprintf(`run "agmem %s --help"`, c.Command.Name))
 	}
 	return nil
+}
+
+// flagsAnywhere are the commands whose flags may also come after their arguments, as
+// people type them: agmem search discount --tool Bash. (urfave/cli stops reading flags
+// at a command's first argument.)
+var flagsAnywhere = map[string]bool{"search": true, "show": true, "timeline": true}
+
+// flagsFirst moves the flags of such a command before its arguments, each with its
+// value; what follows "--" stays as it is.
+func flagsFirst(app *ucli.App, args []string) []string {
+	at := -1
+	var cmd *ucli.Command
+	for i := 1; i < len(args) && at < 0; i++ {
+		if c := app.Command(args[i]); c != nil && !strings.HasPrefix(args[i], "-") {
+			at, cmd = i, c
+		}
+	}
+	if cmd == nil || !flagsAnywhere[cmd.Name] {
+		return args
+	}
+	takesValue := map[string]bool{}
+	for _, f := range cmd.Flags {
+		v, ok := f.(interface{ TakesValue() bool })
+		for _, name := range f.Names() {
+			takesValue[name] = ok && v.TakesValue()
+		}
+	}
+	flags, rest := []string{}, []string{}
+	for i := at + 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		name, hasValue := strings.TrimLeft(a, "-"), strings.Contains(a, "=")
+		name, _, _ = strings.Cut(name, "=")
+		known, isFlag := takesValue[name]
+		if !strings.HasPrefix(a, "-") || a == "-" || !isFlag {
+			rest = append(rest, a)
+			continue
+		}
+		flags = append(flags, a)
+		if known && !hasValue && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	return slices.Concat(args[:at+1], flags, rest)
 }

@@ -27,7 +27,8 @@ var ErrQuery = errors.New("bad query")
 //   - anything else that is not a letter or a digit separates words, so that a path
 //     (src/app.go) or an identifier (parse_config) matches as the phrase of its words.
 //
-// It also returns the words, for marking matches in snippets.
+// It also returns the words, for marking matches in snippets; a word that is a prefix
+// ends in *.
 func matchQuery(q string) (string, []string, error) {
 	q = strings.TrimSpace(q)
 	switch {
@@ -121,11 +122,12 @@ func (p *parser) word() error {
 	if len(terms) == 0 {
 		return nil // punctuation alone: nothing to look for
 	}
-	p.words = append(p.words, terms...)
 	text := quote(strings.Join(terms, " "))
 	if prefix {
 		text += "*"
+		terms[len(terms)-1] += "*"
 	}
+	p.words = append(p.words, terms...)
 	p.term(text)
 	return nil
 }

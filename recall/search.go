@@ -218,7 +218,7 @@ func around(text string, words []string) (string, bool) {
 	start := 0
 	ok := words == nil
 	for _, w := range words {
-		if i := wordAt(lower, w, 0); i >= 0 {
+		if i := wordAt(lower, strings.TrimSuffix(w, "*"), 0); i >= 0 {
 			start, ok = max(0, i-snippetRunes/3), true
 			break
 		}
@@ -256,9 +256,18 @@ func mark(s, lower string, words []string) string {
 	for i := 0; i < len(s); {
 		matched := 0
 		for _, w := range words {
-			if strings.HasPrefix(lower[i:], w) && (i == 0 || !isWordByte(lower[i-1])) {
-				matched = max(matched, len(w))
+			prefix := strings.HasSuffix(w, "*")
+			w = strings.TrimSuffix(w, "*")
+			if !strings.HasPrefix(lower[i:], w) || i > 0 && isWordByte(lower[i-1]) {
+				continue
 			}
+			n := len(w)
+			if prefix { // the whole word it starts
+				for i+n < len(lower) && isWordByte(lower[i+n]) {
+					n++
+				}
+			}
+			matched = max(matched, n)
 		}
 		if matched == 0 {
 			b.WriteByte(s[i])

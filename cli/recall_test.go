@@ -1,0 +1,104 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// demoSession is the sample Claude Code session the demo records, as hook payloads.
+func demoSession(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("demo", "claude-code-session.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// TestMCPServeToARealClient has the TypeScript SDK's stdio client, from npm, read a
+// memory repo through "agmem mcp serve" as an agent does: the tools, a search, the
+// timeline around its first hit, that hit whole, the sessions, and a bad query.
+func TestMCPServeToARealClient(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed, so the real MCP client cannot run; scripts/test.sh installs it")
+	}
+	npm, _ := filepath.Abs(npmDir)
+	if _, err := os.Stat(filepath.Join(npm, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		t.Fatalf("the npm packages are not installed: run \"npm ci\" in %s (scripts/test.sh does)", npm)
+	}
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "memory")
+	mustAgmem(t, dir, "", "init", repo)
+	mustAgmem(t, repo, demoSession(t), "record", "--jsonl")
+	mustAgmem(t, repo, "", "flush")
+	// and one still pending
+	mustAgmem(t, repo, "", "record", "--session", "later", "--tool", "Bash", "--arg", "command=npm run lint -- --fix",
+		"--result", "fixed src/rss.ts:2:1 (max-len) by breaking the long line in two")
+
+	cmd := exec.Command(node, filepath.Join(npm, "memory-client.mjs"), "lint", "--", "agmem", "--repo", repo, "mcp", "serve")
+	cmd.Env = gitEnv(dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the client: %v\n%s", err, stderr.String())
+	}
+	type answer struct {
+		Text    string
+		IsError bool
+	}
+	var got struct {
+		Tools                               []string
+		Instructions                        string
+		First                               string
+		Search, Timeline, Observations, Bad answer
+		Sessions                            answer
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("the client printed %s: %v", out, err)
+	}
+	if want := []string{"get_observations", "search", "sessions", "timeline"}; !slices.Equal(got.Tools, want) {
+		t.Errorf("tools %v, want %v", got.Tools, want)
+	}
+	if !strings.Contains(got.Instructions, "search") || !strings.Contains(got.Instructions, "timeline") {
+		t.Errorf("instructions: %q", got.Instructions)
+	}
+	for name, a := range map[string]answer{"search": got.Search, "timeline": got.Timeline,
+		"get_observations": got.Observations, "sessions": got.Sessions} {
+		if a.IsError || a.Text == "" {
+			t.Errorf("%s: %+v", name, a)
+		}
+	}
+	// Every hit cites its commit and file, or says it is pending.
+	lines := strings.Split(strings.TrimSpace(got.Search.Text), "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[0], "2 hit(s)") {
+		t.Fatalf("search: %q", got.Search.Text)
+	}
+	for _, l := range lines[1:] {
+		if !strings.Contains(l, "[commit ") && !strings.Contains(l, "[pending") || !strings.Contains(l, "**lint**") {
+			t.Errorf("a hit that cites nothing or marks nothing: %q", l)
+		}
+	}
+	if !strings.Contains(got.Search.Text, "[pending: not in a commit yet]") || !strings.Contains(got.Search.Text, "current/episodic/") {
+		t.Errorf("search does not cite both the pending and the committed call: %q", got.Search.Text)
+	}
+	if !strings.Contains(got.Timeline.Text, "> "+got.First) {
+		t.Errorf("timeline does not mark %s: %q", got.First, got.Timeline.Text)
+	}
+	if !strings.Contains(got.Observations.Text, "arguments:") || !strings.Contains(got.Observations.Text, got.First) {
+		t.Errorf("get_observations: %q", got.Observations.Text)
+	}
+	if !strings.Contains(got.Sessions.Text, "0b7e4d2c-8a31-4f6e-b5c9-1d2e3f4a5b6c") || !strings.Contains(got.Sessions.Text, "later") {
+		t.Errorf("sessions: %q", got.Sessions.Text)
+	}
+	if !got.Bad.IsError || !strings.Contains(got.Bad.Text, "not closed") {
+		t.Errorf("a bad query: %+v", got.Bad)
+	}
+}
