@@ -9,6 +9,7 @@ import (
 
 	"github.com/agmem/agmem/flush"
 	"github.com/agmem/agmem/internal/config"
+	"github.com/agmem/agmem/internal/failpoint"
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/internal/priority"
@@ -77,6 +78,7 @@ func runFlush(e *env, repo memrepo.Repo, o flushOptions) error {
 		return hint.With(err, "nothing recorded is lost: run \"agmem flush\" again once the cause is fixed")
 	}
 	if len(commits) > 0 {
+		failpoint.Hit("flush-before-index") // committed, and the index does not know it yet
 		updateIndex(e, repo, git)
 	}
 	return nil

@@ -102,3 +102,47 @@ func TestMCPServeToARealClient(t *testing.T) {
 		t.Errorf("a bad query: %+v", got.Bad)
 	}
 }
+
+// TestIndexAfterKills kills a flush between its commit and its index's update, and a
+// reader in the middle of an update: search then finds every observation exactly once,
+// each committed one cited with its commit.
+func TestIndexAfterKills(t *testing.T) {
+	for _, point := range []string{"flush-before-index", "index-midway"} {
+		t.Run(point, func(t *testing.T) {
+			dir := t.TempDir()
+			mustAgmem(t, dir, "", "init", ".")
+			ids := lines(mustAgmem(t, dir, observations(30, 3, "a"), "record", "--jsonl"))
+			mustAgmem(t, dir, "", "flush")
+			ids = append(ids, lines(mustAgmem(t, dir, observations(12, 2, "b"), "record", "--jsonl"))...)
+			_, err := agmem(t, dir, []string{"AGMEM_FAILPOINT=" + point}, "", "flush")
+			if err == nil || !strings.Contains(err.Error(), "killed") {
+				t.Fatalf("flush with failpoint %s was not killed: %v", point, err)
+			}
+			if point == "flush-before-index" {
+				// a reader killed while it brings the index up to date, too
+				if _, err := agmem(t, dir, []string{"AGMEM_FAILPOINT=index-midway"}, "", "search", "read_file"); err == nil {
+					t.Fatal("the search was not killed")
+				}
+			}
+			seen := map[string]int{}
+			for _, l := range strings.Split(strings.TrimSpace(mustAgmem(t, dir, "", "search", "--json", "--limit", "1000", "read_file")), "\n") {
+				var h struct{ ID, Commit string }
+				if err := json.Unmarshal([]byte(l), &h); err != nil {
+					t.Fatalf("%v: %s", err, l)
+				}
+				seen[h.ID]++
+				if h.Commit == "" {
+					t.Errorf("%s is cited as pending, but it was flushed", h.ID)
+				}
+			}
+			for _, id := range ids {
+				if seen[id] != 1 {
+					t.Errorf("%s found %d times, want once", id, seen[id])
+				}
+			}
+			if len(seen) != len(ids) {
+				t.Errorf("%d found, %d recorded", len(seen), len(ids))
+			}
+		})
+	}
+}

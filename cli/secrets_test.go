@@ -1,10 +1,12 @@
 package cli_test
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/big"
 	"os"
@@ -157,6 +159,39 @@ func TestSecretsNeverReachDisk(t *testing.T) {
 	add("git objects", all)
 	add("replay", []byte(mustAgmem(t, dir, "", "replay", "--session", "secret-session", "--json", "--events")))
 	add("git log", []byte(git(t, dir, "log", "--format=%B")))
+	// What reading memory back gives: search, show, timeline, context, the MCP server.
+	var shown []string
+	for _, words := range []string{"password OR token OR key OR secret", "bearer OR basic OR cookie OR authorization",
+		"aws OR github OR slack OR stripe OR npm OR anthropic OR vault", "deploy OR curl OR psql OR push OR configure",
+		"redacted OR withheld OR truncated", "private OR env OR yaml OR json"} {
+		out := mustAgmem(t, dir, "", "search", "--json", "--limit", "1000", words)
+		add("search "+words, []byte(out))
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			var h struct{ ID string }
+			if json.Unmarshal([]byte(l), &h) == nil && h.ID != "" {
+				shown = append(shown, h.ID)
+			}
+		}
+	}
+	if len(shown) < 10 {
+		t.Fatalf("the searches found %d entries: too few to check", len(shown))
+	}
+	add("show", []byte(mustAgmem(t, dir, "", append([]string{"show", "--json"}, shown...)...)))
+	add("show, as text", []byte(mustAgmem(t, dir, "", append([]string{"show"}, shown...)...)))
+	add("timeline", []byte(mustAgmem(t, dir, "", "timeline", "--before", "100", "--after", "100", shown[0])))
+	add("context", []byte(mustAgmem(t, dir, "", "context", "--project", "/work/app", "--format", "json")))
+	idList, _ := json.Marshal(shown[:min(len(shown), 100)])
+	mcpIn := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"query":"password OR token OR key OR secret","limit":1000}}}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_observations","arguments":{"ids":` + string(idList) + `}}}
+{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"sessions","arguments":{}}}
+`
+	mcpOut := mcpServe(t, dir, mcpIn, 4)
+	if strings.Count(mcpOut, `"result"`) != 4 || strings.Contains(mcpOut, `"isError":true`) {
+		t.Fatalf("mcp serve answered %s", mcpOut)
+	}
+	add("mcp serve", []byte(mcpOut))
 	for name, secret := range secrets {
 		for _, p := range places {
 			// Any 12 characters of it: a secret cut in half is still a leak.
@@ -197,4 +232,36 @@ func redactionTrailers(t *testing.T, dir string) int {
 		total += n
 	}
 	return total
+}
+
+// mcpServe runs agmem mcp serve in dir, sends it the lines of in, and returns what it
+// answered once it answered n requests: a client waits for its answers before it
+// closes the server's input.
+func mcpServe(t *testing.T, dir, in string, n int) string {
+	t.Helper()
+	cmd, _, errb := agmemCommand(dir, nil, "", "mcp", "serve")
+	cmd.Stdin, cmd.Stdout = nil, nil
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(stdin, in)
+	var out strings.Builder
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 64<<20)
+	for answered := 0; answered < n && sc.Scan(); answered++ {
+		out.WriteString(sc.Text() + "\n")
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("mcp serve: %v: %s", err, errb.String())
+	}
+	return out.String()
 }

@@ -2,6 +2,7 @@ package recall_test
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,9 +71,15 @@ func (m *memRepo) open() *recall.Memory {
 	return mem
 }
 
+// search opens the memory, searches it, and closes it again.
 func (m *memRepo) search(q recall.Query) recall.Results {
 	m.t.Helper()
-	res, err := m.open().Search(q)
+	mem, err := recall.Open(context.Background(), m.repo)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	defer mem.Close()
+	res, err := mem.Search(q)
 	if err != nil {
 		m.t.Fatalf("search %q: %v", q.Text, err)
 	}
@@ -146,6 +153,16 @@ func TestIndexMadeAnew(t *testing.T) {
 		"deleted":   func() { os.Remove(path) },
 		"truncated": func() { os.Truncate(path, 100) },
 		"garbage":   func() { os.WriteFile(path, []byte("not a database at all, not even close to one"), 0o644) },
+		"of another version": func() {
+			db, err := sql.Open("sqlite", path)
+			if err == nil {
+				_, err = db.Exec("PRAGMA user_version = 7")
+				db.Close()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		},
 	} {
 		os.Remove(path + "-wal")
 		os.Remove(path + "-shm")

@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/agmem/agmem/capture"
+	"github.com/agmem/agmem/internal/failpoint"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/render"
@@ -212,6 +213,7 @@ func (w *writer) indexCommit(git *vcs.Git, c walked, origin string) error {
 		}
 	}
 	w.done.Commits++
+	failpoint.Hit("index-midway") // inside the transaction: SQLite must drop it whole
 	for _, parts := range render.RecordFiles(names) {
 		var whole bytes.Buffer
 		for _, p := range parts {
