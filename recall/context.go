@@ -49,12 +49,20 @@ func (m *Memory) Context(project string, maxChars int) (Context, error) {
 	}
 	project = path.Clean(project)
 	out := Context{Project: project}
-	sessions, err := m.Sessions(project, "", contextSessions)
+	sessions, err := m.Sessions(project, "", contextSessions+1)
 	if err != nil {
 		return out, err
 	}
 	if len(sessions) == 0 {
 		return out, nil
+	}
+	older := 0 // past the sessions a block looks at
+	if len(sessions) > contextSessions {
+		sessions = sessions[:contextSessions]
+		if older, err = m.countSessions(project); err != nil {
+			return out, err
+		}
+		older -= contextSessions
 	}
 	head := fmt.Sprintf("agmem remembers %d recent session(s) in %s, newest first:\n", len(sessions), project)
 	var lines []string
@@ -69,26 +77,38 @@ func (m *Memory) Context(project string, maxChars int) (Context, error) {
 	}
 	runes := func(s string) int { return len([]rune(s)) }
 	text := head
+	told := 0
 	for i, line := range lines {
-		rest := len(lines) - i - 1
+		rest := len(lines) - i - 1 + older
 		reserve := runes(contextFooter)
 		if rest > 0 {
 			reserve += runes(leftOut(rest))
 		}
 		if runes(text)+runes(line)+reserve > maxChars {
 			if i > 0 {
-				text += leftOut(len(lines) - i)
 				break
 			}
 			// One session alone is too long: its line is cut, never the block's bound.
 			line = string([]rune(line)[:max(0, maxChars-runes(text)-reserve-2)]) + "…\n"
 		}
 		text += line
+		told++
 		out.Sessions = append(out.Sessions, sessions[i].ID)
 		out.Cited = append(out.Cited, cited[i]...)
 	}
+	if left := len(lines) - told + older; left > 0 {
+		text += leftOut(left)
+	}
 	out.Text = text + contextFooter
 	return out, nil
+}
+
+// countSessions counts the sessions of project.
+func (m *Memory) countSessions(project string) (int, error) {
+	where, args := filters(Query{Project: project})
+	var n int
+	err := m.Index.db.QueryRow(`SELECT count(*) FROM sessions s WHERE (s.observations > 0 OR s.first_prompt <> '')`+where, args...).Scan(&n)
+	return n, err
 }
 
 func leftOut(n int) string {

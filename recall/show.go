@@ -180,8 +180,10 @@ type IndexedSession struct {
 func (m *Memory) Sessions(project, agent string, limit int) ([]IndexedSession, error) {
 	where, args := filters(Query{Project: project, Agent: agent})
 	where = strings.ReplaceAll(where, "e.source", "s.source")
+	// A session that holds only events (its start, what it was told) did nothing yet.
 	rows, err := m.Index.db.Query(`SELECT s.id, s.source, s.first, s.last, s.cwd, s.first_prompt, s.observations,
-		s.failures, s.origin FROM sessions s WHERE 1 = 1`+where+` ORDER BY s.last DESC, s.id LIMIT ?`, append(args, limit)...)
+		s.failures, s.origin FROM sessions s WHERE (s.observations > 0 OR s.first_prompt <> '')`+where+`
+		ORDER BY s.last DESC, s.id LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,124 @@
+package recall_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agmem/agmem/recall"
+	"github.com/agmem/agmem/record"
+)
+
+var update = flag.Bool("update", false, "write the golden files anew")
+
+// shopSessions records three sessions in /home/ana/shop and one elsewhere, at fixed
+// times, each with its prompt: what the golden context is made from.
+func shopSessions(m *memRepo) {
+	at := func(day, minute int) time.Time {
+		return time.Date(2026, 11, day, 9, minute, 0, 0, time.UTC)
+	}
+	obs := func(tool, id string, when time.Time, args map[string]any, result, failed string) record.Observation {
+		return record.Observation{Tool: tool, ToolUseID: id, Time: when, Arguments: args, Result: result, Error: failed,
+			Cwd: "/home/ana/shop", Source: "claude-code"}
+	}
+	long := strings.Repeat("a line of output that is long enough to be worth keeping ", 2)
+	m.record("checkout",
+		record.Event{Name: "UserPromptSubmit", Text: "make the checkout tests pass", Time: at(28, 0),
+			Attrs: map[string]string{"cwd": "/home/ana/shop"}, Source: "claude-code"},
+		obs("Read", "c1", at(28, 1), map[string]any{"file_path": "/home/ana/shop/src/cart.ts"}, long, ""),
+		obs("Bash", "c2", at(28, 2), map[string]any{"command": "npm test"}, long, "exit status 1"),
+		obs("Edit", "c3", at(28, 3), map[string]any{"file_path": "/home/ana/shop/src/discount.ts"}, long, ""),
+		obs("Bash", "c4", at(28, 4), map[string]any{"command": "npm test"}, long, ""),
+	)
+	m.flush()
+	m.record("deploy",
+		record.Event{Name: "UserPromptSubmit", Text: "deploy the shop to staging", Time: at(29, 0),
+			Attrs: map[string]string{"cwd": "/home/ana/shop"}, Source: "claude-code"},
+		obs("Bash", "d1", at(29, 1), map[string]any{"command": "make deploy ENV=staging"}, long, "exit status 2"),
+		obs("Write", "d2", at(29, 2), map[string]any{"file_path": "/home/ana/shop/deploy/staging.env.example"}, long, ""),
+		obs("Bash", "d3", at(29, 3), map[string]any{"command": "make deploy ENV=staging"}, long, ""),
+	)
+	m.record("elsewhere", record.Observation{Tool: "Bash", ToolUseID: "e1", Time: at(30, 0),
+		Arguments: map[string]any{"command": "hugo build"}, Result: long, Cwd: "/home/ana/blog", Source: "codex"})
+}
+
+func contextOf(t *testing.T, m *memRepo, project string, maxChars int) recall.Context {
+	t.Helper()
+	mem, err := recall.Open(context.Background(), m.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	c, err := mem.Context(project, maxChars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestContextGolden: the block of a project with two sessions, newest first, the same
+// bytes every time.
+func TestContextGolden(t *testing.T) {
+	m := newMemRepo(t)
+	shopSessions(m)
+	got := contextOf(t, m, "/home/ana/shop", 0)
+	golden := filepath.Join("testdata", "context.golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got.Text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Text != string(want) {
+		t.Errorf("context:\n%s\nwant:\n%s", got.Text, want)
+	}
+	if again := contextOf(t, m, "/home/ana/shop", 0); again.Text != got.Text {
+		t.Error("the same memory gives another block")
+	}
+	if len(got.Sessions) != 2 || got.Sessions[0] != "deploy" || len(got.Cited) != 2 {
+		t.Errorf("sessions %v, cited %v", got.Sessions, got.Cited)
+	}
+	if c := contextOf(t, m, "/home/ana/nowhere", 0); c.Text != "" {
+		t.Errorf("a project memory knows nothing of: %q", c.Text)
+	}
+}
+
+// TestContextBound: never more than the bound, cut at a line with a note of what was
+// left out, even when one session's line alone would be longer.
+func TestContextBound(t *testing.T) {
+	m := newMemRepo(t)
+	var calls []record.Input
+	for i := range 400 {
+		calls = append(calls, record.Observation{Tool: "Edit", ToolUseID: fmt.Sprint("x", i),
+			Time:      time.Date(2026, 11, 30, 9, 0, i%60, 0, time.UTC),
+			Arguments: map[string]any{"file_path": fmt.Sprintf("/home/ana/shop/src/%s-%d.ts", strings.Repeat("deep", 30), i)},
+			Result:    strings.Repeat("a result long enough to be kept ", 3), Cwd: "/home/ana/shop", Source: "codex"})
+	}
+	m.record("huge", append([]record.Input{record.Event{Name: "UserPromptSubmit",
+		Text: strings.Repeat("a prompt of many words ", 500), Time: time.Date(2026, 11, 30, 8, 59, 0, 0, time.UTC),
+		Attrs: map[string]string{"cwd": "/home/ana/shop"}}}, calls...)...)
+	for i := range 12 {
+		m.record(fmt.Sprint("small-", i), record.Observation{Tool: "Bash", ToolUseID: "b", Time: time.Date(2026, 11, 1+i, 9, 0, 0, 0, time.UTC),
+			Arguments: map[string]any{"command": "npm test"}, Result: strings.Repeat("ok ", 30), Cwd: "/home/ana/shop"})
+	}
+	for _, bound := range []int{1000, 1500, recall.DefaultContextChars, recall.MaxContextChars} {
+		c := contextOf(t, m, "/home/ana/shop", bound)
+		if n := len([]rune(c.Text)); n > bound {
+			t.Errorf("bound %d: %d characters", bound, n)
+		}
+		if !strings.Contains(c.Text, "left out") || !strings.HasSuffix(c.Text, "search this memory for what was done and what failed.\n") {
+			t.Errorf("bound %d: no note of what was left out, or no footer:\n%s", bound, c.Text)
+		}
+	}
+	if c := contextOf(t, m, "/home/ana/shop", 100000); len([]rune(c.Text)) > recall.DefaultContextChars {
+		t.Errorf("a bound above the most is the default's: %d characters", len([]rune(c.Text)))
+	}
+}
