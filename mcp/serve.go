@@ -87,8 +87,11 @@ func NewServer(mem *recall.Memory, version string) *Server {
 
 // Run serves one client on in and out until it goes, or ctx is done.
 func (s *Server) Run(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
-	return s.sdk.Run(ctx, &sdk.IOTransport{Reader: in, Writer: out})
+	return s.RunOn(ctx, &sdk.IOTransport{Reader: in, Writer: out})
 }
+
+// RunOn serves one client on a transport of the SDK's.
+func (s *Server) RunOn(ctx context.Context, t sdk.Transport) error { return s.sdk.Run(ctx, t) }
 
 // fresh brings the memory up to date before a call, within a short budget: a call
 // answers from what is indexed when the index has much to catch up.
@@ -152,12 +155,17 @@ func (s *Server) timeline(ctx context.Context, _ *sdk.CallToolRequest, in Timeli
 		return nil, nil, err
 	}
 	var b strings.Builder
-	for _, r := range around {
+	for i, r := range around {
 		mark := "  "
 		if r.ID == center.ID {
 			mark = "> "
 		}
-		fmt.Fprintf(&b, "%s%s %s\n", mark, refLine(r), citation(r))
+		line := fmt.Sprintf("%s%s %s\n", mark, refLine(r), citation(r))
+		if b.Len()+len(line) > answerChars {
+			fmt.Fprintf(&b, "(%d entries left out: the answer's bound; ask for fewer before and after)\n", len(around)-i)
+			break
+		}
+		b.WriteString(line)
 	}
 	return text(b.String()), nil, nil
 }

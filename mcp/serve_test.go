@@ -1,0 +1,86 @@
+package mcp_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agmem/agmem/maintain"
+	"github.com/agmem/agmem/mcp"
+	"github.com/agmem/agmem/recall"
+	"github.com/agmem/agmem/record"
+)
+
+// TestServeBoundsItsAnswers serves a session of 10,000 large observations: every
+// answer stays under the bound (about 19,000 tokens), and says what it left out.
+func TestServeBoundsItsAnswers(t *testing.T) {
+	repo, _, err := maintain.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines strings.Builder
+	result := strings.Repeat("a large result full of words like checkout and discount, line after line. ", 60) // ~4.5 KB
+	for i := range 10000 {
+		fmt.Fprintf(&lines, `{"tool_name":"Read","session_id":"big","tool_use_id":"t%d","timestamp":"%s","arguments":{"file_path":"src/f%d.ts"},"result":%q}`+"\n",
+			i, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC).Add(time.Duration(i)*time.Second).Format(time.RFC3339), i, result)
+	}
+	rec, err := record.Open(repo.Root, record.Options{Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := rec.Lines(strings.NewReader(lines.String())); err != nil || len(out.Recorded) != 10000 {
+		t.Fatalf("recorded %d: %v %v", len(out.Recorded), err, out.Refused)
+	}
+	mem, err := recall.Open(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+
+	ctx := context.Background()
+	serverSide, clientSide := sdk.NewInMemoryTransports()
+	go mcp.NewServer(mem, "test").RunOn(ctx, serverSide)
+	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	session, err := client.Connect(ctx, clientSide, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+	call := func(name string, args map[string]any) string {
+		t.Helper()
+		res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", name, err, res)
+		}
+		var b strings.Builder
+		for _, c := range res.Content {
+			b.WriteString(c.(*sdk.TextContent).Text)
+		}
+		if n := b.Len(); n > 80000 {
+			t.Errorf("%s answered %d characters", name, n)
+		}
+		return b.String()
+	}
+	if s := call("search", map[string]any{"query": "discount", "limit": 1000}); !strings.Contains(s, "left out") || !strings.HasPrefix(s, "10000 hit(s) or more") {
+		t.Errorf("search: %.300s", s)
+	}
+	first := strings.Fields(strings.Split(call("search", map[string]any{"query": "f5", "limit": 1}), "\n")[1])[0]
+	s := call("timeline", map[string]any{"id": first, "before": 1000, "after": 1000})
+	if !strings.Contains(s, "left out") {
+		t.Errorf("timeline of 2,001 entries: %.300s", s)
+	}
+	var ids []any
+	for _, line := range strings.Split(s, "\n") {
+		if f := strings.Fields(strings.TrimPrefix(line, "> ")); len(f) > 0 && len(f[0]) == 12 && len(ids) < 100 {
+			ids = append(ids, f[0])
+		}
+	}
+	if s := call("get_observations", map[string]any{"ids": ids}); !strings.Contains(s, "more characters left out: agmem show") {
+		t.Errorf("get_observations of 100: %.300s", s)
+	}
+	call("sessions", map[string]any{"limit": 1000})
+}
