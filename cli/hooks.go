@@ -97,7 +97,8 @@ func hooksFlags(install bool) []ucli.Flag {
 		&ucli.BoolFlag{Name: "dry-run", Usage: "show what would change, as a diff, and write nothing"},
 	}
 	if install {
-		flags = append(flags, repoFlag())
+		flags = append(flags, repoFlag(), &ucli.BoolFlag{Name: "no-context",
+			Usage: "leave out the hook that gives the agent agmem's context at a session's start (Claude Code)"})
 	}
 	return flags
 }
@@ -268,6 +269,9 @@ func runHooksInstall(c *ucli.Context, r hooksRun) error {
 		return err
 	}
 	rec := hooks.Recorder{Binary: recordBinary(r.self), Repo: repo.Root}
+	if !lineageBool(c, "no-context") {
+		rec.Context = r.self
+	}
 	plan, err := r.agent.PlanInstall(r.place, r.scope, rec, r.self)
 	if err != nil {
 		return r.unreadable(err)
@@ -277,6 +281,10 @@ func runHooksInstall(c *ucli.Context, r hooksRun) error {
 	}
 	if !r.dryRun {
 		fmt.Fprintf(r.e.stdout, "%s: the hooks run %s\n", r.agent.Name, rec.Command())
+		if rec.Context != "" && slices.ContainsFunc(r.agent.Events, func(ev hooks.Event) bool { return ev.Context }) {
+			fmt.Fprintf(r.e.stdout, "%s: at a session's start, %s gives the agent what agmem remembers of its project (--no-context leaves it out)\n",
+				r.agent.Name, rec.ContextCommand())
+		}
 	}
 	return nil
 }

@@ -42,6 +42,9 @@ type Event struct {
 	Name    string
 	Matcher string // "" leaves the matcher out, which every agent reads as "all"
 	Async   bool   // the agent runs the hook without waiting for it
+	// Context says the event's hooks can give the agent context ("agmem context" at a
+	// session's start): agmem's context hook goes beside its record hook.
+	Context bool
 }
 
 // Agents are the agents agmem installs hooks for, in the order they are listed.
@@ -64,7 +67,7 @@ var Agents = []Agent{
 		Events: []Event{
 			{Name: "PostToolUse", Matcher: "*", Async: true},
 			{Name: "PostToolUseFailure", Matcher: "*", Async: true},
-			{Name: "SessionStart", Matcher: "*"},
+			{Name: "SessionStart", Matcher: "*", Context: true},
 			{Name: "SessionEnd", Matcher: "*"},
 			{Name: "UserPromptSubmit"},
 			{Name: "Stop"},
@@ -111,10 +114,12 @@ func Names() []string {
 const RecordBinary = "agmem-record"
 
 // Recorder is what agmem's hooks run: agmem-record, or an agmem binary running record,
-// recording into a memory repo.
+// recording into a memory repo; and, at a session's start, Context: an agmem binary
+// running "agmem context" ("" for no context hook).
 type Recorder struct {
-	Binary string `json:"binary"`
-	Repo   string `json:"repo,omitempty"`
+	Binary  string `json:"binary"`
+	Repo    string `json:"repo,omitempty"`
+	Context string `json:"context,omitempty"`
 }
 
 // Command is the hook's shell command: absolute paths, quoted for sh, so that it works
@@ -129,6 +134,12 @@ func (r Recorder) Command() string {
 		run = shell.Quote(r.Binary)
 	}
 	return run + " --repo " + shell.Quote(r.Repo) + " >/dev/null"
+}
+
+// ContextCommand is the context hook's shell command: "agmem context" for Claude Code's
+// SessionStart, its output the JSON the agent reads its context from.
+func (r Recorder) ContextCommand() string {
+	return shell.Quote(r.Context) + " context --repo " + shell.Quote(r.Repo) + " --format claude"
 }
 
 // Standalone reports whether binary is agmem-record, which records without being told to.
@@ -167,6 +178,28 @@ func recorderOf(command, self string) (Recorder, bool) {
 		return Recorder{}, false
 	}
 	return r, true
+}
+
+// isContextHook recognises agmem's context hook: an agmem binary (one named agmem, or
+// self) whose only other words are "context", a --repo and "--format claude".
+func isContextHook(command, self string) bool {
+	words, ok := shell.Words(command)
+	if !ok || len(words) < 2 {
+		return false
+	}
+	if base := strings.TrimSuffix(filepath.Base(words[0]), ".exe"); base != "agmem" && words[0] != self || words[1] != "context" {
+		return false
+	}
+	for i := 2; i < len(words); i++ {
+		switch w := words[i]; {
+		case (w == "--repo" || w == "--format") && i+1 < len(words):
+			i++
+		case strings.HasPrefix(w, "--repo="), strings.HasPrefix(w, "--format="):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // withoutRedirections takes off the end of a command the redirections people put on
@@ -228,7 +261,11 @@ func (a Agent) entry(ev Event, r Recorder) any {
 	if a.Flat {
 		return h
 	}
-	return group{Matcher: ev.Matcher, Hooks: []hook{h}}
+	g := group{Matcher: ev.Matcher, Hooks: []hook{h}}
+	if ev.Context && r.Context != "" {
+		g.Hooks = append(g.Hooks, hook{Name: a.HookName, Type: a.HookType, Command: r.ContextCommand(), Timeout: a.Timeout})
+	}
+	return g
 }
 
 // ErrUnreadable wraps every reason a settings file is left alone.
@@ -314,6 +351,8 @@ func (s *settings) ours(entry *node) (found []int, recorders []Recorder, all boo
 		}
 		if r, ok := recorderOf(text, s.self); ok {
 			found, recorders = append(found, i), append(recorders, r)
+		} else if isContextHook(text, s.self) {
+			found = append(found, i)
 		}
 	}
 	return found, recorders, len(found) > 0 && len(found) == len(hooks)
@@ -391,21 +430,23 @@ func (a Agent) Install(src []byte, r Recorder, self string) ([]byte, Change, err
 			ch.Added = append(ch.Added, ev.Name)
 			continue
 		}
-		total, only := 0, -1 // agmem's hooks in the list; the entry holding just one of them
+		entries, only := 0, -1 // entries with agmem's hooks in the list; one holding only them
 		for i, entry := range list.elems {
 			found, _, all := s.ours(entry)
-			total += len(found)
-			if all && len(found) == 1 {
+			if len(found) > 0 {
+				entries++
+			}
+			if all {
 				only = i
 			}
 		}
 		switch {
-		case total == 1 && only >= 0 && s.doc.same(list.elems[only], want):
+		case entries == 1 && only >= 0 && s.doc.same(list.elems[only], want):
 			continue
-		case total == 1 && only >= 0:
+		case entries == 1 && only >= 0:
 			s.set(s.doc.replace(list.elems[only], want))
 			ch.Updated = append(ch.Updated, ev.Name)
-		case total > 0:
+		case entries > 0:
 			s.removeOurs(ev.Name)
 			s.set(s.doc.add(s.list(ev.Name), "", want))
 			ch.Updated = append(ch.Updated, ev.Name)
