@@ -2,6 +2,7 @@ package vcs
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -44,7 +45,8 @@ func (r *Git) OpenFile(h plumbing.Hash, file string) (io.ReadCloser, error) {
 // hands out a reader, inflating it a byte at a time through its pack scanner: for the
 // megabytes of a session record, that was a copy of every byte and most of the time it
 // took to read one. A blob a pack holds whole, as agmem writes them, is inflated here
-// as it is read instead; any other (a delta, a loose object) is read by go-git.
+// as it is read instead, and one it holds as a delta is resolved here (resolve); a
+// loose object is read by go-git.
 func (r *Git) openBlob(h plumbing.Hash) (io.ReadCloser, error) {
 	if rd, err := r.openPacked(h); rd != nil || err != nil {
 		return rd, err
@@ -56,8 +58,8 @@ func (r *Git) openBlob(h plumbing.Hash) (io.ReadCloser, error) {
 	return blob.Reader()
 }
 
-// openPacked opens blob h where a pack holds it whole, and returns a nil reader where
-// none does.
+// openPacked opens blob h where a pack holds it, and returns a nil reader where none
+// does.
 func (r *Git) openPacked(h plumbing.Hash) (io.ReadCloser, error) {
 	packs, err := r.packs.load(filepath.Join(r.gitDir, "objects", "pack"))
 	if err != nil {
@@ -86,17 +88,28 @@ func (r *Git) openPacked(h plumbing.Hash) (io.ReadCloser, error) {
 			f.Close()
 			return nil, fmt.Errorf("read %s: object %s: %w", p.path, h, err)
 		}
-		if typ != plumbing.BlobObject {
+		switch typ {
+		case plumbing.BlobObject:
+			br := bufio.NewReaderSize(io.NewSectionReader(f, at+int64(hlen), 1<<62), 64<<10)
+			zr, err := zlib.NewReader(br)
+			if err != nil {
+				f.Close()
+				return nil, fmt.Errorf("read %s: blob %s: %w", p.path, h, err)
+			}
+			return &packedBlob{f: f, zr: zr, left: size, hash: h}, nil
+		case plumbing.OFSDeltaObject, plumbing.REFDeltaObject:
+			o, err := r.resolve(f, p, at, 0)
 			f.Close()
-			return nil, nil
+			switch {
+			case errors.Is(err, errOtherPack) || err == nil && o.typ != plumbing.BlobObject:
+				return nil, nil
+			case err != nil:
+				return nil, fmt.Errorf("blob %s: %w", h, err)
+			}
+			return io.NopCloser(bytes.NewReader(o.data)), nil
 		}
-		br := bufio.NewReaderSize(io.NewSectionReader(f, at+int64(hlen), 1<<62), 64<<10)
-		zr, err := zlib.NewReader(br)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("read %s: blob %s: %w", p.path, h, err)
-		}
-		return &packedBlob{f: f, zr: zr, left: size, hash: h}, nil
+		f.Close()
+		return nil, nil
 	}
 	return nil, nil
 }

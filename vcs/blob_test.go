@@ -115,3 +115,46 @@ func TestOpenFileCutShortPack(t *testing.T) {
 		t.Fatalf("read %d of %d bytes, and no error: the cut reads as the end", len(got), text.Len())
 	}
 }
+
+// Deltas of deltas, as git gc writes them, against a base by offset
+// (git's default) or by id: every blob reads as git has it, read once (the chain
+// resolved) and again (its links kept).
+func TestOpenFileResolvesDeltaChains(t *testing.T) {
+	for _, byOffset := range []string{"true", "false"} {
+		t.Run("offsets="+byOffset, func(t *testing.T) {
+			r, dir := newRepo(t)
+			files := map[string]string{}
+			var text strings.Builder
+			for i := range 60 {
+				fmt.Fprintf(&text, "{\"line\":%d,\"text\":%q}\n", i, strings.Repeat("a result of a call ", 40))
+				files[fmt.Sprintf("sessions/s%02d/b.jsonl", i)] = text.String()
+			}
+			writeWorktree(t, dir, files)
+			runGit(t, dir, "add", "-A")
+			runGit(t, dir, "commit", "-q", "-m", "sessions")
+			runGit(t, dir, "-c", "repack.useDeltaBaseOffset="+byOffset, "repack", "-q", "-a", "-d", "-f", "--depth=50", "--window=100")
+			packs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack"))
+			if len(packs) != 1 {
+				t.Fatalf("%d packs", len(packs))
+			}
+			if out := runGit(t, dir, "verify-pack", "-v", packs[0]); !strings.Contains(out, "chain length = 2:") {
+				t.Fatalf("no delta of a delta:\n%s", out)
+			}
+			r.reindex()
+			h := revParse(t, dir, "HEAD")
+			for round := range 2 {
+				for path, want := range files {
+					rd, err := r.OpenFile(h, path)
+					if err != nil {
+						t.Fatalf("round %d: OpenFile(%s): %v", round, path, err)
+					}
+					got, err := io.ReadAll(rd)
+					rd.Close()
+					if err != nil || string(got) != want {
+						t.Fatalf("round %d: OpenFile(%s) read %d bytes, %v; want %d", round, path, len(got), err, len(want))
+					}
+				}
+			}
+		})
+	}
+}

@@ -346,13 +346,9 @@ func (r *Git) diffTrees(prefix string, old, new plumbing.Hash, read func(string)
 		case e.Mode.IsFile() && !read(path):
 			*out = append(*out, Change{Path: path, hash: e.Hash})
 		case e.Mode.IsFile():
-			blob, err := object.GetBlob(r.st, e.Hash)
+			rd, err := r.openBlob(e.Hash)
 			if err != nil {
 				return fmt.Errorf("read %s: %w", path, err)
-			}
-			rd, err := blob.Reader()
-			if err != nil {
-				return err
 			}
 			var buf bytes.Buffer
 			_, err = buf.ReadFrom(rd)

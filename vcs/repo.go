@@ -31,12 +31,13 @@ var ErrDetached = hint.NewCause("HEAD is detached",
 // porcelain's worktree status, whose cost grows with the repo. Remotes are package
 // vcs/transport's.
 type Git struct {
-	Root   string // the worktree
-	gitDir string
-	st     *filesystem.Storage
-	trees  treeCache
-	packs  packIndexes
-	walked sync.Map // commit id: walkedCommit
+	Root     string // the worktree
+	gitDir   string
+	st       *filesystem.Storage
+	trees    treeCache
+	packs    packIndexes
+	unpacked unpacked
+	walked   sync.Map // commit id: walkedCommit
 }
 
 // smallObjects is go-git's object cache, keeping only objects of at most
@@ -63,7 +64,8 @@ func Open(root string) (*Git, error) {
 	if _, err := st.Reference(plumbing.HEAD); err != nil {
 		return nil, fmt.Errorf("open git repo %s: %w", root, err)
 	}
-	return &Git{Root: root, gitDir: gitDir, st: st}, nil
+	return &Git{Root: root, gitDir: gitDir, st: st, trees: treeCache{max: maxCachedTreeBytes},
+		unpacked: unpacked{max: maxUnpackedBytes}}, nil
 }
 
 // Init makes root a git repository on branch main, unless it is one already, and

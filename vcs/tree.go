@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -104,37 +103,11 @@ type parsedTree struct {
 // treeCache keeps the trees last read or written, by id, up to maxCachedTreeBytes: a
 // flush reads a big directory for each commit it materialises from git and for each
 // round's draft, and most of those reads are of a version it has just read or written.
-type treeCache struct {
-	mu     sync.Mutex
-	byHash map[plumbing.Hash]parsedTree
-	order  []plumbing.Hash // oldest first
-	bytes  int
-}
+type treeCache = boundedCache[plumbing.Hash, parsedTree]
 
 const maxCachedTreeBytes = 64 << 20
 
-func (c *treeCache) get(h plumbing.Hash) (parsedTree, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t, ok := c.byHash[h]
-	return t, ok
-}
-
-func (c *treeCache) put(h plumbing.Hash, t parsedTree) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.byHash[h]; ok {
-		return
-	}
-	if c.byHash == nil {
-		c.byHash = map[plumbing.Hash]parsedTree{}
-	}
-	c.byHash[h], c.order = t, append(c.order, h)
-	for c.bytes += len(t.raw); c.bytes > maxCachedTreeBytes && len(c.order) > 1; c.order = c.order[1:] {
-		c.bytes -= len(c.byHash[c.order[0]].raw)
-		delete(c.byHash, c.order[0])
-	}
-}
+func (t parsedTree) size() int { return len(t.raw) }
 
 // entryOffsets finds where each entry of an encoded tree starts: "<mode> <name>\0" and
 // a 20-byte object id.
