@@ -1,0 +1,128 @@
+package recall_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agmem/agmem/recall"
+	"github.com/agmem/agmem/record"
+)
+
+// labelledQuery is a query of testdata/retrieval/queries.json: what a person would
+// type, search's filters, and the entries that answer it right.
+type labelledQuery struct {
+	Query   string `json:"query"`
+	Filters struct {
+		Session string    `json:"session"`
+		Agent   string    `json:"agent"`
+		Type    string    `json:"type"`
+		Tool    string    `json:"tool"`
+		Project string    `json:"project"`
+		Failed  bool      `json:"failed"`
+		Since   time.Time `json:"since"`
+		Until   time.Time `json:"until"`
+	} `json:"filters"`
+	Want []string `json:"want"`
+	Why  string   `json:"why"`
+}
+
+// Retrieval quality: for every labelled query of the corpus (42 sessions of three
+// agents in five projects), a right answer ranks in the top 5, with the corpus half
+// committed and half pending, and again all committed.
+func TestRetrievalTop5(t *testing.T) {
+	corpus, err := os.ReadFile("testdata/retrieval/corpus.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queries []labelledQuery
+	data, err := os.ReadFile("testdata/retrieval/queries.json")
+	if err == nil {
+		err = json.Unmarshal(data, &queries)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(queries) < 20 {
+		t.Fatalf("%d labelled queries, want at least 20", len(queries))
+	}
+
+	// Half the sessions, by order of first appearance, are flushed before the others
+	// are recorded.
+	var first, second bytes.Buffer
+	sessions := map[string]int{}
+	sc := bufio.NewScanner(bytes.NewReader(corpus))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var line struct {
+			Session string `json:"session_id"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := sessions[line.Session]; !ok {
+			sessions[line.Session] = len(sessions)
+		}
+		half := &first
+		if sessions[line.Session]%2 == 1 {
+			half = &second
+		}
+		half.Write(sc.Bytes())
+		half.WriteByte('\n')
+	}
+	if len(sessions) < 30 {
+		t.Fatalf("%d sessions in the corpus, want at least 30", len(sessions))
+	}
+	m := newMemRepo(t)
+	m.lines(&first)
+	m.flush()
+	m.lines(&second)
+	check := func(when string, committed bool) {
+		t.Helper()
+		mem := m.open()
+		for _, q := range queries {
+			f := q.Filters
+			res, err := mem.Search(recall.Query{Text: q.Query, Session: f.Session, Agent: f.Agent, Type: f.Type,
+				Tool: f.Tool, Project: f.Project, Failed: f.Failed, Since: f.Since, Until: f.Until, Limit: 5})
+			if err != nil {
+				t.Errorf("%s: %q: %v", when, q.Query, err)
+				continue
+			}
+			rank := slices.IndexFunc(res.Hits, func(h recall.Hit) bool { return slices.Contains(q.Want, h.ID) })
+			if rank < 0 {
+				var got []string
+				for _, h := range res.Hits {
+					got = append(got, h.ID+" "+h.Summary)
+				}
+				t.Errorf("%s: %q %+v (%s): no right answer in the top 5 of %d:\n\t%s",
+					when, q.Query, f, q.Why, res.Total, strings.Join(got, "\n\t"))
+			}
+			for _, h := range res.Hits {
+				if committed && (h.Commit == "" || h.Path == "" && h.Event == "") {
+					t.Errorf("%s: %q: %s is cited as pending after the flush", when, q.Query, h.ID)
+				}
+			}
+		}
+	}
+	check("half committed", false)
+	m.flush()
+	check("all committed", true)
+}
+
+// lines records native JSONL lines, as agmem record --jsonl does.
+func (m *memRepo) lines(in *bytes.Buffer) {
+	m.t.Helper()
+	r, err := record.Open(m.repo.Root, record.Options{Getenv: func(string) string { return "" }})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	out, err := r.Lines(in)
+	if err != nil || len(out.Refused) > 0 {
+		m.t.Fatalf("record: %v %v", err, out.Refused)
+	}
+}
