@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/agmem/agmem/memory"
+)
+
+// searchBench measures reading memory back on a memory repo of a year of agents: n
+// observations in sessions of perSession each, over 365 days, from 3 agents in 4
+// projects, each session one agmem commit of its session record (made with git
+// fast-import, in agmem's layout). It times: the index built from scratch, and its
+// size against the text it indexes; agmem search of 100 queries, whole processes,
+// beside git grep of the same words in the same repo; agmem context as a SessionStart
+// hook; a search through a running agmem mcp serve; and the index's update after a
+// flush of 1,000 observations, against that flush.
+func searchBench(args []string) error {
+	fs := flag.NewFlagSet("search", flag.ExitOnError)
+	bin := fs.String("agmem", "agmem", "the agmem binary")
+	n := fs.Int("n", 1000000, "observations in the repo")
+	perSession := fs.Int("per-session", 200, "observations per session")
+	queries := fs.Int("queries", 100, "searches timed")
+	greps := fs.Int("greps", 20, "of them, also timed as git grep")
+	keep := fs.Bool("keep", false, "keep the repo, to look at it after")
+	fs.Parse(args)
+
+	dir, err := newMemoryRepo(*bin, "agmem-bench-search-")
+	if err != nil {
+		return err
+	}
+	if *keep {
+		fmt.Println("the repo:", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	start := time.Now()
+	text, words, err := makeYear(dir, *n, *perSession)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("made a repo of %d observations in %d sessions (%s of text indexed) in %.1fs\n",
+		*n, *n / *perSession, mb(text), time.Since(start).Seconds())
+	settle()
+
+	build, err := measure(dir, os.DevNull, os.DevNull, *bin, "--repo", dir, "index", "--rebuild")
+	if err != nil {
+		return err
+	}
+	size := fileSize(filepath.Join(dir, ".agmem", "index.db")) + fileSize(filepath.Join(dir, ".agmem", "index.db-wal"))
+	rate := float64(*n) / build.wall.Seconds()
+	fmt.Printf("index from scratch: %.1f s, %.0f observations/s, peak RSS %s; %s on disk, %.2f× the text\n",
+		build.wall.Seconds(), rate, mb(build.rss), mb(size), float64(size)/float64(text))
+	row("search: index built from scratch", "≥ 50,000/s", fmt.Sprintf("%.0f/s", rate), rate >= 50000)
+	ratio := float64(size) / float64(text)
+	row("search: index size ÷ text indexed", "≤ 0.5×", fmt.Sprintf("%.2f×", ratio), ratio <= 0.5)
+
+	// The queries: common words and rare ones, phrases, filters.
+	rnd := rand.New(rand.NewPCG(7, 11))
+	var qs [][]string
+	for i := range *queries {
+		var q []string
+		switch i % 5 {
+		case 0, 1:
+			q = []string{commonWords[rnd.IntN(len(commonWords))]}
+		case 2:
+			q = []string{words[rnd.IntN(len(words))]}
+		case 3:
+			q = []string{`"` + commonWords[rnd.IntN(len(commonWords))] + " " + commonWords[rnd.IntN(len(commonWords))] + `"`}
+		default:
+			q = []string{words[rnd.IntN(len(words))], "--agent", agents[rnd.IntN(len(agents))]}
+		}
+		qs = append(qs, q)
+	}
+	var searches, grepped, beside []time.Duration
+	for i, q := range qs {
+		d, err := run(dir, nil, nil, *bin, append([]string{"--repo", dir, "search"}, q...)...)
+		if err != nil {
+			return err
+		}
+		searches = append(searches, d)
+		if i < *greps {
+			word := strings.Trim(q[0], `"`)
+			g, err := run(dir, nil, nil, "sh", "-c", "git grep -c -F -e \"$1\" HEAD -- sessions >/dev/null; true", "sh", word)
+			if err != nil {
+				return err
+			}
+			grepped, beside = append(grepped, g), append(beside, d)
+		}
+	}
+	p50, p99 := percentile(searches, .5), percentile(searches, .99)
+	fmt.Printf("agmem search, %d queries, whole process: median %s, p99 %s\n", len(qs), ms(p50), ms(p99))
+	fmt.Printf("git grep of the same words (%d of them): median %s; agmem search of those: median %s\n",
+		len(grepped), ms(percentile(grepped, .5)), ms(percentile(beside, .5)))
+	row("search: agmem search p50", "≤ 30 ms", ms(p50), p50 <= 30*time.Millisecond)
+	row("search: agmem search p99", "≤ 150 ms", ms(p99), p99 <= 150*time.Millisecond)
+	faster := float64(percentile(grepped, .5)) / float64(percentile(beside, .5))
+	row("search: faster than git grep", "≥ 20×", fmt.Sprintf("%.1f×", faster), faster >= 20)
+
+	// agmem context as Claude Code's SessionStart hook.
+	payload := []byte(`{"hook_event_name":"SessionStart","session_id":"bench-start","cwd":"/home/ana/shop","source":"startup"}`)
+	var contexts []time.Duration
+	for range 100 {
+		d, err := run(dir, payload, nil, *bin, "--repo", dir, "context", "--format", "claude")
+		if err != nil {
+			return err
+		}
+		contexts = append(contexts, d)
+	}
+	c50, c99 := percentile(contexts, .5), percentile(contexts, .99)
+	fmt.Printf("agmem context as a SessionStart hook, 100 runs: median %s, p99 %s\n", ms(c50), ms(c99))
+	row("search: agmem context p50", "≤ 30 ms", ms(c50), c50 <= 30*time.Millisecond)
+	row("search: agmem context p99", "≤ 100 ms", ms(c99), c99 <= 100*time.Millisecond)
+
+	// A search through a running MCP server.
+	s, err := startMCP(dir, nil, *bin, "--repo", dir, "mcp", "serve")
+	if err != nil {
+		return err
+	}
+	var trips []time.Duration
+	for i, q := range qs {
+		req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+			"params": map[string]any{"name": "search", "arguments": map[string]any{"query": strings.Trim(q[0], `"`)}}})
+		t0 := time.Now()
+		answer, err := s.roundTrip(string(req))
+		if err != nil || !bytes.Contains(answer, []byte(`"result"`)) {
+			s.close()
+			return fmt.Errorf("mcp search %d: %v %.200s", i, err, answer)
+		}
+		trips = append(trips, time.Since(t0))
+	}
+	s.close()
+	m50 := percentile(trips, .5)
+	fmt.Printf("agmem mcp serve, %d searches, round trip: median %s, p99 %s\n", len(trips), ms(m50), ms(percentile(trips, .99)))
+	row("search: mcp search round trip p50", "≤ 10 ms", ms(m50), m50 <= 10*time.Millisecond)
+
+	// The index's update after a flush of 1,000 observations, against the flush: the
+	// flush killed just after its commits, then agmem index.
+	var jsonl bytes.Buffer
+	for i := range 1000 {
+		fmt.Fprintf(&jsonl, `{"tool_name":"Read","session_id":"bench-new","tool_use_id":"new-%d","timestamp":%q,"cwd":"/home/ana/shop","source":"claude-code","arguments":{"file_path":"src/new-%d.go"},"result":%q}`+"\n",
+			i, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC).Add(time.Duration(i)*time.Second).Format(time.RFC3339), i,
+			strings.Repeat(commonWords[i%len(commonWords)]+" and more of a result ", 40))
+	}
+	if _, err := run(dir, jsonl.Bytes(), nil, *bin, "--repo", dir, "record", "--jsonl"); err != nil {
+		return err
+	}
+	settle()
+	flushT, err := run(dir, nil, []string{"AGMEM_FAILPOINT=flush-before-index"}, *bin, "--repo", dir, "flush")
+	if err == nil {
+		return fmt.Errorf("the flush was not stopped before its index's update")
+	}
+	updateT, err := run(dir, nil, nil, *bin, "--repo", dir, "index")
+	if err != nil {
+		return err
+	}
+	share := float64(updateT) / float64(flushT)
+	fmt.Printf("a flush of 1000 observations: %s; the index's update after it: %s (%.0f%%)\n", ms(flushT), ms(updateT), 100*share)
+	row("search: index update ÷ its flush of 1,000", "≤ 10%", fmt.Sprintf("%.0f%%", 100*share), share <= 0.10)
+	return nil
+}
+
+// commonWords are words most observations of Go source hold.
+var commonWords = []string{"func", "return", "error", "err", "nil", "string", "if", "for", "the", "type", "int", "package"}
+
+var agents = []string{"claude-code", "codex", "gemini-cli"}
+
+// makeYear fills repo with n observations in sessions of perSession each, one commit
+// per session holding its session record, as a flush writes it. It returns the bytes of
+// text the index will hold and a few rare words of it.
+func makeYear(repo string, n, perSession int) (text int64, rare []string, err error) {
+	pieces, err := sourcePieces(min(n, 100000), 1000)
+	if err != nil {
+		return 0, nil, err
+	}
+	projects := []string{"/home/ana/shop", "/home/ana/blog", "/home/ben/ledger", "/home/ben/infra"}
+	tools := []struct{ name, kind, key string }{{"Read", "semantic", "file_path"}, {"Bash", "episodic", "command"},
+		{"Edit", "episodic", "file_path"}, {"grep_search", "semantic", "pattern"}}
+	imp := exec.Command("git", "fast-import", "--quiet")
+	imp.Dir = repo
+	in, err := imp.StdinPipe()
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := imp.Start(); err != nil {
+		return 0, nil, err
+	}
+	year := time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)
+	sessions := n / perSession
+	var record bytes.Buffer
+	for s := range sessions {
+		id := fmt.Sprintf("bench-%05d", s)
+		agent, cwd := agents[s%len(agents)], projects[s%len(projects)]
+		at := year.Add(time.Duration(s) * 365 * 24 * time.Hour / time.Duration(sessions))
+		record.Reset()
+		for i := range perSession {
+			k := s*perSession + i
+			p := pieces[k%len(pieces)]
+			t := tools[k%len(tools)]
+			when := at.Add(time.Duration(i) * 7 * time.Second)
+			arg := p.path
+			if t.key == "command" {
+				arg = "go test ./" + filepath.Dir(p.path)
+			}
+			o := memory.Observation{ID: memory.IDOf(when, []byte(fmt.Sprint(k))), SessionID: id, Timestamp: when,
+				ToolName: t.name, MemoryType: memory.Type(t.kind), Summary: t.name + " " + t.key + "=" + arg,
+				Source: agent, Cwd: cwd, ToolUseID: fmt.Sprint("call-", i)}
+			o.Arguments, _ = json.Marshal(map[string]string{t.key: arg})
+			o.Result, _ = json.Marshal(p.text)
+			line, _ := json.Marshal(memory.Entry{Observation: &o})
+			record.Write(line)
+			record.WriteByte('\n')
+			text += int64(len(o.ToolName) + len(o.Summary) + len(o.Arguments) + len(p.text))
+		}
+		batch := memory.IDOf(at, []byte(id))
+		fmt.Fprintf(in, "commit refs/heads/main\ncommitter bench <b@b> %d +0000\n", at.Unix())
+		msg := fmt.Sprintf("Auto-commit: %d observations\n\nAgmem-Session: %s\nAgmem-Observations: %d\nAgmem-Batch: %s\nAgmem-Auto-Commit: true\n",
+			perSession, id, perSession, batch)
+		fmt.Fprintf(in, "data %d\n%s", len(msg), msg)
+		if s == 0 {
+			fmt.Fprintf(in, "from refs/heads/main^0\n")
+		}
+		fmt.Fprintf(in, "M 100644 inline sessions/%s/%s.jsonl\ndata %d\n", id, batch, record.Len())
+		in.Write(record.Bytes())
+		in.Write([]byte("\n"))
+	}
+	in.Close()
+	if err := imp.Wait(); err != nil {
+		return 0, nil, fmt.Errorf("fast-import: %w", err)
+	}
+	rare = rareWords(pieces, 50)
+	co := exec.Command("git", "checkout", "-q", "-f", "main")
+	co.Dir = repo
+	if out, err := co.CombinedOutput(); err != nil {
+		return 0, nil, fmt.Errorf("checkout: %v: %s", err, out)
+	}
+	return text, rare, nil
+}
+
+// rareWords are up to n words of at least 6 letters that only one of pieces holds,
+// spread over them.
+func rareWords(pieces []piece, n int) []string {
+	in := map[string]int{} // word: the piece it was first seen in, or -1 for more than one
+	var order []string
+	for i, p := range pieces {
+		for _, w := range strings.FieldsFunc(p.text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			w = strings.ToLower(w)
+			switch first, seen := in[w]; {
+			case !seen:
+				in[w] = i
+				order = append(order, w)
+			case first != i:
+				in[w] = -1
+			}
+		}
+	}
+	var all []string
+	for _, w := range order {
+		if in[w] >= 0 && len(w) >= 6 {
+			all = append(all, w)
+		}
+	}
+	var rare []string
+	for i := 0; i < len(all) && len(rare) < n; i += max(1, len(all)/n) {
+		rare = append(rare, all[i]) // spread over the pieces
+	}
+	return rare
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
