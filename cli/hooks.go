@@ -21,13 +21,9 @@ import (
 	"github.com/agmem/agmem/internal/memrepo"
 )
 
-// The agents are subcommands of install and uninstall so that flags work after their
-// name (urfave/cli stops reading flags at the first argument); each level takes the same
-// flags, and the nearest one set wins.
-
 func newHooksCommand(e *env) *ucli.Command {
 	agentList := strings.Join(hooks.Names(), "|")
-	install := &ucli.Command{
+	install := perAgent(e, &ucli.Command{
 		Name:      "install",
 		Usage:     "merge agmem's hooks into an agent's settings, recording into this memory repo",
 		ArgsUsage: agentList,
@@ -35,29 +31,12 @@ func newHooksCommand(e *env) *ucli.Command {
 			"~/.gemini/settings.json, ~/.cursor/hooks.json), or with --scope project into the\n" +
 			"current directory's. Other settings and hooks are kept byte for byte; the file as it\n" +
 			"was before agmem first changed it is kept beside it as <file>.agmem-backup.",
-		Flags: hooksFlags(true),
-	}
-	uninstall := &ucli.Command{
+	}, func() []ucli.Flag { return hooksFlags(true) }, "install agmem's hooks for ", runHooksInstall)
+	uninstall := perAgent(e, &ucli.Command{
 		Name:      "uninstall",
 		Usage:     "remove agmem's hooks from an agent's settings, and nothing else",
 		ArgsUsage: agentList,
-		Flags:     hooksFlags(false),
-	}
-	for _, a := range hooks.Agents {
-		install.Subcommands = append(install.Subcommands, &ucli.Command{
-			Name:   a.Name,
-			Usage:  "install agmem's hooks for " + a.Title,
-			Flags:  hooksFlags(true),
-			Action: agentAction(e, a, runHooksInstall),
-		})
-		uninstall.Subcommands = append(uninstall.Subcommands, &ucli.Command{
-			Name:   a.Name,
-			Usage:  "remove agmem's hooks for " + a.Title,
-			Flags:  hooksFlags(false),
-			Action: agentAction(e, a, runHooksUninstall),
-		})
-	}
-	install.Action, uninstall.Action = needAgent, needAgent
+	}, func() []ucli.Flag { return hooksFlags(false) }, "remove agmem's hooks for ", runHooksUninstall)
 	var asJSON bool
 	status := &ucli.Command{
 		Name:  "status",
@@ -70,7 +49,8 @@ func newHooksCommand(e *env) *ucli.Command {
 			return runHooksStatus(e, asJSON)
 		},
 	}
-	cmd := &ucli.Command{
+	status.OnUsageError = usageHint
+	return &ucli.Command{
 		Name:        "hooks",
 		Usage:       "install, remove or show agmem's hooks in an agent's settings (" + strings.ReplaceAll(agentList, "|", ", ") + ")",
 		Subcommands: []*ucli.Command{install, uninstall, status},
@@ -81,38 +61,64 @@ func newHooksCommand(e *env) *ucli.Command {
 			return ucli.ShowSubcommandHelp(c)
 		},
 	}
-	usage := func(c *ucli.Context, err error, _ bool) error {
-		return hint.With(err, fmt.Sprintf(`run "%s --help"`, commandPath(c)))
+}
+
+// perAgent gives cmd a subcommand per agent running run for it; cmd itself, with no
+// agent, says it needs one. The agents are subcommands so that flags work after their
+// name (urfave/cli stops reading flags at the first argument): each level takes the
+// flags flags makes, and the nearest one given wins (lineageString).
+func perAgent(e *env, cmd *ucli.Command, flags func() []ucli.Flag, usage string, run func(*ucli.Context, agentRun) error) *ucli.Command {
+	cmd.Flags = flags()
+	for _, a := range hooks.Agents {
+		cmd.Subcommands = append(cmd.Subcommands, &ucli.Command{
+			Name:         a.Name,
+			Usage:        usage + a.Title,
+			Flags:        flags(),
+			Action:       agentAction(e, a, run),
+			OnUsageError: usageHint,
+		})
 	}
-	for _, c := range append([]*ucli.Command{install, uninstall, status}, append(install.Subcommands, uninstall.Subcommands...)...) {
-		c.OnUsageError = usage
-	}
+	cmd.Action, cmd.OnUsageError = needAgent, usageHint
 	return cmd
+}
+
+func usageHint(c *ucli.Context, err error, _ bool) error {
+	return hint.With(err, fmt.Sprintf(`run "%s --help"`, commandPath(c)))
 }
 
 // hooksFlags are the flags of install and uninstall and of each agent under them.
 func hooksFlags(install bool) []ucli.Flag {
-	flags := []ucli.Flag{
-		&ucli.StringFlag{Name: "scope", Value: string(hooks.User), Usage: "user: the agent's settings in your home directory; project: the current directory's"},
-		&ucli.BoolFlag{Name: "dry-run", Usage: "show what would change, as a diff, and write nothing"},
-	}
+	flags := settingsFlags(install)
 	if install {
-		flags = append(flags, repoFlag(), &ucli.BoolFlag{Name: "no-context",
+		flags = append(flags, &ucli.BoolFlag{Name: "no-context",
 			Usage: "leave out the hook that gives the agent agmem's context at a session's start (Claude Code)"})
 	}
 	return flags
 }
 
+// settingsFlags are the flags of every command that edits an agent's settings; one that
+// installs agmem there also takes the memory repo.
+func settingsFlags(install bool) []ucli.Flag {
+	flags := []ucli.Flag{
+		&ucli.StringFlag{Name: "scope", Value: string(hooks.User), Usage: "user: the agent's settings in your home directory; project: the current directory's"},
+		&ucli.BoolFlag{Name: "dry-run", Usage: "show what would change, as a diff, and write nothing"},
+	}
+	if install {
+		flags = append(flags, repoFlag())
+	}
+	return flags
+}
+
 func needAgent(c *ucli.Context) error {
-	advice := fmt.Sprintf(`run "agmem hooks %s AGENT", AGENT one of %s`, c.Command.Name, strings.Join(hooks.Names(), ", "))
+	advice := fmt.Sprintf(`run "%s AGENT", AGENT one of %s`, commandPath(c), strings.Join(hooks.Names(), ", "))
 	if c.Args().Present() {
 		return hint.With(fmt.Errorf("no agent %q", c.Args().First()), advice)
 	}
-	return hint.With(fmt.Errorf("hooks %s needs an agent", c.Command.Name), advice)
+	return hint.With(fmt.Errorf("%s needs an agent", strings.TrimPrefix(commandPath(c), "agmem ")), advice)
 }
 
-// hooksRun is what install and uninstall do for one agent.
-type hooksRun struct {
+// agentRun is what an install or uninstall (of hooks, of the MCP server) does for one agent.
+type agentRun struct {
 	e      *env
 	agent  hooks.Agent
 	scope  hooks.Scope
@@ -132,13 +138,13 @@ func commandPath(c *ucli.Context) string {
 	return strings.Join(names, " ")
 }
 
-func agentAction(e *env, a hooks.Agent, run func(*ucli.Context, hooksRun) error) ucli.ActionFunc {
+func agentAction(e *env, a hooks.Agent, run func(*ucli.Context, agentRun) error) ucli.ActionFunc {
 	return func(c *ucli.Context) error {
 		if c.Args().Present() {
 			return hint.With(fmt.Errorf("%s takes no arguments, got %q", commandPath(c), c.Args().First()),
 				fmt.Sprintf(`run "%s --help"`, commandPath(c)))
 		}
-		r := hooksRun{e: e, agent: a, scope: hooks.Scope(lineageString(c, "scope")), dryRun: lineageBool(c, "dry-run")}
+		r := agentRun{e: e, agent: a, scope: hooks.Scope(lineageString(c, "scope")), dryRun: lineageBool(c, "dry-run")}
 		if r.scope != hooks.User && r.scope != hooks.Project {
 			return hint.With(fmt.Errorf("no scope %q", r.scope), "--scope user (the default) or --scope project")
 		}
@@ -259,7 +265,7 @@ func sameBuild(a, b string) bool {
 	return known && ia.GoVersion == ib.GoVersion && va == vb && sa == sb
 }
 
-func runHooksInstall(c *ucli.Context, r hooksRun) error {
+func runHooksInstall(c *ucli.Context, r agentRun) error {
 	repo, err := openRepo(c, r.e)
 	if errors.Is(err, memrepo.ErrNotFound) {
 		return hint.With(fmt.Errorf("agmem's hooks need a memory repo to record into: %w", err),
@@ -289,7 +295,7 @@ func runHooksInstall(c *ucli.Context, r hooksRun) error {
 	return nil
 }
 
-func runHooksUninstall(_ *ucli.Context, r hooksRun) error {
+func runHooksUninstall(_ *ucli.Context, r agentRun) error {
 	plan, err := r.agent.PlanUninstall(r.place, r.scope, r.self)
 	if err != nil {
 		return r.unreadable(err)
@@ -297,7 +303,7 @@ func runHooksUninstall(_ *ucli.Context, r hooksRun) error {
 	return r.apply(plan)
 }
 
-func (r hooksRun) unreadable(err error) error {
+func (r agentRun) unreadable(err error) error {
 	if errors.Is(err, hooks.ErrUnreadable) {
 		return hint.With(err, "agmem left the file as it was: fix it (or move it aside) and run this again")
 	}
@@ -305,7 +311,7 @@ func (r hooksRun) unreadable(err error) error {
 }
 
 // apply writes the plan's edits, or with --dry-run shows them, one line per file.
-func (r hooksRun) apply(plan hooks.Plan) error {
+func (r agentRun) apply(plan hooks.Plan) error {
 	out := r.e.stdout
 	for _, ed := range plan.Edits {
 		switch {

@@ -7,12 +7,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/agmem/agmem/hooks"
 	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/internal/shell"
 	"github.com/agmem/agmem/mcp"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/recall"
@@ -55,8 +59,8 @@ func newMCPCommand(e *env) *ucli.Command {
 	}
 	return &ucli.Command{
 		Name:        "mcp",
-		Usage:       "record the tool calls of any MCP server (proxy), or serve the memory to agents (serve)",
-		Subcommands: []*ucli.Command{proxy, newMCPServeCommand(e)},
+		Usage:       "record the tool calls of any MCP server (proxy), or serve the memory to agents (serve, install)",
+		Subcommands: []*ucli.Command{proxy, newMCPServeCommand(e), newMCPInstallCommand(e), newMCPUninstallCommand(e)},
 		Action: func(c *ucli.Context) error {
 			if c.Args().Present() {
 				return hint.With(fmt.Errorf("unknown mcp command %q", c.Args().First()), `run "agmem mcp --help"`)
@@ -204,3 +208,57 @@ func newMCPServeCommand(e *env) *ucli.Command {
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
+
+func newMCPInstallCommand(e *env) *ucli.Command {
+	agents := strings.Join(hooks.Names(), "|")
+	return perAgent(e, &ucli.Command{
+		Name:      "install",
+		Usage:     "add agmem's MCP server of this memory repo to an agent's MCP servers",
+		ArgsUsage: agents,
+		Description: "Writes into the agent's user settings (~/.claude.json, ~/.codex/config.toml,\n" +
+			"~/.gemini/settings.json, ~/.cursor/mcp.json), or with --scope project into the\n" +
+			"current directory's (.mcp.json, .codex/config.toml, .gemini/settings.json,\n" +
+			".cursor/mcp.json). The server is named agmem and runs \"agmem --repo REPO mcp serve\",\n" +
+			"both absolute. Everything else in the file is kept byte for byte; the file as it was\n" +
+			"before agmem first changed it is kept beside it as <file>.agmem-backup.",
+	}, func() []ucli.Flag { return settingsFlags(true) }, "add agmem's MCP server for ", runMCPInstall)
+}
+
+func newMCPUninstallCommand(e *env) *ucli.Command {
+	return perAgent(e, &ucli.Command{
+		Name:      "uninstall",
+		Usage:     "take agmem's MCP server out of an agent's MCP servers, and nothing else",
+		ArgsUsage: strings.Join(hooks.Names(), "|"),
+	}, func() []ucli.Flag { return settingsFlags(false) }, "take agmem's MCP server out for ", runMCPUninstall)
+}
+
+func runMCPInstall(c *ucli.Context, r agentRun) error {
+	repo, err := openRepo(c, r.e)
+	if errors.Is(err, memrepo.ErrNotFound) {
+		return hint.With(fmt.Errorf("agmem's MCP server needs a memory repo to serve: %w", err),
+			`run "agmem mcp install `+r.agent.Name+` --repo ~/agent-memory"`)
+	}
+	if err != nil {
+		return err
+	}
+	plan, err := r.agent.PlanMCPInstall(r.place, r.scope, hooks.MCPServer{Binary: r.self, Repo: repo.Root})
+	if err != nil {
+		return r.unreadable(err)
+	}
+	if err := r.apply(plan); err != nil {
+		return err
+	}
+	if !r.dryRun {
+		fmt.Fprintf(r.e.stdout, "%s: its MCP server %q runs %s --repo %s mcp serve; it starts it with its next session\n",
+			r.agent.Name, hooks.MCPServerName, shell.Quote(r.self), shell.Quote(repo.Root))
+	}
+	return nil
+}
+
+func runMCPUninstall(_ *ucli.Context, r agentRun) error {
+	plan, err := r.agent.PlanMCPUninstall(r.place, r.scope)
+	if err != nil {
+		return r.unreadable(err)
+	}
+	return r.apply(plan)
+}

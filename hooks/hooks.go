@@ -1,6 +1,6 @@
-// Package hooks owns agmem's entries in AI agents' own hook settings: it installs them,
-// removes them and reports them, for Claude Code, Codex CLI, Gemini CLI and Cursor, each
-// described once in Agents.
+// Package hooks owns agmem's entries in AI agents' own settings, its hooks and its MCP
+// server: it installs them, removes them and reports them, for Claude Code, Codex CLI,
+// Gemini CLI and Cursor, each described once in Agents.
 //
 // It promises that a settings file keeps every byte agmem does not own: the file is
 // edited as text (jsontext.go), never decoded and re-encoded, so other keys, other hooks,
@@ -35,6 +35,7 @@ type Agent struct {
 	Timeout  int    // in the agent's unit (seconds; Gemini CLI: milliseconds); 0: its default
 	Events   []Event
 	Switch   *Switch // a setting that must be on for hooks to run at all
+	MCP      MCPServers
 }
 
 // Event is one hook event agmem records, as the agent names it.
@@ -60,6 +61,11 @@ type Event struct {
 // Its hooks run while hooksConfig.enabled is on, the default since 0.26; older builds
 // read tools.enableHooks, and some of January 2026 hooks.enabled, so a false in either
 // is reported too. Cursor: hooks.json version 1, each event a list of commands.
+//
+// MCP servers (agmem mcp install): Claude Code's user ones in ~/.claude.json (in
+// $CLAUDE_CONFIG_DIR when set), a project's in .mcp.json, "type": "stdio"; Codex's in
+// config.toml, a [mcp_servers.NAME] table each; Gemini CLI's and Cursor's under
+// "mcpServers" of settings.json and mcp.json.
 var Agents = []Agent{
 	{
 		Name: "claude", Title: "Claude Code", Dir: ".claude", DirEnv: "CLAUDE_CONFIG_DIR", File: "settings.json",
@@ -72,12 +78,14 @@ var Agents = []Agent{
 			{Name: "UserPromptSubmit"},
 			{Name: "Stop"},
 		},
+		MCP: MCPServers{User: ".claude.json", UserInEnv: ".claude.json", Project: ".mcp.json", Type: "stdio"},
 	},
 	{
 		Name: "codex", Title: "Codex CLI", Dir: ".codex", DirEnv: "CODEX_HOME", File: "hooks.json",
 		HookType: "command", Timeout: 10,
 		Events: []Event{{Name: "PostToolUse"}, {Name: "SessionStart"}, {Name: "UserPromptSubmit"}, {Name: "Stop"}},
 		Switch: &Switch{File: "config.toml", Table: "features", Key: "codex_hooks", Aliases: []string{"features.hooks"}},
+		MCP:    MCPServers{User: ".codex/config.toml", UserInEnv: "config.toml", Project: ".codex/config.toml", TOML: true},
 	},
 	{
 		Name: "gemini", Title: "Gemini CLI", Dir: ".gemini", File: "settings.json", Comments: true,
@@ -90,6 +98,7 @@ var Agents = []Agent{
 			{Name: "SessionEnd"},
 		},
 		Switch: &Switch{File: "settings.json", Table: "hooksConfig", Key: "enabled", Aliases: []string{"tools.enableHooks", "hooks.enabled"}},
+		MCP:    MCPServers{User: ".gemini/settings.json", Project: ".gemini/settings.json", Comments: true},
 	},
 	{
 		Name: "cursor", Title: "Cursor", Dir: ".cursor", File: "hooks.json", Version: 1, Flat: true,
@@ -97,6 +106,7 @@ var Agents = []Agent{
 			{Name: "afterShellExecution"}, {Name: "afterMCPExecution"}, {Name: "afterFileEdit"},
 			{Name: "postToolUse"}, {Name: "beforeSubmitPrompt"}, {Name: "stop"},
 		},
+		MCP: MCPServers{User: ".cursor/mcp.json", Project: ".cursor/mcp.json"},
 	},
 }
 

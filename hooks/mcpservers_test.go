@@ -1,0 +1,67 @@
+package hooks
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+)
+
+var anaServer = MCPServer{Binary: "/usr/local/bin/agmem", Repo: `/home/ana/ana's "memory"`}
+
+// Codex's config.toml: agmem's table goes in, is found again, and comes out leaving
+// the file as it was; where a textual edit would read differently, it refuses.
+func TestMCPServersTOML(t *testing.T) {
+	codex := MCPServers{TOML: true}
+	for name, src := range map[string]string{
+		"none":       "",
+		"no newline": `model = "o3"`,
+		"crlf":       "model = \"o3\"\r\n\r\n[mcp_servers.files]\r\ncommand = \"npx\"\r\n",
+		"middle":     "[mcp_servers.files]\ncommand = \"npx\"\n\n[features]\ncodex_hooks = true\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, what, err := codex.install([]byte(src), anaServer)
+			if err != nil || what != "the agmem MCP server added" {
+				t.Fatalf("install: %q, %v", what, err)
+			}
+			var doc struct {
+				Servers map[string]struct {
+					Command string
+					Args    []string
+				} `toml:"mcp_servers"`
+			}
+			if err := toml.Unmarshal(out, &doc); err != nil {
+				t.Fatalf("%v:\n%s", err, out)
+			}
+			if got := doc.Servers["agmem"]; got.Command != anaServer.Binary || strings.Join(got.Args, " ") != `--repo /home/ana/ana's "memory" mcp serve` {
+				t.Fatalf("the server reads as %+v:\n%s", got, out)
+			}
+			again, what, err := codex.install(out, anaServer)
+			if err != nil || what != "" || string(again) != string(out) {
+				t.Fatalf("a second install: %q, %v:\n%s", what, err, again)
+			}
+			back, what, err := codex.uninstall(out)
+			if err != nil || what != "the agmem MCP server removed" {
+				t.Fatalf("uninstall: %q, %v", what, err)
+			}
+			if want := src; string(back) != want && !(name == "no newline" && string(back) == want+"\n") {
+				t.Fatalf("uninstall gave\n%q\nnot\n%q", back, want)
+			}
+		})
+	}
+	for name, src := range map[string]string{
+		"inline":          "mcp_servers = { agmem = { command = \"/usr/local/bin/agmem\", args = [\"mcp\", \"serve\"] } }\n",
+		"dotted":          "[mcp_servers]\nagmem.command = \"/usr/local/bin/agmem\"\nagmem.args = [\"mcp\", \"serve\"]\n",
+		"in a string":     "notes = '''\n[mcp_servers.agmem]\n'''\n",
+		"not ours":        "[mcp_servers.agmem]\ncommand = \"python3\"\n",
+		"not a table":     "[mcp_servers]\nagmem = 3\n",
+		"not TOML at all": "[[[",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if out, _, err := codex.install([]byte(src), anaServer); !errors.Is(err, ErrUnreadable) {
+				t.Errorf("install: %v, not refused:\n%s", err, out)
+			}
+		})
+	}
+}
