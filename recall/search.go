@@ -218,7 +218,7 @@ func around(text string, words []string) (string, bool) {
 	start := 0
 	ok := words == nil
 	for _, w := range words {
-		if i := wordAt(lower, strings.TrimSuffix(w, "*"), 0); i >= 0 {
+		if i := wordAt(lower, w, 0); i >= 0 {
 			start, ok = max(0, i-snippetRunes/3), true
 			break
 		}
@@ -262,10 +262,11 @@ func mark(s, lower string, words []string) string {
 				continue
 			}
 			n := len(w)
-			if prefix { // the whole word it starts
-				for i+n < len(lower) && isWordByte(lower[i+n]) {
-					n++
-				}
+			for prefix && i+n < len(lower) && isWordByte(lower[i+n]) {
+				n++ // the whole word it starts
+			}
+			if i+n < len(lower) && isWordByte(lower[i+n]) {
+				continue // a word it only starts
 			}
 			matched = max(matched, n)
 		}
@@ -280,15 +281,18 @@ func mark(s, lower string, words []string) string {
 	return b.String()
 }
 
-// wordAt is where w starts a word of lower at or after from, or -1.
+// wordAt is where w is a word of lower at or after from, or -1; w ending in * is a
+// prefix, and may start a longer word.
 func wordAt(lower, w string, from int) int {
+	w, prefix := strings.CutSuffix(w, "*")
 	for from <= len(lower) {
 		i := strings.Index(lower[from:], w)
 		if i < 0 {
 			return -1
 		}
 		i += from
-		if i == 0 || !isWordByte(lower[i-1]) {
+		end := i + len(w)
+		if (i == 0 || !isWordByte(lower[i-1])) && (prefix || end == len(lower) || !isWordByte(lower[end])) {
 			return i
 		}
 		from = i + 1
