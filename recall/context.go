@@ -137,12 +137,14 @@ func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
 		switch {
 		case subject == "":
 		case isEdit(tool):
-			edited = appendOnce(edited, path.Base(subject))
+			for f := range strings.Lines(subject) {
+				edited = appendOnce(edited, path.Base(strings.TrimSuffix(f, "\n")))
+			}
 		case isCommand(tool):
 			ran = appendOnce(ran, subject)
 		}
 		if fail != 0 {
-			what := subject
+			what := strings.ReplaceAll(subject, "\n", ", ")
 			if what == "" {
 				what = tool
 			}

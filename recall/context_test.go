@@ -16,8 +16,8 @@ import (
 
 var update = flag.Bool("update", false, "write the golden files anew")
 
-// shopSessions records three sessions in /home/ana/shop and one elsewhere, at fixed
-// times, each with its prompt: what the golden context is made from.
+// shopSessions records three sessions in /home/ana/shop (one of Codex, which edits with
+// patches) and one elsewhere, at fixed times: what the golden context is made from.
 func shopSessions(m *memRepo) {
 	at := func(day, minute int) time.Time {
 		return time.Date(2026, 11, day, 9, minute, 0, 0, time.UTC)
@@ -43,6 +43,13 @@ func shopSessions(m *memRepo) {
 		obs("Write", "d2", at(29, 2), map[string]any{"file_path": "/home/ana/shop/deploy/staging.env.example"}, long, ""),
 		obs("Bash", "d3", at(29, 3), map[string]any{"command": "make deploy ENV=staging"}, long, ""),
 	)
+	patch := "*** Begin Patch\n*** Update File: src/cart.ts\n@@\n-a\n+b\n*** Add File: src/cart.test.ts\n+test\n*** End Patch\n"
+	m.record("patch",
+		record.Event{Name: "UserPromptSubmit", Text: "test the cart", Time: at(29, 30),
+			Attrs: map[string]string{"cwd": "/home/ana/shop"}, Source: "codex"},
+		record.Observation{Tool: "apply_patch", ToolUseID: "p1", Time: at(29, 31), Arguments: map[string]any{"command": patch},
+			Result: "Success. Updated the following files:\nM src/cart.ts\nA src/cart.test.ts", Cwd: "/home/ana/shop", Source: "codex"},
+	)
 	m.record("elsewhere", record.Observation{Tool: "Bash", ToolUseID: "e1", Time: at(30, 0),
 		Arguments: map[string]any{"command": "hugo build"}, Result: long, Cwd: "/home/ana/blog", Source: "codex"})
 }
@@ -61,8 +68,8 @@ func contextOf(t *testing.T, m *memRepo, project string, maxChars int) recall.Co
 	return c
 }
 
-// TestContextGolden: the block of a project with two sessions, newest first, the same
-// bytes every time.
+// TestContextGolden: the block of a project with three sessions, newest first, the same
+// bytes every time; Codex's session tells of the files its patch edited.
 func TestContextGolden(t *testing.T) {
 	m := newMemRepo(t)
 	shopSessions(m)
@@ -83,7 +90,10 @@ func TestContextGolden(t *testing.T) {
 	if again := contextOf(t, m, "/home/ana/shop", 0); again.Text != got.Text {
 		t.Error("the same memory gives another block")
 	}
-	if len(got.Sessions) != 2 || got.Sessions[0] != "deploy" || len(got.Cited) != 2 {
+	if !strings.Contains(got.Text, "edited cart.ts, cart.test.ts") {
+		t.Error("the patch's files are not told of")
+	}
+	if len(got.Sessions) != 3 || got.Sessions[0] != "patch" || got.Sessions[1] != "deploy" || len(got.Cited) != 3 {
 		t.Errorf("sessions %v, cited %v", got.Sessions, got.Cited)
 	}
 	if c := contextOf(t, m, "/home/ana/nowhere", 0); c.Text != "" {

@@ -32,7 +32,7 @@ const IndexFile = "index.db"
 
 // indexVersion is the layout of the tables below. An index of another version is made
 // anew.
-const indexVersion = 1
+const indexVersion = 2
 
 const schema = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -50,7 +50,7 @@ CREATE TABLE entries (
 	failed  INTEGER NOT NULL,
 	cwd     TEXT NOT NULL,
 	summary TEXT NOT NULL,
-	subject TEXT NOT NULL,    -- the file a call named, or the command it ran, or ""
+	subject TEXT NOT NULL,    -- the files a call named, one a line, or the command it ran, or ""
 	size    INTEGER NOT NULL, -- bytes of the entry's JSON
 	commit_ TEXT NOT NULL,    -- "" while pending
 	path    TEXT NOT NULL,    -- its markdown file, "" while pending or for an event

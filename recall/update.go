@@ -310,9 +310,14 @@ func rowOf(e memory.Entry) row {
 		r := row{memoryType: string(o.MemoryType), tool: o.ToolName, cwd: o.Cwd, summary: o.Summary,
 			searchable: true, arguments: string(o.Arguments), result: o.ResultText(), error: o.Error,
 			paths: capture.FilePath(o.Arguments)}
+		command := commandOf(o.Arguments)
+		if files := capture.PatchFiles(command); r.paths == "" && files != nil {
+			// Codex edits with a patch: its files are what it names.
+			r.paths, command = strings.Join(files, "\n"), ""
+		}
 		r.subject = r.paths
 		if r.subject == "" {
-			r.subject = oneLine(commandOf(o.Arguments), maxSummary)
+			r.subject = oneLine(command, maxSummary)
 		}
 		if o.Error != "" {
 			r.failed = 1
