@@ -106,7 +106,7 @@ func (m *Memory) entries(refs []Ref) ([]memory.Entry, error) {
 			lines[refs[i].line] = append(lines[refs[i].line], i)
 			last = max(last, refs[i].line)
 		}
-		err := m.recordLines(plumbing.NewHash(key[0]), key[1], last, func(n int, e memory.Entry) {
+		err := m.recordLines(plumbing.NewHash(key[0]), key[1], last, func(n int) bool { return lines[n] != nil }, func(n int, e memory.Entry) {
 			for _, i := range lines[n] {
 				if e.ID() == refs[i].ID {
 					out[i], found[i] = e, true
@@ -126,9 +126,9 @@ func (m *Memory) entries(refs []Ref) ([]memory.Entry, error) {
 	return out, nil
 }
 
-// recordLines calls fn with the entries of a session record's lines up to last, each
-// with its number, reading the record's parts in order as far as that.
-func (m *Memory) recordLines(commit plumbing.Hash, first string, last int, fn func(n int, e memory.Entry)) error {
+// recordLines calls fn with the entries of the session record's lines that want wants,
+// up to last, each with its number, reading the record's parts in order as far as that.
+func (m *Memory) recordLines(commit plumbing.Hash, first string, last int, want func(n int) bool, fn func(n int, e memory.Entry)) error {
 	parts := []string{first}
 	names, err := m.git.ListFiles(commit, path.Dir(first))
 	if err != nil {
@@ -155,7 +155,7 @@ func (m *Memory) recordLines(commit plumbing.Hash, first string, last int, fn fu
 		if len(bytes.TrimSpace(line)) > 0 {
 			n++
 			var e memory.Entry
-			if json.Unmarshal(line, &e) == nil && e.Validate() == nil {
+			if want(n) && json.Unmarshal(line, &e) == nil && e.Validate() == nil {
 				fn(n, e)
 			}
 		}

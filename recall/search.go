@@ -81,12 +81,23 @@ func (m *Memory) Search(q Query) (Results, error) {
 	case q.Limit < 0 || q.Limit > MaxLimit:
 		return Results{}, fmt.Errorf("%w: the limit must be 1 to %d", ErrQuery, MaxLimit)
 	}
+	// Ranked in the words table alone, and joined to what the hits are after: the join
+	// of every match before ranking cost more than the ranking. A session's entries are
+	// few, and picked first; other filters are read row by row beside the matches.
 	where, args := filters(q)
-	from := `FROM words JOIN entries e ON e.rowid = words.rowid JOIN sessions s ON s.id = e.session
-		WHERE words MATCH ?` + where
+	matches := `SELECT words.rowid FROM words`
+	switch {
+	case q.Session != "":
+		matches += ` WHERE words MATCH ? AND +words.rowid IN (SELECT e.rowid FROM entries e JOIN sessions s ON s.id = e.session WHERE 1` + where + `)`
+	case where != "":
+		matches += ` JOIN entries e ON e.rowid = words.rowid JOIN sessions s ON s.id = e.session WHERE words MATCH ?` + where
+	default:
+		matches += ` WHERE words MATCH ?`
+	}
 	args = append([]any{match}, args...)
-	rows, err := m.Index.db.Query(`SELECT `+refColumns+`, bm25(words, 4.0, 3.0, 1.0, 1.0, 2.0, 3.0) AS score `+
-		from+` ORDER BY score LIMIT ?`, append(args, q.Limit+1)...)
+	ranked := strings.Replace(matches, "SELECT words.rowid", "SELECT words.rowid, bm25(words, 4.0, 3.0, 1.0, 1.0, 2.0, 3.0) AS score", 1)
+	rows, err := m.Index.db.Query(`SELECT `+refColumns+`, r.score FROM (`+ranked+` ORDER BY score LIMIT ?) r
+		JOIN entries e ON e.rowid = r.rowid ORDER BY r.score`, append(args, q.Limit+1)...)
 	if err != nil {
 		return Results{}, engineError(err)
 	}
@@ -104,7 +115,7 @@ func (m *Memory) Search(q Query) (Results, error) {
 	}
 	if res.More = len(res.Hits) > q.Limit; res.More {
 		res.Hits = res.Hits[:q.Limit]
-		err := m.Index.db.QueryRow(`SELECT count(*) FROM (SELECT 1 `+from+` LIMIT `+fmt.Sprint(maxCounted)+`)`, args...).Scan(&res.Total)
+		err := m.Index.db.QueryRow(`SELECT count(*) FROM (`+matches+` LIMIT `+fmt.Sprint(maxCounted)+`)`, args...).Scan(&res.Total)
 		if err != nil {
 			return Results{}, engineError(err)
 		}
