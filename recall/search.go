@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/render"
 )
 
 // Query is what Search looks for, and where.
@@ -51,21 +52,35 @@ type Results struct {
 	More  bool  `json:"more"`
 }
 
-// refColumns are the columns a Ref is read from, of the entries table e.
-const refColumns = `e.id, e.short, e.session, e.ts, e.event, e.source, e.type, e.tool, e.summary, e.failed,
-	e.size, e.commit_, e.path, e.origin, e.record, e.line`
+// refColumns are the columns a Ref is read from, of refFrom.
+const (
+	refColumns = `e.id, e.short, e.session, e.ts, e.event, e.source, e.type, e.tool, e.summary, e.failed,
+	e.size, coalesce(r.commit_, ''), coalesce(r.path, ''), coalesce(r.origin, '` + Local + `'), e.line, e.form`
+	refFrom = `entries e LEFT JOIN records r ON r.rowid = e.record`
+)
 
 type scanner interface{ Scan(...any) error }
 
 func scanRef(s scanner, extra ...any) (Ref, error) {
 	var r Ref
 	var ts int64
-	var failed, size int
+	var failed, size, form int
 	err := s.Scan(append([]any{&r.ID, &r.Short, &r.Session, &ts, &r.Event, &r.Source, &r.Type, &r.Tool,
-		&r.Summary, &failed, &size, &r.Commit, &r.Path, &r.Origin, &r.record, &r.line}, extra...)...)
+		&r.Summary, &failed, &size, &r.Commit, &r.record, &r.Origin, &r.line, &form}, extra...)...)
 	r.Time, r.Failed, r.Tokens = time.Unix(0, ts).UTC(), failed != 0, (size+3)/4
+	if form != noFile {
+		o := memory.Observation{ID: r.ID, ToolName: r.Tool, MemoryType: memory.Type(r.Type), Timestamp: r.Time}
+		r.Path = render.Path(&o, form == longName)
+	}
 	return r, err
 }
+
+// The forms of an observation's markdown file's name, as the index keeps them.
+const (
+	noFile    = 0
+	shortName = 1
+	longName  = 2
+)
 
 // Search finds the entries that match q, ranked by relevance (BM25; tool names,
 // summaries, errors and file paths count more than arguments and results), never by
@@ -96,8 +111,8 @@ func (m *Memory) Search(q Query) (Results, error) {
 	}
 	args = append([]any{match}, args...)
 	ranked := strings.Replace(matches, "SELECT words.rowid", "SELECT words.rowid, bm25(words, 4.0, 3.0, 1.0, 1.0, 2.0, 3.0) AS score", 1)
-	rows, err := m.Index.db.Query(`SELECT `+refColumns+`, r.score FROM (`+ranked+` ORDER BY score LIMIT ?) r
-		JOIN entries e ON e.rowid = r.rowid ORDER BY r.score`, append(args, q.Limit+1)...)
+	rows, err := m.Index.db.Query(`SELECT `+refColumns+`, rk.score FROM (`+ranked+` ORDER BY score LIMIT ?) rk
+		JOIN entries e ON e.rowid = rk.rowid LEFT JOIN records r ON r.rowid = e.record ORDER BY rk.score`, append(args, q.Limit+1)...)
 	if err != nil {
 		return Results{}, engineError(err)
 	}

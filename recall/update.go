@@ -26,7 +26,10 @@ type writer struct {
 	tx   *sql.Tx
 	done Updated
 	// statements, prepared once a transaction
-	find, insert, place, words, session *sql.Stmt
+	insert, find, place, words, record, session *sql.Stmt
+	// sessions tallies what the entries added tell of their sessions, written at the end
+	sessions map[string]*sessionTally
+	order    []string // the sessions' ids, as first seen
 }
 
 func (ix *Index) writer(ctx context.Context) (*writer, error) {
@@ -34,16 +37,18 @@ func (ix *Index) writer(ctx context.Context) (*writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
-	w := &writer{ctx: ctx, tx: tx}
+	w := &writer{ctx: ctx, tx: tx, sessions: map[string]*sessionTally{}}
 	for _, s := range []struct {
 		stmt **sql.Stmt
 		sql  string
 	}{
-		{&w.find, `SELECT rowid, commit_ FROM entries WHERE id = ?`},
-		{&w.insert, `INSERT INTO entries (id, short, event, session, source, type, tool, ts, failed, cwd,
-			summary, subject, size, commit_, path, record, line, origin) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`},
-		{&w.place, `UPDATE entries SET commit_ = ?, path = ?, record = ?, line = ?, origin = ? WHERE rowid = ?`},
+		{&w.insert, `INSERT INTO entries (id, short, event, session, source, type, tool, ts, failed,
+			summary, subject, size, record, line, form) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING`},
+		{&w.find, `SELECT rowid, record FROM entries WHERE id = ?`},
+		{&w.place, `UPDATE entries SET record = ?, line = ?, form = ? WHERE rowid = ?`},
 		{&w.words, `INSERT INTO words (rowid, tool, summary, arguments, result, error, paths) VALUES (?,?,?,?,?,?,?)`},
+		{&w.record, `INSERT INTO records (commit_, path, origin) VALUES (?,?,?)
+			ON CONFLICT (commit_, path) DO UPDATE SET origin = origin RETURNING rowid`},
 		{&w.session, `INSERT INTO sessions (id, source, first, last, cwd, first_prompt, prompt_at, observations, failures, origin)
 			VALUES (?,?,?,?,?,?,?,?,?,?)
 			ON CONFLICT (id) DO UPDATE SET
@@ -65,8 +70,54 @@ func (ix *Index) writer(ctx context.Context) (*writer, error) {
 	return w, nil
 }
 
-func (w *writer) commit() error { return w.tx.Commit() }
-func (w *writer) rollback()     { w.tx.Rollback() }
+// sessionTally is what the entries one update added tell of their session, merged with
+// what the index knew as the sessions statement says.
+type sessionTally struct {
+	source, cwd, prompt, origin string
+	first, last, promptAt       int64
+	observations, failures      int
+}
+
+func (t *sessionTally) add(source, cwd, prompt, origin string, at int64, observations, failures int) {
+	if t.source == "" {
+		t.source = source
+	}
+	if t.cwd == "" {
+		t.cwd = cwd
+	}
+	if t.origin == "" {
+		t.origin = origin
+	}
+	if t.first == 0 || at < t.first {
+		t.first = at
+	}
+	t.last = max(t.last, at)
+	if prompt != "" && (t.prompt == "" || at < t.promptAt) {
+		t.prompt, t.promptAt = prompt, at
+	}
+	t.observations += observations
+	t.failures += failures
+}
+
+// writeSessions writes the sessions' tallies.
+func (w *writer) writeSessions() error {
+	for _, id := range w.order {
+		t := w.sessions[id]
+		if _, err := w.session.Exec(id, t.source, t.first, t.last, t.cwd, t.prompt, t.promptAt, t.observations, t.failures, t.origin); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *writer) commit() error {
+	if err := w.writeSessions(); err != nil {
+		return err
+	}
+	return w.tx.Commit()
+}
+
+func (w *writer) rollback() { w.tx.Rollback() }
 
 func (w *writer) meta(key string) (string, error) {
 	var v string
@@ -84,9 +135,10 @@ func (w *writer) setMeta(key, value string) error {
 
 // place is where git holds an entry; the zero place is the journal's, pending.
 type place struct {
-	commit, path, record string
-	line                 int
-	origin               string
+	record int64 // its record's row; 0 while pending
+	line   int
+	form   int // its markdown file's name
+	origin string
 }
 
 // journal indexes the entries the journal recorded since the last update, as pending:
@@ -116,10 +168,10 @@ func (w *writer) journal(j *journal.Journal) error {
 
 // dropPending forgets every entry no commit holds.
 func (w *writer) dropPending() error {
-	if _, err := w.tx.Exec(`DELETE FROM words WHERE rowid IN (SELECT rowid FROM entries WHERE commit_ = '')`); err != nil {
+	if _, err := w.tx.Exec(`DELETE FROM words WHERE rowid IN (SELECT rowid FROM entries WHERE record = 0)`); err != nil {
 		return err
 	}
-	_, err := w.tx.Exec(`DELETE FROM entries WHERE commit_ = ''`)
+	_, err := w.tx.Exec(`DELETE FROM entries WHERE record = 0`)
 	return err
 }
 
@@ -226,14 +278,18 @@ func (w *writer) indexCommit(git *vcs.Git, c walked, origin string) error {
 			}
 			return fmt.Errorf("%s: %w", parts[0], err)
 		}
+		var record int64
+		if err := w.record.QueryRow(c.hash.String(), parts[0], origin).Scan(&record); err != nil {
+			return err
+		}
 		for i, e := range entries {
-			at := place{commit: c.hash.String(), record: parts[0], line: i + 1, origin: origin}
+			at := place{record: record, line: i + 1, origin: origin}
 			if o := e.Observation; o != nil {
-				for _, long := range []bool{false, true} {
-					if p := render.Path(o, long); markdown[p] {
-						at.path = p
-						break
-					}
+				switch {
+				case markdown[render.Path(o, false)]:
+					at.form = shortName
+				case markdown[render.Path(o, true)]:
+					at.form = longName
 				}
 			}
 			if err := w.add(e, at); err != nil {
@@ -254,29 +310,31 @@ func (w *writer) add(e memory.Entry, at place) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	var rowid int64
-	var commit string
-	err := w.find.QueryRow(e.ID()).Scan(&rowid, &commit)
-	switch {
-	case err == nil:
-		if commit == "" && at.commit != "" {
-			_, err = w.place.Exec(at.commit, at.path, at.record, at.line, at.origin, rowid)
-		}
-		return err
-	case !errors.Is(err, sql.ErrNoRows):
-		return err
-	}
 	r := rowOf(e)
 	res, err := w.insert.Exec(e.ID(), shortID(e.ID()), r.event, e.Session(), e.Source(), r.memoryType, r.tool,
-		e.Time().UnixNano(), r.failed, r.cwd, r.summary, r.subject, r.size, at.commit, at.path, at.record, at.line, at.origin)
+		e.Time().UnixNano(), r.failed, r.summary, r.subject, r.size, at.record, at.line, at.form)
 	if err != nil {
 		return err
 	}
-	if rowid, err = res.LastInsertId(); err != nil {
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		if err != nil {
+			return err
+		}
+		var rowid, record int64 // indexed before
+		if err := w.find.QueryRow(e.ID()).Scan(&rowid, &record); err != nil {
+			return err
+		}
+		if record == 0 && at.record != 0 {
+			_, err = w.place.Exec(at.record, at.line, at.form, rowid)
+		}
+		return err
+	}
+	rowid, err := res.LastInsertId()
+	if err != nil {
 		return err
 	}
 	if r.searchable {
-		if _, err := w.words.Exec(rowid, r.tool, r.summary, r.arguments, r.result, r.error, r.paths); err != nil {
+		if _, err := w.words.Exec(rowid, r.tool, r.words, r.arguments, r.result, r.error, r.paths); err != nil {
 			return err
 		}
 	}
@@ -288,10 +346,14 @@ func (w *writer) add(e memory.Entry, at place) error {
 	if r.event == "" {
 		obs, failures = 1, r.failed
 	}
-	_, err = w.session.Exec(e.Session(), e.Source(), e.Time().UnixNano(), e.Time().UnixNano(), r.cwd,
-		prompt, e.Time().UnixNano(), obs, failures, at.origin)
+	t := w.sessions[e.Session()]
+	if t == nil {
+		t = &sessionTally{}
+		w.sessions[e.Session()], w.order = t, append(w.order, e.Session())
+	}
+	t.add(e.Source(), r.cwd, prompt, at.origin, e.Time().UnixNano(), obs, failures)
 	w.done.Entries++
-	return err
+	return nil
 }
 
 // row is what the index holds of an entry, and the text its words come from.
@@ -299,7 +361,8 @@ type row struct {
 	event, memoryType, tool, cwd, summary, subject string
 	failed, size                                   int
 	searchable                                     bool
-	arguments, result, error, paths                string
+	// the text of the words table's columns; words is its summary column's
+	words, arguments, result, error, paths string
 }
 
 // maxSummary bounds the summary kept of an entry (a prompt's is its text).
@@ -308,7 +371,7 @@ const maxSummary = 200
 func rowOf(e memory.Entry) row {
 	if o := e.Observation; o != nil {
 		r := row{memoryType: string(o.MemoryType), tool: o.ToolName, cwd: o.Cwd, summary: o.Summary,
-			searchable: true, arguments: string(o.Arguments), result: o.ResultText(), error: o.Error,
+			searchable: true, words: o.Summary, arguments: string(o.Arguments), result: o.ResultText(), error: o.Error,
 			paths: capture.FilePath(o.Arguments)}
 		command := commandOf(o.Arguments)
 		if files := capture.PatchFiles(command); r.paths == "" && files != nil {
@@ -329,7 +392,7 @@ func rowOf(e memory.Entry) row {
 	r := row{event: v.Name, tool: v.Name, cwd: v.Attrs["cwd"], summary: oneLine(v.Text, maxSummary),
 		size: len(v.Text) + 200}
 	if v.Name == "UserPromptSubmit" {
-		r.searchable, r.result = true, v.Text
+		r.searchable, r.words = true, v.Text // once: its summary is the start of it
 	}
 	return r
 }
