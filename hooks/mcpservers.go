@@ -175,10 +175,7 @@ func (m MCPServers) installTOML(src []byte, srv MCPServer) ([]byte, string, erro
 	if had != nil && !isOurServer(fmt.Sprint(had["command"]), stringList(had["args"])) {
 		return nil, "", fmt.Errorf("%w: it has an MCP server named %q that is not agmem mcp serve; agmem left it alone", ErrUnreadable, MCPServerName)
 	}
-	newline := "\n"
-	if bytes.Contains(src, []byte("\r\n")) {
-		newline = "\r\n"
-	}
+	newline := lineEnding(src)
 	quoted := func(s string) string { b, _ := json.Marshal(s); return string(b) } // JSON's escapes are TOML's
 	var args []string
 	for _, a := range srv.args() {
@@ -195,14 +192,7 @@ func (m MCPServers) installTOML(src []byte, srv MCPServer) ([]byte, string, erro
 		out = append(append(append([]byte{}, src[:start]...), table...), src[end:]...)
 		what = "the agmem MCP server updated"
 	} else {
-		out = append([]byte{}, src...)
-		if len(out) > 0 && !bytes.HasSuffix(out, []byte("\n")) {
-			out = append(out, newline...)
-		}
-		if len(bytes.TrimSpace(out)) > 0 {
-			out = append(out, newline...)
-		}
-		out = append(out, table...)
+		out = appendTable(src, table, newline)
 	}
 	after, got, err := tomlServers(out)
 	want := map[string]any{"command": srv.Binary, "args": anyList(srv.args())}

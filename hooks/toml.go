@@ -41,10 +41,7 @@ func (w Switch) enableTOML(src []byte) ([]byte, error) {
 	if err := toml.Unmarshal(src, &before); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnreadable, err)
 	}
-	newline := "\n"
-	if bytes.Contains(src, []byte("\r\n")) {
-		newline = "\r\n"
-	}
+	newline := lineEnding(src)
 	line := w.Key + " = true" + newline
 	header := regexp.MustCompile(`(?m)^[ \t]*\[[ \t]*` + regexp.QuoteMeta(w.Table) + `[ \t]*\][ \t]*(#.*)?(\r?\n|\z)`)
 	var out []byte
@@ -55,14 +52,7 @@ func (w Switch) enableTOML(src []byte) ([]byte, error) {
 		}
 		out = append(append(out, line...), src[loc[1]:]...)
 	} else {
-		out = append([]byte{}, src...)
-		if len(out) > 0 && !bytes.HasSuffix(out, []byte("\n")) {
-			out = append(out, newline...)
-		}
-		if len(bytes.TrimSpace(out)) > 0 {
-			out = append(out, newline...)
-		}
-		out = append(out, "["+w.Table+"]"+newline+line...)
+		out = appendTable(src, "["+w.Table+"]"+newline+line, newline)
 	}
 	var after map[string]any
 	if err := toml.Unmarshal(out, &after); err == nil {
@@ -77,4 +67,25 @@ func (w Switch) enableTOML(src []byte) ([]byte, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w: agmem cannot add %s = true to it without changing how the rest reads", ErrUnreadable, w)
+}
+
+// lineEnding is the line ending a text uses.
+func lineEnding(src []byte) string {
+	if bytes.Contains(src, []byte("\r\n")) {
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// appendTable returns src with a table after it: on a line of its own, a blank line
+// between them.
+func appendTable(src []byte, table, newline string) []byte {
+	out := append([]byte{}, src...)
+	if len(out) > 0 && !bytes.HasSuffix(out, []byte("\n")) {
+		out = append(out, newline...)
+	}
+	if len(bytes.TrimSpace(out)) > 0 {
+		out = append(out, newline...)
+	}
+	return append(out, table...)
 }

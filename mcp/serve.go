@@ -101,6 +101,21 @@ func (s *Server) fresh(ctx context.Context) {
 	s.mem.Refresh(ctx)
 }
 
+// answer is a tool's answer, kept under answerChars.
+type answer struct{ b strings.Builder }
+
+// add appends item, unless that would take the answer past its bound: then it says that
+// the item and the rest after it, n of what in all, were left out, and what to ask
+// instead, and returns false.
+func (a *answer) add(item string, n int, what, advice string) bool {
+	if a.b.Len()+len(item) > answerChars {
+		fmt.Fprintf(&a.b, "(%d %s left out: the answer's bound; %s)\n", n, what, advice)
+		return false
+	}
+	a.b.WriteString(item)
+	return true
+}
+
 func text(s string) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
 }
@@ -122,24 +137,22 @@ func (s *Server) search(ctx context.Context, _ *sdk.CallToolRequest, in SearchIn
 	if err != nil {
 		return nil, nil, err
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d hit(s)", res.Total)
+	var a answer
+	fmt.Fprintf(&a.b, "%d hit(s)", res.Total)
 	if res.Total >= 10000 {
-		b.WriteString(" or more")
+		a.b.WriteString(" or more")
 	}
 	if res.More {
-		fmt.Fprintf(&b, "; the first %d, best first (more exist: raise limit, or add filters)", len(res.Hits))
+		fmt.Fprintf(&a.b, "; the first %d, best first (more exist: raise limit, or add filters)", len(res.Hits))
 	}
-	b.WriteString("\n")
-	for _, h := range res.Hits {
+	a.b.WriteString("\n")
+	for i, h := range res.Hits {
 		line := fmt.Sprintf("%s — %s (~%d tokens) %s\n", refLine(h.Ref), h.Snippet, h.Tokens, citation(h.Ref))
-		if b.Len()+len(line) > answerChars {
-			b.WriteString("(the rest left out: the answer's bound)\n")
+		if !a.add(line, len(res.Hits)-i, "hit(s)", "ask for a lower limit") {
 			break
 		}
-		b.WriteString(line)
 	}
-	return text(b.String()), nil, nil
+	return text(a.b.String()), nil, nil
 }
 
 func (s *Server) timeline(ctx context.Context, _ *sdk.CallToolRequest, in TimelineInput) (*sdk.CallToolResult, any, error) {
@@ -154,20 +167,18 @@ func (s *Server) timeline(ctx context.Context, _ *sdk.CallToolRequest, in Timeli
 	if err != nil {
 		return nil, nil, err
 	}
-	var b strings.Builder
+	var a answer
 	for i, r := range around {
 		mark := "  "
 		if r.ID == center.ID {
 			mark = "> "
 		}
 		line := fmt.Sprintf("%s%s %s\n", mark, refLine(r), citation(r))
-		if b.Len()+len(line) > answerChars {
-			fmt.Fprintf(&b, "(%d entries left out: the answer's bound; ask for fewer before and after)\n", len(around)-i)
+		if !a.add(line, len(around)-i, "entries", "ask for fewer before and after") {
 			break
 		}
-		b.WriteString(line)
 	}
-	return text(b.String()), nil, nil
+	return text(a.b.String()), nil, nil
 }
 
 func (s *Server) observations(ctx context.Context, _ *sdk.CallToolRequest, in ObservationsInput) (*sdk.CallToolResult, any, error) {
@@ -186,19 +197,17 @@ func (s *Server) observations(ctx context.Context, _ *sdk.CallToolRequest, in Ob
 	}
 	// Each gets its share of the bound; a longer result is cut, and says so.
 	share := answerChars / len(shown)
-	var b strings.Builder
+	var a answer
 	for i, sh := range shown {
-		if i > 0 {
-			b.WriteString("\n")
-		}
 		item := observationText(sh, share)
-		if b.Len()+len(item) > answerChars {
-			fmt.Fprintf(&b, "(%d observation(s) left out: the answer's bound; ask for fewer at once)\n", len(shown)-i)
+		if i > 0 {
+			item = "\n" + item
+		}
+		if !a.add(item, len(shown)-i, "observation(s)", "ask for fewer at once") {
 			break
 		}
-		b.WriteString(item)
 	}
-	return text(b.String()), nil, nil
+	return text(a.b.String()), nil, nil
 }
 
 func (s *Server) sessions(ctx context.Context, _ *sdk.CallToolRequest, in SessionsInput) (*sdk.CallToolResult, any, error) {
@@ -213,25 +222,24 @@ func (s *Server) sessions(ctx context.Context, _ *sdk.CallToolRequest, in Sessio
 	if err != nil {
 		return nil, nil, err
 	}
-	var b strings.Builder
-	for _, ss := range list {
-		fmt.Fprintf(&b, "%s %s %s, %d call(s), %d failed, in %s", ss.ID, ss.Last.Format("2006-01-02 15:04"),
+	var a answer
+	for i, ss := range list {
+		line := fmt.Sprintf("%s %s %s, %d call(s), %d failed, in %s", ss.ID, ss.Last.Format("2006-01-02 15:04"),
 			orDash(ss.Agent), ss.Observations, ss.Failures, orDash(ss.Cwd))
 		if ss.FirstPrompt != "" {
-			fmt.Fprintf(&b, ": %q", ss.FirstPrompt)
+			line += fmt.Sprintf(": %q", ss.FirstPrompt)
 		}
 		if ss.Origin != recall.Local {
-			fmt.Fprintf(&b, " (from %s)", ss.Origin)
+			line += fmt.Sprintf(" (from %s)", ss.Origin)
 		}
-		b.WriteString("\n")
-		if b.Len() > answerChars {
+		if !a.add(line+"\n", len(list)-i, "session(s)", "ask for a lower limit") {
 			break
 		}
 	}
 	if len(list) == 0 {
-		b.WriteString("no session\n")
+		a.b.WriteString("no session\n")
 	}
-	return text(b.String()), nil, nil
+	return text(a.b.String()), nil, nil
 }
 
 // observationText is an observation whole, its result cut past share characters.

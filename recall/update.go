@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -209,35 +210,24 @@ type walked struct {
 // each marked indexed in this transaction.
 func (w *writer) unindexed(git *vcs.Git, tip plumbing.Hash) ([]walked, error) {
 	var out []walked
-	seen := map[plumbing.Hash]bool{}
-	queue := []plumbing.Hash{tip}
-	for len(queue) > 0 {
-		h := queue[0]
-		queue = queue[1:]
-		if seen[h] {
-			continue
-		}
+	err := git.WalkBatches(tip, func(h plumbing.Hash, batch string) (bool, error) {
 		if err := w.ctx.Err(); err != nil {
-			return nil, err
+			return false, err
 		}
-		seen[h] = true
 		res, err := w.tx.Exec(`INSERT INTO commits (hash) VALUES (?) ON CONFLICT DO NOTHING`, h.String())
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			continue // indexed before, and so is all that leads to it
+			return false, nil // indexed before, and so is all that leads to it
 		}
-		c, err := git.Commit(h)
-		if err != nil {
-			return nil, fmt.Errorf("read commit %s: %w", h, err)
-		}
-		out = append(out, walked{h, vcs.TrailerValue(vcs.ParseTrailers(c.Message), vcs.TrailerBatch)})
-		queue = append(queue, c.ParentHashes...)
+		out = append(out, walked{h, batch})
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
+	slices.Reverse(out)
 	return out, nil
 }
 

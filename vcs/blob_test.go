@@ -31,17 +31,7 @@ func TestOpenFileAgreesWithGit(t *testing.T) {
 	check := func(when string) {
 		t.Helper()
 		h := revParse(t, dir, "HEAD")
-		for path, want := range files {
-			rd, err := r.OpenFile(h, path)
-			if err != nil {
-				t.Fatalf("%s: OpenFile(%s): %v", when, path, err)
-			}
-			got, err := io.ReadAll(rd)
-			rd.Close()
-			if err != nil || string(got) != want {
-				t.Errorf("%s: OpenFile(%s) read %d bytes, %v; want %d", when, path, len(got), err, len(want))
-			}
-		}
+		assertOpenFiles(t, r, h, files, when)
 		for _, missing := range []string{"sessions/s1/nope", "nope/b1.jsonl", "sessions/s1"} {
 			if _, err := r.OpenFile(h, missing); !errors.Is(err, object.ErrFileNotFound) {
 				t.Errorf("%s: OpenFile(%s) = %v, want ErrFileNotFound", when, missing, err)
@@ -142,19 +132,24 @@ func TestOpenFileResolvesDeltaChains(t *testing.T) {
 			}
 			r.reindex()
 			h := revParse(t, dir, "HEAD")
-			for round := range 2 {
-				for path, want := range files {
-					rd, err := r.OpenFile(h, path)
-					if err != nil {
-						t.Fatalf("round %d: OpenFile(%s): %v", round, path, err)
-					}
-					got, err := io.ReadAll(rd)
-					rd.Close()
-					if err != nil || string(got) != want {
-						t.Fatalf("round %d: OpenFile(%s) read %d bytes, %v; want %d", round, path, len(got), err, len(want))
-					}
-				}
-			}
+			assertOpenFiles(t, r, h, files, "resolved")
+			assertOpenFiles(t, r, h, files, "read again")
 		})
+	}
+}
+
+// assertOpenFiles checks that OpenFile reads each of files at commit h as it is.
+func assertOpenFiles(t *testing.T, r *Git, h plumbing.Hash, files map[string]string, when string) {
+	t.Helper()
+	for path, want := range files {
+		rd, err := r.OpenFile(h, path)
+		if err != nil {
+			t.Fatalf("%s: OpenFile(%s): %v", when, path, err)
+		}
+		got, err := io.ReadAll(rd)
+		rd.Close()
+		if err != nil || string(got) != want {
+			t.Errorf("%s: OpenFile(%s) read %d bytes, %v; want %d", when, path, len(got), err, len(want))
+		}
 	}
 }

@@ -229,10 +229,39 @@ func (r *Git) appendReflog(branch plumbing.ReferenceName, old, new plumbing.Hash
 // whose tree holds recordPath. Both must agree, so a trailer typed into a message by
 // hand is not enough. If base is not in tip's history, the whole history is searched.
 func (r *Git) FindBatch(tip, base plumbing.Hash, batch, recordPath string) (plumbing.Hash, bool, error) {
-	if tip.IsZero() {
-		return plumbing.ZeroHash, false, nil
+	var found plumbing.Hash
+	err := r.WalkBatches(tip, func(h plumbing.Hash, b string) (bool, error) {
+		if h == base {
+			return false, nil
+		}
+		if b == batch {
+			commit, err := r.Commit(h)
+			if err != nil {
+				return false, fmt.Errorf("read commit %s: %w", h, err)
+			}
+			if _, err := commit.File(recordPath); err == nil {
+				found = h
+				return false, errFound
+			}
+		}
+		return true, nil
+	})
+	if errors.Is(err, errFound) {
+		return found, true, nil
 	}
-	seen := map[plumbing.Hash]bool{base: true}
+	return plumbing.ZeroHash, false, err
+}
+
+var errFound = errors.New("found")
+
+// WalkBatches visits each commit reachable from tip once, breadth first from it, with
+// its Agmem-Batch trailer ("" for a commit agmem did not write); visit says whether to
+// go on to the commit's parents, and an error from it ends the walk.
+func (r *Git) WalkBatches(tip plumbing.Hash, visit func(h plumbing.Hash, batch string) (bool, error)) error {
+	if tip.IsZero() {
+		return nil
+	}
+	seen := map[plumbing.Hash]bool{}
 	queue := []plumbing.Hash{tip}
 	for len(queue) > 0 {
 		h := queue[0]
@@ -243,23 +272,20 @@ func (r *Git) FindBatch(tip, base plumbing.Hash, batch, recordPath string) (plum
 		seen[h] = true
 		c, err := r.walkedCommit(h)
 		if err != nil {
-			return plumbing.ZeroHash, false, fmt.Errorf("read commit %s: %w", h, err)
+			return fmt.Errorf("read commit %s: %w", h, err)
 		}
-		if c.batch == batch {
-			commit, err := r.Commit(h)
-			if err != nil {
-				return plumbing.ZeroHash, false, fmt.Errorf("read commit %s: %w", h, err)
-			}
-			if _, err := commit.File(recordPath); err == nil {
-				return h, true, nil
-			}
+		descend, err := visit(h, c.batch)
+		if err != nil {
+			return err
 		}
-		queue = append(queue, c.parents...)
+		if descend {
+			queue = append(queue, c.parents...)
+		}
 	}
-	return plumbing.ZeroHash, false, nil
+	return nil
 }
 
-// walkedCommit is what FindBatch reads of a commit: its Agmem-Batch trailer and its
+// walkedCommit is what WalkBatches reads of a commit: its Agmem-Batch trailer and its
 // parents. A flush looks for several batches from one tip: each commit is read once.
 type walkedCommit struct {
 	batch   string
