@@ -164,11 +164,13 @@ type Updated struct {
 	Took             time.Duration
 }
 
-// Update brings the index up to date: the journal's entries recorded since the last
-// update, then every commit of this repo's branch and of each fetched agents/* branch
-// not indexed yet. It reads the journal first, in short transactions as a replay
-// does, so that an entry a flush commits meanwhile is found in git afterwards; it
-// never holds the journal while it reads git. j may be nil (a clone with no journal).
+// Update brings the index up to date: every commit of this repo's branch and of each
+// fetched agents/* branch not indexed yet, then the journal's entries recorded since
+// the last update. Git comes first, so that what a flush just committed is indexed
+// once, where it is, and its entries in the journal are only found there already; an
+// entry a flush commits meanwhile is indexed as pending, and placed in its commit by the
+// next update. It reads the journal in short transactions, as a replay does, and never
+// holds it while it reads git. j may be nil (a clone with no journal).
 //
 // Once ctx is done it stops, leaving the index as it was, and returns ctx's error.
 func (ix *Index) Update(ctx context.Context, git *vcs.Git, j *journal.Journal) (Updated, error) {
@@ -178,13 +180,13 @@ func (ix *Index) Update(ctx context.Context, git *vcs.Git, j *journal.Journal) (
 		return Updated{}, err
 	}
 	defer w.rollback()
-	if j != nil {
-		if err := w.journal(j); err != nil {
+	if git != nil {
+		if err := w.git(git); err != nil {
 			return Updated{}, fmt.Errorf("search index: %w", err)
 		}
 	}
-	if git != nil {
-		if err := w.git(git); err != nil {
+	if j != nil {
+		if err := w.journal(j); err != nil {
 			return Updated{}, fmt.Errorf("search index: %w", err)
 		}
 	}

@@ -143,7 +143,7 @@ type place struct {
 }
 
 // journal indexes the entries the journal recorded since the last update, as pending:
-// those a commit holds already are placed when their commit is indexed.
+// one git holds was indexed there just before, or is placed when its commit is.
 func (w *writer) journal(j *journal.Journal) error {
 	after, err := w.meta("journal_seq")
 	if err != nil {
