@@ -16,6 +16,12 @@ type Packed struct {
 	Before, After int64  // bytes under .git/objects
 }
 
+// packDepth bounds a chain of deltas in the packs git writes of a memory repo (git's
+// own default is 50). Reading a blob resolves its chain; on a year of sessions packed
+// with chains of 50, a search that reads its hits' records took 0.32 s, and 0.08 s with
+// chains of at most 10 (the pack was no bigger).
+const packDepth = "10"
+
 // PackObjects packs the repository's objects. With git's CLI on $PATH, it runs `git gc`,
 // which also compresses agmem's packs with deltas (agmem writes whole objects) and
 // drops what nothing has reached for two weeks. Without it, agmem writes the loose
@@ -28,7 +34,7 @@ func (r *Git) PackObjects() (Packed, error) {
 		return p, err
 	}
 	if _, lookErr := exec.LookPath("git"); lookErr == nil {
-		cmd := exec.Command("git", "gc", "--quiet")
+		cmd := exec.Command("git", "-c", "pack.depth="+packDepth, "gc", "--quiet")
 		cmd.Dir = r.Root
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr

@@ -82,6 +82,7 @@ func Init(root string) (r *Git, created bool, err error) {
 	}
 	cfg := config.NewConfig()
 	cfg.Core.IsBare = false
+	cfg.Raw.Section("pack").SetOption("depth", packDepth) // for git's own gc too
 	if err := st.SetConfig(cfg); err != nil {
 		return nil, false, fmt.Errorf("git init %s: %w", root, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -44,7 +45,7 @@ func searchBench(args []string) error {
 		defer os.RemoveAll(dir)
 	}
 	start := time.Now()
-	text, words, err := makeYear(dir, *n, *perSession)
+	text, words, err := makeYear(*bin, dir, *n, *perSession)
 	if err != nil {
 		return err
 	}
@@ -67,6 +68,7 @@ func searchBench(args []string) error {
 	// The queries: common words and rare ones, phrases, filters.
 	rnd := rand.New(rand.NewPCG(7, 11))
 	var qs [][]string
+	kinds := []string{"a common word", "a common word", "a rare word", "a phrase of common words", "a rare word of one agent"}
 	for i := range *queries {
 		var q []string
 		switch i % 5 {
@@ -99,6 +101,15 @@ func searchBench(args []string) error {
 	}
 	p50, p99 := percentile(searches, .5), percentile(searches, .99)
 	fmt.Printf("agmem search, %d queries, whole process: median %s, p99 %s\n", len(qs), ms(p50), ms(p99))
+	for _, kind := range slices.Compact(slices.Clone(kinds)) {
+		var of []time.Duration
+		for i, d := range searches {
+			if kinds[i%len(kinds)] == kind {
+				of = append(of, d)
+			}
+		}
+		fmt.Printf("  %s: median %s, p99 %s\n", kind, ms(percentile(of, .5)), ms(percentile(of, .99)))
+	}
 	fmt.Printf("git grep of the same words (%d of them): median %s; agmem search of those: median %s\n",
 		len(grepped), ms(percentile(grepped, .5)), ms(percentile(beside, .5)))
 	row("search: agmem search p50", "≤ 30 ms", ms(p50), p50 <= 30*time.Millisecond)
@@ -175,9 +186,9 @@ var commonWords = []string{"func", "return", "error", "err", "nil", "string", "i
 var agents = []string{"claude-code", "codex", "gemini-cli"}
 
 // makeYear fills repo with n observations in sessions of perSession each, one commit
-// per session holding its session record, as a flush writes it. It returns the bytes of
-// text the index will hold and a few rare words of it.
-func makeYear(repo string, n, perSession int) (text int64, rare []string, err error) {
+// per session holding its session record, as a flush writes it, then packs it as agmem
+// gc does. It returns the bytes of text the index will hold and a few rare words of it.
+func makeYear(bin, repo string, n, perSession int) (text int64, rare []string, err error) {
 	pieces, err := sourcePieces(min(n, 100000), 1000)
 	if err != nil {
 		return 0, nil, err
@@ -243,7 +254,8 @@ func makeYear(repo string, n, perSession int) (text int64, rare []string, err er
 	if out, err := co.CombinedOutput(); err != nil {
 		return 0, nil, fmt.Errorf("checkout: %v: %s", err, out)
 	}
-	return text, rare, nil
+	_, err = run(repo, nil, nil, bin, "--repo", repo, "gc")
+	return text, rare, err
 }
 
 // rareWords are up to n words of at least 6 letters that only one of pieces holds,
