@@ -28,10 +28,22 @@ var exactNames = []struct {
 	{"NotebookEdit", memory.Episodic},
 	{"TodoWrite", memory.Procedural},
 	{"Task", memory.Procedural},
-	{"write_todos", memory.Procedural}, // Gemini CLI
-	{"save_memory", memory.Semantic},   // Gemini CLI
-	{"update_plan", memory.Procedural}, // Codex
-	{"todo_write", memory.Procedural},  // Cursor
+	// Claude Code 2.1: the subagent is Agent, the plan its Task tools; ToolSearch finds
+	// tools, Skill loads instructions.
+	{"Agent", memory.Procedural},
+	{"TaskCreate", memory.Procedural},
+	{"TaskUpdate", memory.Procedural},
+	{"TaskList", memory.Procedural},
+	{"TaskGet", memory.Procedural},
+	{"ToolSearch", memory.Semantic},
+	{"Skill", memory.Procedural},
+	{"write_todos", memory.Procedural},  // Gemini CLI
+	{"save_memory", memory.Semantic},    // Gemini CLI
+	{"replace", memory.Episodic},        // Gemini CLI's edit
+	{"invoke_agent", memory.Procedural}, // Gemini CLI's subagent
+	{"update_plan", memory.Procedural},  // Codex
+	{"apply_patch", memory.Episodic},    // Codex
+	{"todo_write", memory.Procedural},   // Cursor
 }
 
 // pythonPatterns is the Python agmem's MEMORY_TYPE_MAP, in its order: the first match wins,

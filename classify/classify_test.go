@@ -173,6 +173,28 @@ func TestClassifyAgentNames(t *testing.T) {
 		{"TodoWrite", memory.Procedural, "exact:TodoWrite"},
 		{"Task", memory.Procedural, "exact:Task"},
 
+		// Claude Code 2.1.332's tools
+		{"Agent", memory.Procedural, "exact:Agent"},
+		{"TaskCreate", memory.Procedural, "exact:TaskCreate"},
+		{"TaskUpdate", memory.Procedural, "exact:TaskUpdate"},
+		{"TaskList", memory.Procedural, "exact:TaskList"},
+		{"TaskGet", memory.Procedural, "exact:TaskGet"},
+		{"ToolSearch", memory.Semantic, "exact:ToolSearch"},
+		{"Skill", memory.Procedural, "exact:Skill"},
+		// Gemini CLI 0.61.0's
+		{"list_directory", memory.Semantic, "pattern:list_"},
+		{"read_file", memory.Semantic, "pattern:read_file"},
+		{"grep_search", memory.Semantic, "pattern:search"},
+		{"glob", memory.Semantic, "exact:Glob"},
+		{"replace", memory.Episodic, "exact:replace"},
+		{"write_file", memory.Episodic, "pattern:write_file"},
+		{"run_shell_command", memory.Episodic, "pattern:shell"},
+		{"web_fetch", memory.Semantic, "pattern:fetch"},
+		{"google_web_search", memory.Semantic, "pattern:search"},
+		{"invoke_agent", memory.Procedural, "exact:invoke_agent"},
+		// Codex CLI 0.171.0's, as its hooks name them
+		{"apply_patch", memory.Episodic, "exact:apply_patch"},
+
 		{"mcp__fetch__fetch", memory.Semantic, "pattern:fetch"},
 		{"mcp__github__create_issue", memory.Procedural, "pattern:create_"},
 		{"mcp__x__run_tests", memory.Episodic, "pattern:test"},
