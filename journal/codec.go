@@ -118,10 +118,14 @@ func marshalEntry(b []byte, e memory.Entry) ([]byte, error) {
 	optional(`,"tool_use_id":`, o.ToolUseID)
 	optional(`,"cwd":`, o.Cwd)
 	optional(`,"agent_id":`, o.AgentID)
+	optional(`,"prompt_id":`, o.PromptID)
 	if o.DurationMS != nil {
 		integer(`,"duration_ms":`, *o.DurationMS)
 	}
 	optional(`,"error":`, o.Error)
+	if o.Interrupted {
+		out.WriteString(`,"interrupted":true`)
+	}
 	if o.Redactions != 0 {
 		integer(`,"redactions":`, int64(o.Redactions))
 	}

@@ -239,6 +239,8 @@ func TestMarshalEntryWritesEveryMember(t *testing.T) {
 			f.SetString("<" + v.Type().Field(i).Name + ">")
 		case f.Kind() == reflect.Int:
 			f.SetInt(int64(i))
+		case f.Kind() == reflect.Bool:
+			f.SetBool(true)
 		case f.Kind() == reflect.Pointer && f.Type().Elem().Kind() == reflect.Int64:
 			f.Set(reflect.New(f.Type().Elem()))
 			f.Elem().SetInt(int64(i))

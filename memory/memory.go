@@ -39,8 +39,12 @@ type Observation struct {
 	ToolUseID  string          `json:"tool_use_id,omitempty"`
 	Cwd        string          `json:"cwd,omitempty"`
 	AgentID    string          `json:"agent_id,omitempty"`
-	DurationMS *int64          `json:"duration_ms,omitempty"`
-	Error      string          `json:"error,omitempty"`
+	// PromptID ties the call to the prompt that caused it (Claude Code's prompt_id).
+	PromptID   string `json:"prompt_id,omitempty"`
+	DurationMS *int64 `json:"duration_ms,omitempty"`
+	Error      string `json:"error,omitempty"`
+	// Interrupted says the call failed because a person interrupted it.
+	Interrupted bool `json:"interrupted,omitempty"`
 
 	// Redactions counts the secrets replaced by "[REDACTED:<rule>]" before the
 	// observation was first written.

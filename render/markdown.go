@@ -33,6 +33,7 @@ func Markdown(o *memory.Observation) []byte {
 	b.WriteString("auto_captured: true\n")
 	for _, f := range []struct{ key, value string }{
 		{"source", o.Source}, {"tool_use_id", o.ToolUseID}, {"cwd", o.Cwd}, {"agent_id", o.AgentID},
+		{"prompt_id", o.PromptID},
 	} {
 		if f.value != "" {
 			writeField(&b, f.key, f.value)
@@ -43,6 +44,9 @@ func Markdown(o *memory.Observation) []byte {
 	}
 	if o.Error != "" {
 		b.WriteString("failed: true\n")
+	}
+	if o.Interrupted {
+		b.WriteString("interrupted: true\n")
 	}
 	b.WriteString("redactions: " + strconv.Itoa(o.Redactions) + "\n")
 	if o.Withheld != "" {

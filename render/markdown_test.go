@@ -142,7 +142,7 @@ func TestFrontmatterRoundTrip(t *testing.T) {
 	for _, s := range nasty {
 		o := memory.Observation{
 			ID: "01JPB2N3V4W5X6Y7Z8A9B0C1D2", SessionID: s, Timestamp: when, ToolName: s,
-			MemoryType: memory.Type(s), Source: s, ToolUseID: s, Cwd: s, AgentID: s, Summary: s,
+			MemoryType: memory.Type(s), Source: s, ToolUseID: s, Cwd: s, AgentID: s, PromptID: s, Summary: s,
 			Arguments: json.RawMessage(`{}`), Error: s, DurationMS: ms(-7),
 			Redactions: 3, Withheld: s, Truncated: map[string]int{s: 5, "result": 9},
 		}
@@ -159,7 +159,7 @@ func TestFrontmatterRoundTrip(t *testing.T) {
 			"redactions":     3,
 		}
 		if s != "" {
-			for _, k := range []string{"source", "tool_use_id", "cwd", "agent_id", "withheld"} {
+			for _, k := range []string{"source", "tool_use_id", "cwd", "agent_id", "prompt_id", "withheld"} {
 				want[k] = valid(s)
 			}
 			want["failed"] = true
@@ -188,6 +188,7 @@ func valid(s string) string { return string([]rune(s)) }
 func TestFrontmatterKeyOrder(t *testing.T) {
 	o := goldenObservations[0].obs
 	o.Error, o.AgentID, o.Withheld, o.Truncated = "boom", "a1", "**/.env*", map[string]int{"result": 2 << 20}
+	o.PromptID, o.Interrupted = "p1", true
 	var keys []string
 	for _, line := range strings.Split(string(Markdown(&o)), "\n")[1:] {
 		if line == "---" {
@@ -196,7 +197,7 @@ func TestFrontmatterKeyOrder(t *testing.T) {
 		k, _, _ := strings.Cut(line, ":")
 		keys = append(keys, k)
 	}
-	want := "schema_version memory_type observation_id session_id timestamp tool_name auto_captured source tool_use_id cwd agent_id duration_ms failed redactions withheld truncated   \"result\""
+	want := "schema_version memory_type observation_id session_id timestamp tool_name auto_captured source tool_use_id cwd agent_id prompt_id duration_ms failed interrupted redactions withheld truncated   \"result\""
 	if got := strings.Join(keys, " "); got != want {
 		t.Errorf("keys:\n got %s\nwant %s", got, want)
 	}
