@@ -14,6 +14,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/jsonscan"
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/memory"
@@ -64,15 +65,20 @@ func runReplay(e *env, repo memrepo.Repo, o replayOptions) error {
 		case inGit:
 			return replayFromGit(w, repo, o)
 		}
-		enc := json.NewEncoder(w)
 		show = func(en memory.Entry) error {
-			if en.Observation != nil {
-				return enc.Encode(en.Observation)
+			var v any = en.Observation
+			if en.Observation == nil {
+				if !o.events {
+					return nil
+				}
+				v = en.Event
 			}
-			if o.events {
-				return enc.Encode(en.Event)
+			raw, err := json.Marshal(v)
+			if err != nil {
+				return err
 			}
-			return nil
+			w.Write(jsonscan.AppendHTMLUnescape(w.AvailableBuffer(), raw))
+			return w.WriteByte('\n')
 		}
 	} else {
 		fmt.Fprintf(w, "session %s\n", o.session)
@@ -172,7 +178,7 @@ func writeStored(w *bufio.Writer, raw []byte, events bool) error {
 	default:
 		return nil
 	}
-	w.Write(member)
+	w.Write(jsonscan.AppendHTMLUnescape(w.AvailableBuffer(), member))
 	return w.WriteByte('\n')
 }
 
@@ -207,6 +213,12 @@ func timelineLine(en memory.Entry) string {
 		switch ev.Name {
 		case "SessionStart":
 			text = strings.TrimSpace(ev.Attrs["start_source"] + " " + ev.Attrs["model"])
+			if mode := ev.Attrs["permission_mode"]; mode != "" {
+				text += "  permissions: " + mode
+			}
+			if path := ev.Attrs["transcript_path"]; path != "" {
+				text += "  transcript: " + path
+			}
 		case "UserPromptSubmit":
 			text = "prompt: " + text
 		}
@@ -218,6 +230,9 @@ func timelineLine(en memory.Entry) string {
 		mark = "! "
 	}
 	line := fmt.Sprintf("%s  %s[%s] %s", at, mark, o.MemoryType, clip(o.Summary, 160))
+	if o.Interrupted {
+		line += "  interrupted"
+	}
 	if o.Error != "" {
 		line += "  error: " + clip(o.Error, 120)
 	}

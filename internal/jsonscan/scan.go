@@ -523,3 +523,34 @@ func AppendString(dst []byte, s string, html bool) []byte {
 	}
 	return append(append(dst, s[start:]...), '"')
 }
+
+// AppendHTMLUnescape appends src, JSON, to dst with the escapes AppendHTMLEscape makes of
+// <, > and & written as the characters again: the same JSON, as text reads it. An
+// escaped backslash before "u003c" is left as it is; so are U+2028 and U+2029, which
+// some JavaScript readers take for line ends.
+func AppendHTMLUnescape(dst, src []byte) []byte {
+	start := 0
+	for i := bytes.IndexByte(src, '\\'); i >= 0 && i+1 < len(src); {
+		if src[i+1] == 'u' && i+6 <= len(src) && src[i+2] == '0' && src[i+3] == '0' {
+			var c byte
+			switch string(bytes.ToLower(src[i+4 : i+6])) {
+			case "3c":
+				c = '<'
+			case "3e":
+				c = '>'
+			case "26":
+				c = '&'
+			}
+			if c != 0 {
+				dst = append(append(dst, src[start:i]...), c)
+				start = i + 6
+			}
+		}
+		next := bytes.IndexByte(src[i+2:], '\\') // past the escape's second byte
+		if next < 0 {
+			break
+		}
+		i += 2 + next
+	}
+	return append(dst, src[start:]...)
+}

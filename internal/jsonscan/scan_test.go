@@ -167,6 +167,25 @@ func FuzzAppendHTMLEscape(f *testing.F) {
 	})
 }
 
+// FuzzAppendHTMLUnescape checks that AppendHTMLUnescape gives back, from any text
+// encoding/json wrote with its HTML escaping, what it writes without it.
+func FuzzAppendHTMLUnescape(f *testing.F) {
+	for _, s := range []string{"", "<b> & </b>", `\u003c stays`, `\\<`, "a\u2028b", `\`, `<\>`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		escaped, _ := json.Marshal(map[string]string{s: s})
+		var plain bytes.Buffer
+		enc := json.NewEncoder(&plain)
+		enc.SetEscapeHTML(false)
+		enc.Encode(map[string]string{s: s})
+		want := bytes.TrimSuffix(plain.Bytes(), []byte("\n"))
+		if got := AppendHTMLUnescape([]byte("x"), escaped); string(got) != "x"+string(want) {
+			t.Fatalf("AppendHTMLUnescape(%s) = %s; want %s", escaped, got[1:], want)
+		}
+	})
+}
+
 // FuzzAppendString holds AppendString to encoding/json, with HTML escaping and without.
 func FuzzAppendString(f *testing.F) {
 	for _, s := range []string{"", "plain", `q"b\s`, "nl\ncr\rtab\tnul\x00esc\x1b\b\f", "<&>", "ls\u2028ps\u2029",
