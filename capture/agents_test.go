@@ -1,6 +1,9 @@
 package capture
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -123,5 +126,75 @@ func TestAgentPayloadsReviewed(t *testing.T) {
 	d, err = Decode([]byte(`{"conversation_id":"k1","hook_event_name":"postToolUse","workspace_roots":["/w"],"tool_name":"Shell","tool_input":{"command":"npm test"},"tool_output":"`+long+`"}`), defaultPolicy(), time.Now())
 	if err != nil || len(d.Entries) != 0 || len(d.Skipped) != 1 {
 		t.Errorf("cursor postToolUse of Shell: %+v, %v; want it skipped", d, err)
+	}
+}
+
+// TestRealAgentSessions decodes what Claude Code 2.1.332, Codex CLI 0.171.0 and Gemini
+// CLI 0.61.0 sent their hooks in one scripted session each (testdata/real-agents, in
+// the order sent), read as the hook agmem installs names the agent: every entry is the
+// agent's, every call that failed in any form is a failed observation, and what the
+// payloads carry of the prompt and the session is kept.
+func TestRealAgentSessions(t *testing.T) {
+	for _, c := range []struct {
+		dir, agent, source string
+		calls              []string // the observations, in order; "!" before a failed one
+		events             []string
+	}{
+		{"claude-2.1.332", "claude", SourceClaudeCode,
+			[]string{"Bash", "Read", "Write", "!Bash", "!Read", "!Write"},
+			[]string{"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"}},
+		// Codex's shell result carries no exit code: the failed cat is not known failed.
+		{"codex-0.171.0", "codex", SourceCodex,
+			[]string{"Bash", "Bash", "apply_patch", "Bash"},
+			[]string{"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"}},
+		{"gemini-0.61.0", "gemini", SourceGemini,
+			[]string{"run_shell_command", "read_file", "write_file", "!run_shell_command", "!read_file"},
+			[]string{"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"}},
+	} {
+		t.Run(c.dir, func(t *testing.T) {
+			files, err := filepath.Glob(filepath.Join("testdata", "real-agents", c.dir, "*.json"))
+			if err != nil || len(files) == 0 {
+				t.Fatalf("no payloads: %v", err)
+			}
+			p := defaultPolicy()
+			p.Agent = c.agent
+			var calls, events []string
+			for _, f := range files {
+				data, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				d, err := Decode(data, p, time.Now())
+				if err != nil {
+					t.Fatalf("%s: %v", filepath.Base(f), err)
+				}
+				for _, e := range d.Entries {
+					if e.Source() != c.source {
+						t.Errorf("%s: source %q, want %q", filepath.Base(f), e.Source(), c.source)
+					}
+					if o := e.Observation; o != nil {
+						name := o.ToolName
+						if o.Error != "" {
+							name = "!" + name
+						}
+						calls = append(calls, name)
+						if c.agent == "claude" && o.PromptID == "" {
+							t.Errorf("%s: the call's prompt_id is lost", filepath.Base(f))
+						}
+					} else {
+						events = append(events, e.Event.Name)
+						if e.Event.Attrs["transcript_path"] == "" {
+							t.Errorf("%s: the event's transcript_path is lost", filepath.Base(f))
+						}
+					}
+				}
+			}
+			if !slices.Equal(calls, c.calls) {
+				t.Errorf("calls %q, want %q", calls, c.calls)
+			}
+			if !slices.Equal(events, c.events) {
+				t.Errorf("events %q, want %q", events, c.events)
+			}
+		})
 	}
 }

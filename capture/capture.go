@@ -45,20 +45,22 @@ type Decoded struct {
 
 // Native is the native observation shape (FORMAT.md §Observations), as read from input.
 type Native struct {
-	ID         string          `json:"id"`
-	SessionID  string          `json:"session_id"`
-	Timestamp  string          `json:"timestamp"`
-	ToolName   *string         `json:"tool_name"`
-	Arguments  json.RawMessage `json:"arguments"`
-	Result     json.RawMessage `json:"result"`
-	MemoryType string          `json:"memory_type"`
-	Summary    string          `json:"summary"`
-	Source     string          `json:"source"`
-	ToolUseID  string          `json:"tool_use_id"`
-	Cwd        string          `json:"cwd"`
-	AgentID    string          `json:"agent_id"`
-	DurationMS *float64        `json:"duration_ms"`
-	Error      string          `json:"error"`
+	ID          string          `json:"id"`
+	SessionID   string          `json:"session_id"`
+	Timestamp   string          `json:"timestamp"`
+	ToolName    *string         `json:"tool_name"`
+	Arguments   json.RawMessage `json:"arguments"`
+	Result      json.RawMessage `json:"result"`
+	MemoryType  string          `json:"memory_type"`
+	Summary     string          `json:"summary"`
+	Source      string          `json:"source"`
+	ToolUseID   string          `json:"tool_use_id"`
+	Cwd         string          `json:"cwd"`
+	AgentID     string          `json:"agent_id"`
+	PromptID    string          `json:"prompt_id"`
+	DurationMS  *float64        `json:"duration_ms"`
+	Error       string          `json:"error"`
+	Interrupted bool            `json:"interrupted"`
 }
 
 // Decode reads one JSON object of any supported shape (FORMAT.md §Input): the object
@@ -78,13 +80,15 @@ func Decode(data []byte, p Policy, now time.Time) (Decoded, error) {
 	switch {
 	case err != nil:
 		return Decoded{}, err
-	case hook && (o.has(mConversationID) || o.has(mWorkspaceRoots)):
-		return decodeCursorHook(o, event, p, now)
-	case hook && o.has(mTurnID):
-		return decodeClaudeHook(o, event, SourceCodex, p, now)
-	case hook && isGeminiHook(event, o.has(mTimestamp)):
-		return decodeGeminiHook(o, event, p, now)
 	case hook:
+		switch hookSource(o, event, p.Agent) {
+		case SourceCursor:
+			return decodeCursorHook(o, event, p, now)
+		case SourceGemini:
+			return decodeGeminiHook(o, event, p, now)
+		case SourceCodex:
+			return decodeClaudeHook(o, event, SourceCodex, p, now)
+		}
 		return decodeClaudeHook(o, event, SourceClaudeCode, p, now)
 	case o.has(mToolName):
 		n, err := nativeOf(o)
@@ -101,6 +105,29 @@ func Decode(data []byte, p Policy, now time.Time) (Decoded, error) {
 	return Decoded{}, errors.New(`input is neither a native observation (no "tool_name") nor a hook payload (no "hook_event_name")`)
 }
 
+// Agents are the agents whose hooks agmem reads, by the names "agmem hooks install"
+// knows them by, and the source each one's entries are recorded as.
+var Agents = map[string]string{"claude": SourceClaudeCode, "codex": SourceCodex, "gemini": SourceGemini, "cursor": SourceCursor}
+
+// hookSource is the agent a hook payload came from: the one its hook names (agent, as
+// "agmem-record --agent" is given it), else the one its members tell. Only the hook can
+// say for sure: Codex sends Claude Code's events and members, and its session events
+// lack the turn_id that tells its other events apart.
+func hookSource(o *object, event, agent string) string {
+	if source, ok := Agents[agent]; ok {
+		return source
+	}
+	switch {
+	case o.has(mConversationID) || o.has(mWorkspaceRoots):
+		return SourceCursor
+	case o.has(mTurnID):
+		return SourceCodex
+	case isGeminiHook(event, o.has(mTimestamp)):
+		return SourceGemini
+	}
+	return SourceClaudeCode
+}
+
 // nativeOf reads the native observation o holds.
 func nativeOf(o *object) (Native, error) {
 	var n Native
@@ -113,11 +140,13 @@ func nativeOf(o *object) (Native, error) {
 	}
 	err := o.strs(field{mID, &n.ID}, field{mSessionID, &n.SessionID}, field{mTimestamp, &n.Timestamp},
 		field{mMemoryType, &n.MemoryType}, field{mSummary, &n.Summary}, field{mSource, &n.Source},
-		field{mToolUseID, &n.ToolUseID}, field{mCwd, &n.Cwd}, field{mAgentID, &n.AgentID}, field{mError, &n.Error})
+		field{mToolUseID, &n.ToolUseID}, field{mCwd, &n.Cwd}, field{mAgentID, &n.AgentID}, field{mError, &n.Error},
+		field{mPromptID, &n.PromptID})
 	if err != nil {
 		return n, err
 	}
 	n.Arguments, n.Result = o.value(mArguments), o.value(mResult)
+	n.Interrupted = o.isTrue(mInterrupted)
 	n.DurationMS, err = o.num(mDurationMS)
 	return n, err
 }
@@ -131,17 +160,21 @@ func FromNative(n Native, p Policy, now time.Time) (Decoded, error) {
 		return Decoded{}, err
 	}
 	o := &memory.Observation{
-		SessionID: n.SessionID,
-		ToolName:  *n.ToolName,
-		Arguments: n.Arguments,
-		Result:    n.Result,
-		Summary:   n.Summary,
-		Source:    n.Source,
-		ToolUseID: n.ToolUseID,
-		Cwd:       n.Cwd,
-		AgentID:   n.AgentID,
-		Error:     n.Error,
-		Timestamp: now,
+		SessionID:   n.SessionID,
+		ToolName:    *n.ToolName,
+		Arguments:   n.Arguments,
+		Result:      n.Result,
+		Summary:     n.Summary,
+		Source:      n.Source,
+		ToolUseID:   n.ToolUseID,
+		Cwd:         n.Cwd,
+		AgentID:     n.AgentID,
+		Error:       n.Error,
+		Timestamp:   now,
+		Interrupted: n.Interrupted && n.Error != "",
+	}
+	if len(n.PromptID) <= maxToolUseID { // one too long to be an id is left out, not the call
+		o.PromptID = n.PromptID
 	}
 	if n.ID != "" {
 		id, err := memory.NormalizeID(n.ID)

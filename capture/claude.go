@@ -3,6 +3,7 @@ package capture
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agmem/agmem/internal/jsonscan"
@@ -28,6 +29,7 @@ type claudeHook struct {
 	TranscriptPath string
 	PermissionMode string
 	TurnID         string // Codex
+	PromptID       string // Claude Code 2.1: the prompt a call or an event came of
 
 	source string // the agent: Claude Code, or Codex
 }
@@ -38,7 +40,9 @@ type claudeCall struct {
 	ToolResponse json.RawMessage
 	ToolUseID    string
 	Error        *string
+	Interrupted  bool // PostToolUseFailure: a person stopped the call
 	DurationMS   *float64
+	place        int // in its PostToolBatch, from 1; 0 when alone
 }
 
 // decodeClaudeHook reads a Claude Code hook payload, or a Codex one (source says which).
@@ -53,6 +57,7 @@ func decodeClaudeHook(o *object, event, source string, p Policy, now time.Time) 
 				if err = call.read(c); err != nil {
 					break
 				}
+				call.place = len(h.ToolCalls) + 1
 				h.ToolCalls = append(h.ToolCalls, call)
 			}
 		}
@@ -68,7 +73,7 @@ func (h *claudeHook) read(o *object) error {
 		field{mAgentType, &h.AgentType}, field{mSource, &h.Source}, field{mModel, &h.Model},
 		field{mReason, &h.Reason}, field{mPrompt, &h.Prompt}, field{mLastMessage, &h.LastMessage},
 		field{mTranscriptPath, &h.TranscriptPath}, field{mPermissionMode, &h.PermissionMode},
-		field{mTurnID, &h.TurnID})
+		field{mTurnID, &h.TurnID}, field{mPromptID, &h.PromptID})
 	if err != nil {
 		return err
 	}
@@ -80,6 +85,7 @@ func (c *claudeCall) read(o *object) error {
 		return err
 	}
 	c.ToolInput, c.ToolResponse = o.value(mToolInput), o.value(mToolResponse)
+	c.Interrupted = o.isTrue(mIsInterrupt)
 	if o.set(mError) {
 		e, err := o.str(mError)
 		if err != nil {
@@ -98,7 +104,7 @@ func (h *claudeHook) decode(p Policy, now time.Time) (Decoded, error) {
 	case "PostToolUse", "PostToolUseFailure":
 		return h.observations([]claudeCall{h.claudeCall}, p, now)
 	case "PostToolBatch":
-		return h.observations(h.ToolCalls, p, now)
+		return h.observations(refused(h.ToolCalls), p, now)
 	case "SessionStart", "SessionEnd", "UserPromptSubmit", "Stop", "SubagentStop":
 		if err := checkSession(h.SessionID); err != nil {
 			return Decoded{}, err
@@ -110,19 +116,42 @@ func (h *claudeHook) decode(p Policy, now time.Time) (Decoded, error) {
 	return Decoded{Skipped: []string{fmt.Sprintf("%s hook event %q is not recorded", h.source, h.HookEvent)}}, nil
 }
 
+// refused are the calls of a batch that the agent refused before running them (Claude
+// Code: a Write to a file not read first, input that fails its schema), each with its
+// error: those are reported in PostToolBatch alone. Every call that ran has its own
+// PostToolUse or PostToolUseFailure, which says more than the batch's text, so the
+// batch's copy of it is left out (were both kept, its tool_use_id would keep one).
+func refused(calls []claudeCall) []claudeCall {
+	var out []claudeCall
+	for _, c := range calls {
+		var text string
+		if json.Unmarshal(c.ToolResponse, &text) != nil {
+			continue
+		}
+		if msg, ok := strings.CutPrefix(strings.TrimSpace(text), "<tool_use_error>"); ok {
+			msg = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(msg), "</tool_use_error>"))
+			c.Error, c.ToolResponse = &msg, nil
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func (h *claudeHook) observations(calls []claudeCall, p Policy, now time.Time) (Decoded, error) {
 	var out Decoded
-	for i, c := range calls {
+	for _, c := range calls {
 		n := Native{
-			SessionID:  h.SessionID,
-			ToolName:   &c.ToolName,
-			Arguments:  c.ToolInput,
-			Result:     c.ToolResponse,
-			Source:     h.source,
-			ToolUseID:  c.ToolUseID,
-			Cwd:        h.Cwd,
-			AgentID:    h.AgentID,
-			DurationMS: c.DurationMS,
+			SessionID:   h.SessionID,
+			ToolName:    &c.ToolName,
+			Arguments:   c.ToolInput,
+			Result:      c.ToolResponse,
+			Source:      h.source,
+			ToolUseID:   c.ToolUseID,
+			Cwd:         h.Cwd,
+			AgentID:     h.AgentID,
+			PromptID:    h.PromptID,
+			DurationMS:  c.DurationMS,
+			Interrupted: c.Interrupted,
 		}
 		if c.Error != nil {
 			n.Error = *c.Error
@@ -130,8 +159,8 @@ func (h *claudeHook) observations(calls []claudeCall, p Policy, now time.Time) (
 		}
 		d, err := FromNative(n, p, now)
 		if err != nil {
-			if len(calls) > 1 {
-				err = fmt.Errorf("tool call %d: %w", i+1, err)
+			if c.place > 0 {
+				err = fmt.Errorf("tool call %d: %w", c.place, err)
 			}
 			return Decoded{}, err
 		}
@@ -154,6 +183,6 @@ func (h *claudeHook) event(now time.Time) *memory.Event {
 	return newEvent(h.HookEvent, h.SessionID, h.source, text, now, map[string]string{
 		"start_source": h.Source, "model": h.Model, "cwd": h.Cwd, "agent_id": h.AgentID,
 		"agent_type": h.AgentType, "transcript_path": h.TranscriptPath,
-		"permission_mode": h.PermissionMode, "turn_id": h.TurnID,
+		"permission_mode": h.PermissionMode, "turn_id": h.TurnID, "prompt_id": h.PromptID,
 	})
 }

@@ -290,55 +290,35 @@ func TestDecodeClaudeAgentID(t *testing.T) {
 	}
 }
 
+// TestDecodeClaudePostToolBatch checks that a batch gives the calls the agent refused
+// before running them, each a failed call with the agent's reason, and leaves the calls
+// that ran to their own PostToolUse: the payload Claude Code 2.1.332 sent.
 func TestDecodeClaudePostToolBatch(t *testing.T) {
 	long := strings.Repeat("line of output ", 10)
-	payload := `{"session_id":"s-batch","cwd":"/repo","hook_event_name":"PostToolBatch","tool_calls":[
+	payload := `{"session_id":"s-batch","cwd":"/repo","prompt_id":"p1","hook_event_name":"PostToolBatch","tool_calls":[
 		{"tool_name":"Read","tool_input":{"file_path":"a.go"},"tool_use_id":"toolu_A","tool_response":"` + long + `"},
-		{"tool_name":"Grep","tool_input":{"pattern":"x"},"tool_use_id":"toolu_B","tool_response":"no matches"},
-		{"tool_name":"Bash","tool_input":{"command":"go test"},"tool_use_id":"toolu_C","tool_response":{"stdout":"` + long + `"}},
-		{"tool_name":"TodoWrite","tool_input":{"todos":[]},"tool_use_id":"toolu_D"}
+		{"tool_name":"Write","tool_input":{"file_path":"/repo/b.go","content":"x"},"tool_use_id":"toolu_B","tool_response":"<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>"},
+		{"tool_name":"Bash","tool_input":{"command":"go test"},"tool_use_id":"toolu_C","tool_response":{"stdout":"` + long + `"}}
 	]}`
 	d, err := Decode([]byte(payload), defaultPolicy(), now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []struct {
-		tool, toolUseID string
-		typ             memory.Type
-	}{
-		{"Read", "toolu_A", memory.Semantic},
-		{"Bash", "toolu_C", memory.Episodic},
-		{"TodoWrite", "toolu_D", memory.Procedural},
+	if len(d.Entries) != 1 {
+		t.Fatalf("PostToolBatch gave %d entries, want the refused Write alone", len(d.Entries))
 	}
-	if len(d.Entries) != len(want) {
-		t.Fatalf("PostToolBatch gave %d entries, want %d (the short Grep skipped)", len(d.Entries), len(want))
+	checkComplete(t, d.Entries[0])
+	o := d.Entries[0].Observation
+	if o.ToolName != "Write" || o.ToolUseID != "toolu_B" || o.SessionID != "s-batch" || o.Cwd != "/repo" || o.Source != SourceClaudeCode {
+		t.Errorf("got %s %s in %q at %q from %q; want the refused Write of the payload", o.ToolName, o.ToolUseID, o.SessionID, o.Cwd, o.Source)
 	}
-	if len(d.Skipped) != 1 || !strings.HasPrefix(d.Skipped[0], "Grep: ") {
-		t.Errorf("Skipped = %q, want one reason for Grep", d.Skipped)
-	}
-	ids := map[string]bool{}
-	for i, w := range want {
-		e := d.Entries[i]
-		checkComplete(t, e)
-		o := e.Observation
-		if o == nil {
-			t.Fatalf("entry %d is an event", i)
-		}
-		if o.ToolName != w.tool || o.ToolUseID != w.toolUseID || o.MemoryType != w.typ {
-			t.Errorf("entry %d = %s %s %s, want %s %s %s", i, o.ToolName, o.ToolUseID, o.MemoryType, w.tool, w.toolUseID, w.typ)
-		}
-		if o.SessionID != "s-batch" || o.Cwd != "/repo" || o.Source != SourceClaudeCode {
-			t.Errorf("entry %d: session %q, cwd %q, source %q; want the payload's", i, o.SessionID, o.Cwd, o.Source)
-		}
-		if ids[o.ID] {
-			t.Errorf("entry %d: id %s given twice", i, o.ID)
-		}
-		ids[o.ID] = true
+	if want := "File has not been read yet. Read it first before writing to it."; o.Error != want {
+		t.Errorf("error %q, want %q", o.Error, want)
 	}
 }
 
 func TestDecodeClaudePostToolBatchBadCall(t *testing.T) {
-	payload := `{"session_id":"s","hook_event_name":"PostToolBatch","tool_calls":[{"tool_name":"Read"},{"tool_input":{}}]}`
+	payload := `{"session_id":"s","hook_event_name":"PostToolBatch","tool_calls":[{"tool_name":"Read"},{"tool_input":{},"tool_response":"<tool_use_error>refused</tool_use_error>"}]}`
 	d, err := Decode([]byte(payload), defaultPolicy(), now)
 	if err == nil || !strings.Contains(err.Error(), "tool call 2") {
 		t.Errorf("Decode = %+v, %v; want an error naming tool call 2", d, err)

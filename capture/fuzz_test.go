@@ -326,7 +326,7 @@ func FuzzWithhold(f *testing.F) {
 		{`{"tool_name":"Read","session_id":"s","arguments":%s,"result":` + result + `}`, false},
 		{`{"hook_event_name":"PostToolUse","session_id":"s","tool_name":"Read","tool_input":%s,"tool_response":` + result + `}`, false},
 		{`{"hook_event_name":"PostToolUse","turn_id":"t","session_id":"s","tool_name":"Read","tool_input":%s,"tool_response":` + result + `}`, false},
-		{`{"hook_event_name":"PostToolBatch","session_id":"s","tool_calls":[{"tool_name":"Read","tool_input":%s,"tool_response":` + result + `}]}`, false},
+		{`{"hook_event_name":"PostToolBatch","session_id":"s","tool_calls":[{"tool_name":"Read","tool_input":%s,"tool_response":"<tool_use_error>refused</tool_use_error>"}]}`, false},
 		{`{"hook_event_name":"AfterTool","session_id":"s","timestamp":"2025-01-02T03:04:05Z","tool_name":"read_file","tool_input":%s,"tool_response":{"llmContent":` + result + `}}`, false},
 		{`{"hook_event_name":"postToolUse","conversation_id":"s","tool_name":"Read","tool_input":%s,"tool_output":` + result + `}`, true},
 		{`{"hook_event_name":"afterMCPExecution","conversation_id":"s","tool_name":"Read","tool_input":%s,"result_json":` + result + `}`, true},

@@ -3,6 +3,7 @@ package capture
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/agmem/agmem/internal/jsonscan"
@@ -109,6 +110,10 @@ func (h *geminiHook) observation(p Policy, at time.Time, dated bool) (Decoded, e
 			}
 		}
 	}
+	if n.Error == "" {
+		// run_shell_command reports a command's failure only in what the model saw.
+		n.Error = exitFailure(memory.JSONText(n.Result))
+	}
 	return FromNative(n, p, at)
 }
 
@@ -137,4 +142,17 @@ func firstOf(values ...string) string {
 		}
 	}
 	return ""
+}
+
+// exitLine is the line of Gemini CLI's shell output that gives the command's exit status.
+var exitLine = regexp.MustCompile(`(?m)^Exit Code: (-?[0-9]+)\s*$`)
+
+// exitFailure is "Exit Code: N" when the text reports a command that exited with N, not
+// 0; else "".
+func exitFailure(text string) string {
+	m := exitLine.FindStringSubmatch(text)
+	if m == nil || m[1] == "0" {
+		return ""
+	}
+	return "Exit Code: " + m[1]
 }

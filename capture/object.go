@@ -59,6 +59,9 @@ const (
 	mEdits
 	mStatus
 	mMessage
+	mPromptID
+	mIsInterrupt
+	mInterrupted
 	nMembers
 )
 
@@ -76,7 +79,8 @@ var memberNames = [nMembers]string{
 	mLLMContent: "llmcontent", mConversationID: "conversation_id", mGenerationID: "generation_id",
 	mWorkspaceRoots: "workspace_roots", mCommand: "command", mOutput: "output", mDuration: "duration",
 	mResultJSON: "result_json", mToolOutput: "tool_output", mFilePath: "file_path", mEdits: "edits",
-	mStatus: "status", mMessage: "message",
+	mStatus: "status", mMessage: "message", mPromptID: "prompt_id", mIsInterrupt: "is_interrupt",
+	mInterrupted: "interrupted",
 }
 
 // members finds a member by its name in lower case.
@@ -268,4 +272,9 @@ func (o *object) stringMap(m member) (map[string]string, error) {
 		return nil, fmt.Errorf("%q must be an object of strings", memberNames[m])
 	}
 	return out, nil
+}
+
+// isTrue says whether member m is the JSON literal true.
+func (o *object) isTrue(m member) bool {
+	return string(o.value(m)) == "true"
 }

@@ -26,6 +26,9 @@ type Policy struct {
 	// MaxValue bounds, in bytes, each argument's value, the result and the error; a
 	// longer one is cut and its size noted in the observation. 0: no bound.
 	MaxValue int
+	// Agent is the agent whose hook is recording (a key of Agents), when the hook says:
+	// its payloads are read as that agent's. "": each payload's members tell.
+	Agent string
 }
 
 // DefaultWithhold are the paths whose contents are secrets more often than not.

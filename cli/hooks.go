@@ -274,7 +274,7 @@ func runHooksInstall(c *ucli.Context, r agentRun) error {
 	if err != nil {
 		return err
 	}
-	rec := hooks.Recorder{Binary: recordBinary(r.self), Repo: repo.Root}
+	rec := hooks.Recorder{Binary: recordBinary(r.self), Repo: repo.Root, Agent: r.agent.Name}
 	if !lineageBool(c, "no-context") {
 		rec.Context = r.self
 	}

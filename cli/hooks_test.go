@@ -22,10 +22,10 @@ import (
 // ./cmd/..." puts it, the hooks run agmem-record, and all of this holds as well; not an
 // agmem-record of another build, which may be older than the journal.
 func TestInstalledClaudeHookRecordsFromAnywhere(t *testing.T) {
-	t.Run("agmem alone", func(t *testing.T) { installedClaudeHook(t, "", "tools/agmem' record --repo ") })
-	t.Run("agmem-record beside it", func(t *testing.T) { installedClaudeHook(t, "same", "tools/agmem-record' --repo ") })
+	t.Run("agmem alone", func(t *testing.T) { installedClaudeHook(t, "", "tools/agmem' record --agent claude --repo ") })
+	t.Run("agmem-record beside it", func(t *testing.T) { installedClaudeHook(t, "same", "tools/agmem-record' --agent claude --repo ") })
 	t.Run("agmem-record of another build beside it", func(t *testing.T) {
-		installedClaudeHook(t, "other", "tools/agmem' record --repo ")
+		installedClaudeHook(t, "other", "tools/agmem' record --agent claude --repo ")
 	})
 }
 

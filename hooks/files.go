@@ -78,10 +78,19 @@ func (a Agent) PlanInstall(p Place, s Scope, r Recorder, self string) (Plan, err
 			return Plan{}, err
 		}
 		edit := Edit{Path: path, Old: old, New: old}
-		if state, err := sw.State(old); err != nil {
+		if sw.toml() {
+			renamed, done, err := sw.renameDeprecated(old)
+			if err != nil {
+				return Plan{}, fmt.Errorf("%s: %w", path, err)
+			}
+			if done {
+				edit.New, edit.What = renamed, fmt.Sprintf("%s, which %s warns of on every run, renamed %s", sw.Deprecated, a.Title, sw)
+			}
+		}
+		if state, err := sw.State(edit.New); err != nil {
 			return Plan{}, fmt.Errorf("%s: %w", path, err)
 		} else if state == SwitchUnset {
-			if edit.New, err = sw.Enable(old); err != nil {
+			if edit.New, err = sw.Enable(edit.New); err != nil {
 				return Plan{}, fmt.Errorf("%s: %w", path, err)
 			}
 			edit.What = sw.String() + " = true added"

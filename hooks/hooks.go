@@ -11,6 +11,7 @@
 package hooks
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -46,16 +47,19 @@ type Event struct {
 	// Context says the event's hooks can give the agent context ("agmem context" at a
 	// session's start): agmem's context hook goes beside its record hook.
 	Context bool
+	// Timeout, when not 0, is this event's hooks' timeout instead of the agent's.
+	Timeout int
 }
 
 // Agents are the agents agmem installs hooks for, in the order they are listed.
 //
 // Claude Code: ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR), matcher groups, timeouts
-// in seconds; tool events run async so the agent never waits for agmem; lifecycle events
-// run in line so a session's start and end are recorded before the agent goes on or
-// exits. Codex CLI: hooks.json in Claude's shape without async (Codex has none) and with
-// no matcher (Codex reads matchers as regular expressions: none means all tools); hooks
-// run only when config.toml switches them on. Gemini CLI: settings.json with comments,
+// in seconds; tool events run async so the agent never waits for agmem (PostToolBatch
+// for the calls it refused before running them, which no other event reports);
+// lifecycle events run in line so a session's start and end are recorded before the
+// agent goes on or exits. Codex CLI: hooks.json in Claude's shape without async (Codex
+// has none) and with no matcher (Codex reads matchers as regular expressions: none
+// means all tools); SessionEnd's timeout is 3 s, the most Codex allows it. Gemini CLI: settings.json with comments,
 // timeouts in milliseconds, hooks named so that "/hooks disable agmem" works; the tool
 // matcher is "*" and lifecycle matchers are left out (Gemini matches those exactly).
 // Its hooks run while hooksConfig.enabled is on, the default since 0.26; older builds
@@ -73,6 +77,7 @@ var Agents = []Agent{
 		Events: []Event{
 			{Name: "PostToolUse", Matcher: "*", Async: true},
 			{Name: "PostToolUseFailure", Matcher: "*", Async: true},
+			{Name: "PostToolBatch", Async: true},
 			{Name: "SessionStart", Matcher: "*", Context: true},
 			{Name: "SessionEnd", Matcher: "*"},
 			{Name: "UserPromptSubmit"},
@@ -83,8 +88,9 @@ var Agents = []Agent{
 	{
 		Name: "codex", Title: "Codex CLI", Dir: ".codex", DirEnv: "CODEX_HOME", File: "hooks.json",
 		HookType: "command", Timeout: 10,
-		Events: []Event{{Name: "PostToolUse"}, {Name: "SessionStart"}, {Name: "UserPromptSubmit"}, {Name: "Stop"}},
-		Switch: &Switch{File: "config.toml", Table: "features", Key: "codex_hooks", Aliases: []string{"features.hooks"}},
+		Events: []Event{{Name: "PostToolUse"}, {Name: "SessionStart"}, {Name: "UserPromptSubmit"}, {Name: "Stop"},
+			{Name: "SessionEnd", Timeout: 3}},
+		Switch: &Switch{File: "config.toml", Table: "features", Key: "hooks", Deprecated: "features.codex_hooks"},
 		MCP:    MCPServers{User: ".codex/config.toml", UserInEnv: "config.toml", Project: ".codex/config.toml", TOML: true},
 	},
 	{
@@ -127,8 +133,12 @@ const RecordBinary = "agmem-record"
 // recording into a memory repo; and, at a session's start, Context: an agmem binary
 // running "agmem context" ("" for no context hook).
 type Recorder struct {
-	Binary  string `json:"binary"`
-	Repo    string `json:"repo,omitempty"`
+	Binary string `json:"binary"`
+	Repo   string `json:"repo,omitempty"`
+	// Agent is the agent the hook is for, given to record as --agent: only the hook
+	// knows for sure whose payload it is (Codex sends Claude Code's). "": left to record
+	// to tell, as hooks agmem wrote before it said.
+	Agent   string `json:"agent,omitempty"`
 	Context string `json:"context,omitempty"`
 }
 
@@ -142,6 +152,9 @@ func (r Recorder) Command() string {
 	run := shell.Quote(r.Binary) + " record"
 	if Standalone(r.Binary) {
 		run = shell.Quote(r.Binary)
+	}
+	if r.Agent != "" {
+		run += " --agent " + r.Agent
 	}
 	return run + " --repo " + shell.Quote(r.Repo) + " >/dev/null"
 }
@@ -157,10 +170,10 @@ func Standalone(binary string) bool {
 	return strings.TrimSuffix(filepath.Base(binary), ".exe") == RecordBinary
 }
 
-// recorderOf recognises agmem's hook command: agmem-record whose only other words are a
-// --repo, or an agmem binary (one named agmem, or self) whose only other words are
-// "record" and a --repo, its output sent to /dev/null or not (see withoutRedirections).
-// It returns what the command runs.
+// recorderOf recognises agmem's hook command: agmem-record whose only other words are an
+// --agent and a --repo, or an agmem binary (one named agmem, or self) whose only other
+// words are "record", an --agent and a --repo, its output sent to /dev/null or not (see
+// withoutRedirections). It returns what the command runs.
 func recorderOf(command, self string) (Recorder, bool) {
 	words, ok := shell.Words(withoutRedirections(command))
 	if !ok || len(words) == 0 {
@@ -180,6 +193,11 @@ func recorderOf(command, self string) (Recorder, bool) {
 			i++
 		case strings.HasPrefix(w, "--repo="):
 			r.Repo = strings.TrimPrefix(w, "--repo=")
+		case w == "--agent" && i+1 < len(words):
+			r.Agent = words[i+1]
+			i++
+		case strings.HasPrefix(w, "--agent="):
+			r.Agent = strings.TrimPrefix(w, "--agent=")
 		default:
 			return Recorder{}, false
 		}
@@ -267,13 +285,15 @@ type group struct {
 
 // entry is what agmem puts in an event's list.
 func (a Agent) entry(ev Event, r Recorder) any {
-	h := hook{Name: a.HookName, Type: a.HookType, Command: r.Command(), Timeout: a.Timeout, Async: ev.Async}
+	r.Agent = a.Name
+	timeout := cmp.Or(ev.Timeout, a.Timeout)
+	h := hook{Name: a.HookName, Type: a.HookType, Command: r.Command(), Timeout: timeout, Async: ev.Async}
 	if a.Flat {
 		return h
 	}
 	g := group{Matcher: ev.Matcher, Hooks: []hook{h}}
 	if ev.Context && r.Context != "" {
-		g.Hooks = append(g.Hooks, hook{Name: a.HookName, Type: a.HookType, Command: r.ContextCommand(), Timeout: a.Timeout})
+		g.Hooks = append(g.Hooks, hook{Name: a.HookName, Type: a.HookType, Command: r.ContextCommand(), Timeout: timeout})
 	}
 	return g
 }

@@ -105,7 +105,9 @@ func TestInstallAndUninstallGolden(t *testing.T) {
 					t.Errorf("a second install changed the file (%+v, %v):\n%s", ch, err, diff.Diff("first", got, "second", again))
 				}
 				found, err := a.Inspect(got, self)
-				if err != nil || len(found.Missing) != 0 || !reflect.DeepEqual(found.Recorders, []Recorder{ana}) {
+				want := ana
+				want.Agent = a.Name
+				if err != nil || len(found.Missing) != 0 || !reflect.DeepEqual(found.Recorders, []Recorder{want}) {
 					t.Errorf("after install, Inspect = %+v, %v; want every event, recording into %s", found, err, ana.Repo)
 				}
 
@@ -311,6 +313,9 @@ func TestRecorderOf(t *testing.T) {
 		{"/home/ana/bin/agmem-dev record --repo /m", Recorder{Binary: "/home/ana/bin/agmem-dev", Repo: "/m"}, true}, // self
 		{"/usr/local/bin/agmem-record --repo /m >/dev/null", Recorder{Binary: "/usr/local/bin/agmem-record", Repo: "/m"}, true},
 		{"agmem-record", Recorder{Binary: "agmem-record"}, true},
+		{"agmem-record --agent codex --repo /m >/dev/null", Recorder{Binary: "agmem-record", Repo: "/m", Agent: "codex"}, true},
+		{"agmem record --agent=gemini", Recorder{Binary: "agmem", Agent: "gemini"}, true},
+		{"agmem-record --agent", Recorder{}, false},
 		{"agmem-record record --repo /m", Recorder{}, false}, // it takes no command
 		{"agmem-record --jsonl", Recorder{}, false},
 		{"agmem flush", Recorder{}, false},
@@ -347,7 +352,9 @@ func TestInstallUpdatesHandEditedHooks(t *testing.T) {
 		if err := json.Unmarshal(got, &v); err != nil {
 			t.Fatal(err)
 		}
-		if list := v.Hooks["PostToolUse"]; len(list) != 1 || len(list[0].Hooks) != 1 || list[0].Hooks[0].Command != ana.Command() {
+		want := ana
+		want.Agent = "claude"
+		if list := v.Hooks["PostToolUse"]; len(list) != 1 || len(list[0].Hooks) != 1 || list[0].Hooks[0].Command != want.Command() {
 			t.Errorf("%q: PostToolUse is now %+v, want agmem's one hook, updated", redirect, list)
 		}
 	}
@@ -385,18 +392,18 @@ func TestSwitch(t *testing.T) {
 	codex := agent(t, "codex")
 	sw := *codex.Switch
 	for _, tc := range []struct{ name, src, state, want, err string }{
-		{"no file", "", SwitchUnset, "[features]\ncodex_hooks = true\n", ""},
+		{"no file", "", SwitchUnset, "[features]\nhooks = true\n", ""},
 		{"other settings", "model = \"o3\"\n\n[mcp_servers.docs]\ncommand = \"docs\"\n",
-			SwitchUnset, "model = \"o3\"\n\n[mcp_servers.docs]\ncommand = \"docs\"\n\n[features]\ncodex_hooks = true\n", ""},
-		{"no final newline", "model = \"o3\"", SwitchUnset, "model = \"o3\"\n\n[features]\ncodex_hooks = true\n", ""},
+			SwitchUnset, "model = \"o3\"\n\n[mcp_servers.docs]\ncommand = \"docs\"\n\n[features]\nhooks = true\n", ""},
+		{"no final newline", "model = \"o3\"", SwitchUnset, "model = \"o3\"\n\n[features]\nhooks = true\n", ""},
 		{"features table", "# mine\n[features] # experiments\nweb_search = true\n\n[tui]\nx = 1\n",
-			SwitchUnset, "# mine\n[features] # experiments\ncodex_hooks = true\nweb_search = true\n\n[tui]\nx = 1\n", ""},
-		{"features last, no newline", "[features]", SwitchUnset, "[features]\ncodex_hooks = true\n", ""},
-		{"crlf", "[features]\r\nweb_search = true\r\n", SwitchUnset, "[features]\r\ncodex_hooks = true\r\nweb_search = true\r\n", ""},
-		{"on", "[features]\ncodex_hooks = true\n", SwitchOn, "", ""},
-		{"on by its new name", "[features]\nhooks = true\n", SwitchOn, "", ""},
-		{"off", "[features]\ncodex_hooks = false\n", SwitchOff, "", ""},
-		{"off by its new name", "[features]\ncodex_hooks = true\nhooks = false\n", SwitchOff, "", ""},
+			SwitchUnset, "# mine\n[features] # experiments\nhooks = true\nweb_search = true\n\n[tui]\nx = 1\n", ""},
+		{"features last, no newline", "[features]", SwitchUnset, "[features]\nhooks = true\n", ""},
+		{"crlf", "[features]\r\nweb_search = true\r\n", SwitchUnset, "[features]\r\nhooks = true\r\nweb_search = true\r\n", ""},
+		{"on", "[features]\nhooks = true\n", SwitchOn, "", ""},
+		{"on by its deprecated name", "[features]\ncodex_hooks = true\n", SwitchOn, "", ""},
+		{"off", "[features]\nhooks = false\n", SwitchOff, "", ""},
+		{"off by its deprecated name", "[features]\nhooks = true\ncodex_hooks = false\n", SwitchOff, "", ""},
 		{"inline table", "features = { web_search = true }\n", SwitchUnset, "", "without changing how the rest reads"},
 		{"header in a string", "notes = '''\n[features]\n'''\n", SwitchUnset, "", "without changing how the rest reads"},
 		{"not toml", "[features\n", "", "", "cannot edit"},
@@ -422,6 +429,34 @@ func TestSwitch(t *testing.T) {
 			}
 			if state, _ := sw.State(got); state != SwitchOn {
 				t.Errorf("after Enable the switch is %s", state)
+			}
+		})
+	}
+}
+
+// TestSwitchRenamesDeprecated renames the setting Codex 0.171 calls deprecated to the
+// current one, its value and comment kept, and refuses where that would change how the
+// rest reads.
+func TestSwitchRenamesDeprecated(t *testing.T) {
+	sw := *agent(t, "codex").Switch
+	for _, tc := range []struct{ name, src, want, err string }{
+		{"on", "[features]\ncodex_hooks = true # mine\nx = 1\n", "[features]\nhooks = true # mine\nx = 1\n", ""},
+		{"off", "model = 1\n[ features ]\n  codex_hooks=false\n", "model = 1\n[ features ]\n  hooks=false\n", ""},
+		{"both", "[features]\ncodex_hooks = true\nhooks = true\n", "[features]\ncodex_hooks = true\nhooks = true\n", ""},
+		{"none", "[features]\nx = 1\n", "[features]\nx = 1\n", ""},
+		{"another table's key", "[tui]\ncodex_hooks = 1\n", "[tui]\ncodex_hooks = 1\n", ""},
+		{"dotted", "features.codex_hooks = true\n", "", "without changing how the rest reads"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _, err := sw.renameDeprecated([]byte(tc.src))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("renameDeprecated = %q, %v; want an error with %q", got, err, tc.err)
+				}
+				return
+			}
+			if err != nil || string(got) != tc.want {
+				t.Fatalf("renameDeprecated = %v\n%s\nwant\n%s", err, got, tc.want)
 			}
 		})
 	}

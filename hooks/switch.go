@@ -15,6 +15,9 @@ type Switch struct {
 	Table   string   // the TOML table, or the top-level JSON object, that holds it
 	Key     string   // the key agmem writes
 	Aliases []string // "table.key": older or newer names the agent reads too, never written
+	// Deprecated ("table.key") is a name the agent still reads but warns of on every run:
+	// installing renames it to Key, its value kept. Only a TOML file has one.
+	Deprecated string
 }
 
 // Switch states.
@@ -40,7 +43,10 @@ func (w Switch) name(table, key string) string {
 // names are the switch's settings, the one agmem writes first, each as table and key.
 func (w Switch) names() [][2]string {
 	names := [][2]string{{w.Table, w.Key}}
-	for _, a := range w.Aliases {
+	for _, a := range append(w.Aliases, w.Deprecated) {
+		if a == "" {
+			continue
+		}
 		table, key, _ := strings.Cut(a, ".")
 		names = append(names, [2]string{table, key})
 	}

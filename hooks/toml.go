@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 )
@@ -67,6 +68,45 @@ func (w Switch) enableTOML(src []byte) ([]byte, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w: agmem cannot add %s = true to it without changing how the rest reads", ErrUnreadable, w)
+}
+
+// renameDeprecated returns src with the switch's deprecated setting renamed to the one
+// agmem writes, its value and the rest of its line kept, or src as it is when there is
+// none or the current name is set too. Like enableTOML, it refuses an edit that would
+// change how anything else reads.
+func (w Switch) renameDeprecated(src []byte) ([]byte, bool, error) {
+	table, key, _ := strings.Cut(w.Deprecated, ".")
+	if key == "" || table != w.Table {
+		return src, false, nil
+	}
+	var before map[string]any
+	if err := toml.Unmarshal(src, &before); err != nil {
+		return nil, false, fmt.Errorf("%w: %v", ErrUnreadable, err)
+	}
+	t, _ := before[table].(map[string]any)
+	if _, set := t[key]; !set {
+		return src, false, nil
+	}
+	if _, set := t[w.Key]; set {
+		return src, false, nil
+	}
+	line := regexp.MustCompile(`(?m)^([ \t]*)` + regexp.QuoteMeta(key) + `([ \t]*=)`)
+	header := regexp.MustCompile(`(?m)^[ \t]*\[[ \t]*` + regexp.QuoteMeta(table) + `[ \t]*\]`)
+	if h := header.FindIndex(src); h != nil {
+		if loc := line.FindSubmatchIndex(src[h[1]:]); loc != nil {
+			at := h[1] + loc[3] // after the indentation
+			out := append(append(append([]byte{}, src[:at]...), w.Key...), src[at+len(key):]...)
+			var after map[string]any
+			if err := toml.Unmarshal(out, &after); err == nil {
+				t[w.Key] = t[key]
+				delete(t, key)
+				if reflect.DeepEqual(before, after) {
+					return out, true, nil
+				}
+			}
+		}
+	}
+	return nil, false, fmt.Errorf("%w: agmem cannot rename the deprecated %s to %s without changing how the rest reads", ErrUnreadable, w.name(table, key), w)
 }
 
 // lineEnding is the line ending a text uses.

@@ -27,6 +27,7 @@ type Flags struct {
 	ResultFile string
 	Error      string
 	MemoryType string
+	Agent      string
 }
 
 // Usage and Description say what record does, for either binary's help.
@@ -61,6 +62,7 @@ func (f *Flags) Flags() []Flag {
 		{Name: "result", Usage: "the call's result text", String: &f.Result},
 		{Name: "result-file", Usage: "read the call's result from this file", String: &f.ResultFile},
 		{Name: "error", Usage: "the call failed with this error", String: &f.Error},
+		{Name: "agent", Usage: "the agent whose hook this is (claude, codex, gemini, cursor): its payloads are read as that agent's", String: &f.Agent},
 		{Name: "memory-type", Usage: "episodic, semantic or procedural (default: classified from the tool name)", String: &f.MemoryType},
 	}
 }

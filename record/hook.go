@@ -34,7 +34,7 @@ func Run(e Env, repoFlag string, f Flags) error {
 	if err != nil {
 		return err
 	}
-	r, err := open(repo, Options{Session: f.Session, Getenv: e.Getenv})
+	r, err := open(repo, Options{Session: f.Session, Agent: f.Agent, Getenv: e.Getenv})
 	if err != nil {
 		return err
 	}

@@ -47,6 +47,9 @@ type Options struct {
 	// SessionIdle, when not 0, is how long agmem's open session may be idle, instead of
 	// capture.session_idle.
 	SessionIdle time.Duration
+	// Agent is the agent whose hook records (claude, codex, gemini, cursor): hook
+	// payloads are read as its own. "": each payload's members tell.
+	Agent string
 	// Getenv reads the environment (AGMEM_* settings, AGMEM_SESSION); nil is os.Getenv.
 	Getenv func(string) string
 }
@@ -86,6 +89,11 @@ func open(repo memrepo.Repo, o Options) (*Recorder, error) {
 	if r.policy, err = cfg.Policy(); err != nil {
 		return nil, hint.With(err, configHint)
 	}
+	if _, ok := capture.Agents[o.Agent]; !ok && o.Agent != "" {
+		return nil, hint.With(fmt.Errorf("--agent %q is not an agent agmem reads hooks of", o.Agent),
+			"name one of claude, codex, gemini, cursor, or leave --agent out")
+	}
+	r.policy.Agent = o.Agent
 	if r.session = cmp.Or(o.Session, getenv("AGMEM_SESSION")); r.session != "" {
 		if err := memory.CheckSessionID(r.session); err != nil {
 			r.sessionErr, r.session = hint.With(err, "pass a session id without control characters"), ""
