@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -132,12 +133,13 @@ type head struct {
 	event                          string // an event's name; "" for an observation
 	memoryType                     memory.Type
 	at                             time.Time
+	noResult                       bool // a call reported before its result
 }
 
 func headOf(e memory.Entry) head {
 	h := head{id: e.ID(), session: e.Session(), at: e.Time(), source: e.Source()}
 	if o := e.Observation; o != nil {
-		h.toolUseID, h.memoryType = o.ToolUseID, o.MemoryType
+		h.toolUseID, h.memoryType, h.noResult = o.ToolUseID, o.MemoryType, o.NoResult
 	} else {
 		h.event = e.Event.Name
 	}
@@ -230,13 +232,13 @@ func appendAll(tx *bolt.Tx, entries []Prepared, o AppendOptions) ([]Appended, er
 		if event == "SessionEnd" && !o.Elsewhere {
 			open, closed = nil, true
 		}
-		kept, err := a.entry(p)
+		kept, answered, err := a.entry(p)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
 		out[i] = Appended{ID: p.head.id}
 		if kept != "" {
-			out[i] = Appended{ID: kept, Duplicate: true}
+			out[i] = Appended{ID: kept, Duplicate: !answered}
 		}
 		if i == len(entries)/2 {
 			failpoint.Hit("append-midway") // inside the transaction: bbolt must drop it whole
@@ -292,8 +294,13 @@ func (u sessionUpdates) get(tx *bolt.Tx, id string) *SessionInfo {
 // lock every record waits for: 79 ms of its 100 ms hold, for 10,000 entries. Entries
 // pending from before hold nothing; a flush decodes those.
 func pendingValue(h head) []byte {
-	if h.event != "" {
+	switch {
+	case h.event == "Stop" || h.event == "SessionEnd":
+		return []byte{tagEnding}
+	case h.event != "":
 		return []byte{tagEvent}
+	case h.noResult:
+		return append(binary.BigEndian.AppendUint64([]byte{tagNoResult}, uint64(h.at.UnixNano())), h.memoryType...)
 	}
 	return append([]byte{tagObservation}, h.memoryType...)
 }
@@ -336,7 +343,7 @@ type appendTx struct {
 	tx       *bolt.Tx
 	entries  *bolt.Bucket
 	sessions sessionUpdates
-	ids      map[string]bool   // ids this transaction recorded
+	ids      map[string][]byte // ids this transaction recorded -> the entry's key
 	calls    map[string]string // session\0tool_use_id -> id, recorded by this transaction
 	puts     map[string][]put  // index bucket name -> puts, made at the end in key order
 }
@@ -346,7 +353,7 @@ type put struct{ k, v []byte }
 // newAppendTx begins appending, n entries or so.
 func newAppendTx(tx *bolt.Tx, n int) *appendTx {
 	a := &appendTx{tx: tx, entries: tx.Bucket(bucketEntries), sessions: sessionUpdates{},
-		ids: make(map[string]bool, n), calls: make(map[string]string, n), puts: map[string][]put{}}
+		ids: make(map[string][]byte, n), calls: make(map[string]string, n), puts: map[string][]put{}}
 	// Sized once: a large append's index keys are much of what its transaction holds,
 	// and nearly every entry is a call.
 	for _, b := range [][]byte{bucketIDs, bucketTimeline, bucketPending, bucketCalls} {
@@ -356,34 +363,38 @@ func newAppendTx(tx *bolt.Tx, n int) *appendTx {
 }
 
 // entry stores p, encoded, or, if it was recorded before, returns the id of the entry
-// kept.
-func (a *appendTx) entry(p Prepared) (kept string, err error) {
+// kept: p itself, in the earlier entry's place, when that was a call reported before
+// its result and p is not (answered).
+func (a *appendTx) entry(p Prepared) (kept string, answered bool, err error) {
 	h := p.head
 	if h.id == "" {
-		return "", errors.New("the entry has no id")
+		return "", false, errors.New("the entry has no id")
 	}
 	var callKey []byte
 	if h.toolUseID != "" {
 		callKey = sessionKey(h.session, []byte(h.toolUseID))
 	}
 	kept, err = a.recorded(h.id, callKey)
+	if kept != "" && err == nil && !h.noResult && h.event == "" {
+		answered, err = a.answer(kept, p)
+	}
 	if kept != "" || err != nil {
 		if p.seq != 0 && err == nil { // staged, and no index will name it
 			err = a.entries.Delete(seqKey(p.seq))
 		}
-		return kept, err
+		return kept, answered, err
 	}
 	seq := p.seq
 	if seq == 0 {
 		if seq, err = a.entries.NextSequence(); err != nil {
-			return "", err
+			return "", false, err
 		}
 		if err := a.entries.Put(seqKey(seq), p.value); err != nil {
-			return "", err
+			return "", false, err
 		}
 	}
 	k := seqKey(seq)
-	a.ids[h.id] = true
+	a.ids[h.id] = k
 	a.later(bucketIDs, []byte(h.id), k)
 	a.later(bucketTimeline, timelineKey(h.session, h.at, seq), nil)
 	a.later(bucketPending, sessionKey(h.session, k), pendingValue(h))
@@ -392,13 +403,75 @@ func (a *appendTx) entry(p Prepared) (kept string, err error) {
 		a.later(bucketCalls, callKey, k)
 	}
 	a.sessions.get(a.tx, h.session).count(h)
-	return "", nil
+	return "", false, nil
+}
+
+// answer puts p in the place of the entry id, if that is a call reported before its
+// result, still pending, and says whether it did: the call keeps its id, its place in
+// the timeline and its time (when it began), and, when p says nothing of how long it
+// took, takes the time between the two as its duration. A call committed before its
+// result came stays as it was: history is not rewritten (the flush holds such calls
+// back for a while, see PrepareBatches).
+func (a *appendTx) answer(id string, p Prepared) (bool, error) {
+	k, here := a.ids[id], true // recorded by this transaction, which put it in the pending set
+	if k == nil {
+		k, here = a.tx.Bucket(bucketIDs).Get([]byte(id)), false
+	}
+	if k == nil {
+		return false, nil
+	}
+	earlier, err := decodeEntry(a.entries.Get(k))
+	if err != nil {
+		return false, fmt.Errorf("decode entry %d, recorded for the same call: %w", seqOf(k), err)
+	}
+	before := earlier.Observation
+	if before == nil || !before.NoResult {
+		return false, nil
+	}
+	pendingKey := sessionKey(before.SessionID, k)
+	if !here && a.tx.Bucket(bucketPending).Get(pendingKey) == nil {
+		return false, nil
+	}
+	value := p.value
+	if value == nil { // staged
+		value = a.entries.Get(seqKey(p.seq))
+	}
+	raw, err := entryJSON(value)
+	if err != nil {
+		return false, err
+	}
+	now, err := entryFrom(raw)
+	if err != nil || now.Observation == nil {
+		return false, err
+	}
+	o := now.Observation
+	if o.DurationMS == nil {
+		if d := o.Timestamp.Sub(before.Timestamp).Milliseconds(); d >= 0 {
+			o.DurationMS = &d
+		}
+	}
+	o.ID, o.SessionID, o.Timestamp = before.ID, before.SessionID, before.Timestamp
+	stored, err := encodeEntry(now)
+	if err != nil {
+		return false, err
+	}
+	if err := a.entries.Put(k, stored); err != nil {
+		return false, err
+	}
+	h := headOf(now)
+	a.later(bucketPending, pendingKey, pendingValue(h))
+	if h.memoryType != before.MemoryType {
+		s := a.sessions.get(a.tx, before.SessionID)
+		s.PendingByType[before.MemoryType]--
+		s.PendingByType[h.memoryType]++
+	}
+	return true, nil
 }
 
 // recorded returns the id of the entry kept if an entry was recorded before with this
 // id, or, for a call, with this session and tool_use_id (callKey, nil for no call).
 func (a *appendTx) recorded(id string, callKey []byte) (kept string, err error) {
-	if a.ids[id] || a.tx.Bucket(bucketIDs).Get([]byte(id)) != nil {
+	if a.ids[id] != nil || a.tx.Bucket(bucketIDs).Get([]byte(id)) != nil {
 		return id, nil
 	}
 	if callKey == nil {
@@ -431,7 +504,9 @@ func (a *appendTx) finish() error {
 		// Ids and times grow: most keys land at the end of their bucket, or of their
 		// session's part of it, where half-full pages would stay half empty.
 		b.FillPercent = appendFill
-		slices.SortFunc(puts, func(x, y put) int { return bytes.Compare(x.k, y.k) })
+		// Stable: of two puts of one key (a call answered in the transaction that recorded
+		// it) the later wins.
+		slices.SortStableFunc(puts, func(x, y put) int { return bytes.Compare(x.k, y.k) })
 		for _, p := range puts {
 			if err := b.Put(p.k, p.v); err != nil {
 				return err

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -59,6 +60,8 @@ func (j *Journal) PrepareBatches(base string, now time.Time) ([]*Batch, error) {
 		}
 
 		var fresh []*Batch
+		var waiting []waitingCall
+		ended := map[string]uint64{} // session -> the seq of its last ending event pending
 		if err := tx.Bucket(bucketPending).ForEach(func(k, v []byte) error {
 			i := bytes.IndexByte(k, 0)
 			session, seq := string(k[:i]), binary.BigEndian.Uint64(k[i+1:])
@@ -71,10 +74,19 @@ func (j *Journal) PrepareBatches(base string, now time.Time) ([]*Batch, error) {
 			if !b.countPending(v) {
 				b.uncounted = append(b.uncounted, len(b.Seqs)-1)
 			}
+			switch {
+			case len(v) == 0: // pending from before pending values said anything
+			case v[0] == tagEnding:
+				ended[session] = seq
+			case v[0] == tagNoResult && len(v) >= 9 && now.Sub(time.Unix(0, int64(binary.BigEndian.Uint64(v[1:9])))) < noResultWait:
+				waiting = append(waiting, waitingCall{b, seq, bytes.Clone(k), bytes.Clone(v)})
+			}
 			return nil
 		}); err != nil {
 			return err
 		}
+		held := holdBack(waiting, ended)
+		fresh = slices.DeleteFunc(fresh, func(b *Batch) bool { return len(b.Seqs) == 0 })
 		// Every pending entry is in a batch now: the set is dropped whole, a page at a
 		// time, where deleting it key by key was a third of this transaction, which
 		// holds the lock every record waits for.
@@ -82,8 +94,14 @@ func (j *Journal) PrepareBatches(base string, now time.Time) ([]*Batch, error) {
 			if err := tx.DeleteBucket(bucketPending); err != nil {
 				return err
 			}
-			if _, err := tx.CreateBucket(bucketPending); err != nil {
+			pending, err := tx.CreateBucket(bucketPending)
+			if err != nil {
 				return err
+			}
+			for _, w := range held {
+				if err := pending.Put(w.key, w.value); err != nil {
+					return err
+				}
 			}
 		}
 		for _, b := range fresh {
@@ -111,6 +129,46 @@ func (j *Journal) PrepareBatches(base string, now time.Time) ([]*Batch, error) {
 	return batches, j.classify(decodeStored(batches))
 }
 
+// noResultWait is how long a flush leaves a call the agent reported before its result
+// (memory.Observation.NoResult) pending, waiting for the result, unless an event after it
+// (Stop, SessionEnd) says none will come: committed, the call would keep its "no result"
+// when the result came.
+const noResultWait = time.Hour
+
+// waitingCall is a call reported before its result, in a new batch.
+type waitingCall struct {
+	batch      *Batch
+	seq        uint64
+	key, value []byte // in the pending set
+}
+
+// holdBack takes out of their batches the calls still waiting for their results: those
+// with no ending event of their session after them (ended: the last one's seq). It
+// returns them, to be left in the pending set.
+func holdBack(waiting []waitingCall, ended map[string]uint64) []waitingCall {
+	var held []waitingCall
+	for _, w := range waiting {
+		if ended[w.batch.Session] > w.seq {
+			continue
+		}
+		b := w.batch
+		i := slices.Index(b.Seqs, w.seq)
+		b.Seqs = slices.Delete(b.Seqs, i, i+1)
+		b.Observations--
+		b.ByType[memory.Type(w.value[9:])]--
+		if b.ByType[memory.Type(w.value[9:])] == 0 {
+			delete(b.ByType, memory.Type(w.value[9:]))
+		}
+		for j, u := range b.uncounted { // positions after it move up one
+			if u > i {
+				b.uncounted[j]--
+			}
+		}
+		held = append(held, w)
+	}
+	return held
+}
+
 // countPending tallies an entry of a new batch by what the pending set holds for it
 // (pendingValue), and says false if that tells nothing: an entry pending from before,
 // which count reads.
@@ -118,8 +176,11 @@ func (b *Batch) countPending(v []byte) bool {
 	switch {
 	case len(v) == 0:
 		return false
-	case v[0] == tagEvent:
+	case v[0] == tagEvent || v[0] == tagEnding:
 		b.Events++
+	case v[0] == tagNoResult && len(v) >= 9:
+		b.Observations++
+		b.ByType[memory.Type(v[9:])]++
 	case v[0] == tagObservation:
 		b.Observations++
 		b.ByType[memory.Type(v[1:])]++

@@ -28,6 +28,16 @@ const (
 	tagEvent       byte = 2
 )
 
+// Pending values (pendingValue) start with tagObservation or tagEvent, or with these.
+const (
+	// tagNoResult: a call reported before its result (memory.Observation.NoResult), then
+	// the time it was recorded (8 bytes, big-endian Unix nanoseconds), then its memory type.
+	tagNoResult byte = 3
+	// tagEnding: an event after which an agent reports no more results of the calls
+	// before it (Stop, SessionEnd).
+	tagEnding byte = 4
+)
+
 // maxEntryJSON bounds the length a stored entry claims, so that a damaged one cannot
 // ask for all the memory there is.
 const maxEntryJSON = 1 << 30
@@ -125,6 +135,9 @@ func marshalEntry(b []byte, e memory.Entry) ([]byte, error) {
 	optional(`,"error":`, o.Error)
 	if o.Interrupted {
 		out.WriteString(`,"interrupted":true`)
+	}
+	if o.NoResult {
+		out.WriteString(`,"no_result":true`)
 	}
 	if o.Redactions != 0 {
 		integer(`,"redactions":`, int64(o.Redactions))

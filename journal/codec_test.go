@@ -72,7 +72,7 @@ func TestSchema1EntriesRead(t *testing.T) {
 	err = db.Update(func(tx *bolt.Tx) error {
 		a := newAppendTx(tx, 1)
 		raw, _ := json.Marshal(old)
-		if _, err := a.entry(Prepared{head: headOf(old), value: raw}); err != nil {
+		if _, _, err := a.entry(Prepared{head: headOf(old), value: raw}); err != nil {
 			return err
 		}
 		return a.finish()

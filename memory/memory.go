@@ -45,6 +45,10 @@ type Observation struct {
 	Error      string `json:"error,omitempty"`
 	// Interrupted says the call failed because a person interrupted it.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// NoResult says the agent reported the call before it ran (Codex's PreToolUse) and no
+	// result since: the call's own report, when it comes, takes its place in the journal.
+	// Committed so, it is a failed call whose error says no result came.
+	NoResult bool `json:"no_result,omitempty"`
 
 	// Redactions counts the secrets replaced by "[REDACTED:<rule>]" before the
 	// observation was first written.
