@@ -144,8 +144,10 @@ func TestRealAgentSessions(t *testing.T) {
 			[]string{"Bash", "Read", "Write", "!Bash", "!Read", "!Write"},
 			[]string{"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"}},
 		// Codex's shell result carries no exit code: the failed cat is not known failed.
+		// Each call is reported by PreToolUse, then answered by PostToolUse (which the
+		// journal puts in its place), but the patch that failed its check.
 		{"codex-0.171.0", "codex", SourceCodex,
-			[]string{"Bash", "Bash", "apply_patch", "Bash"},
+			[]string{"Bash", "Bash", "apply_patch", "Bash", "!apply_patch"},
 			[]string{"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"}},
 		{"gemini-0.61.0", "gemini", SourceGemini,
 			[]string{"run_shell_command", "read_file", "write_file", "!run_shell_command", "!read_file"},
@@ -159,6 +161,7 @@ func TestRealAgentSessions(t *testing.T) {
 			p := defaultPolicy()
 			p.Agent = c.agent
 			var calls, events []string
+			reports := map[string]int{} // tool_use_id -> where in calls its report is
 			for _, f := range files {
 				data, err := os.ReadFile(f)
 				if err != nil {
@@ -176,6 +179,14 @@ func TestRealAgentSessions(t *testing.T) {
 						name := o.ToolName
 						if o.Error != "" {
 							name = "!" + name
+						}
+						if at, ok := reports[o.ToolUseID]; ok && !o.NoResult {
+							calls[at] = name // the journal's answer to a report
+							delete(reports, o.ToolUseID)
+							continue
+						}
+						if o.NoResult {
+							reports[o.ToolUseID] = len(calls)
 						}
 						calls = append(calls, name)
 						if c.agent == "claude" && o.PromptID == "" {

@@ -61,6 +61,7 @@ type Native struct {
 	DurationMS  *float64        `json:"duration_ms"`
 	Error       string          `json:"error"`
 	Interrupted bool            `json:"interrupted"`
+	NoResult    bool            `json:"no_result"`
 }
 
 // Decode reads one JSON object of any supported shape (FORMAT.md §Input): the object
@@ -146,7 +147,7 @@ func nativeOf(o *object) (Native, error) {
 		return n, err
 	}
 	n.Arguments, n.Result = o.value(mArguments), o.value(mResult)
-	n.Interrupted = o.isTrue(mInterrupted)
+	n.Interrupted, n.NoResult = o.isTrue(mInterrupted), o.isTrue(mNoResult)
 	n.DurationMS, err = o.num(mDurationMS)
 	return n, err
 }
@@ -172,6 +173,7 @@ func FromNative(n Native, p Policy, now time.Time) (Decoded, error) {
 		Error:       n.Error,
 		Timestamp:   now,
 		Interrupted: n.Interrupted && n.Error != "",
+		NoResult:    n.NoResult && n.Error != "",
 	}
 	if len(n.PromptID) <= maxToolUseID { // one too long to be an id is left out, not the call
 		o.PromptID = n.PromptID

@@ -42,7 +42,8 @@ type claudeCall struct {
 	Error        *string
 	Interrupted  bool // PostToolUseFailure: a person stopped the call
 	DurationMS   *float64
-	place        int // in its PostToolBatch, from 1; 0 when alone
+	place        int  // in its PostToolBatch, from 1; 0 when alone
+	noResult     bool // reported before it ran, with no result yet
 }
 
 // decodeClaudeHook reads a Claude Code hook payload, or a Codex one (source says which).
@@ -105,6 +106,15 @@ func (h *claudeHook) decode(p Policy, now time.Time) (Decoded, error) {
 		return h.observations([]claudeCall{h.claudeCall}, p, now)
 	case "PostToolBatch":
 		return h.observations(refused(h.ToolCalls), p, now)
+	case "PreToolUse":
+		if h.source == SourceCodex {
+			// Codex reports a call it refuses (a patch that fails its check) in PreToolUse
+			// alone: each call is kept from it, to be answered by its PostToolUse.
+			c := h.claudeCall
+			msg := "Codex reported this call but no result: it was refused, or did not finish"
+			c.Error, c.ToolResponse, c.noResult = &msg, nil, true
+			return h.observations([]claudeCall{c}, p, now)
+		}
 	case "SessionStart", "SessionEnd", "UserPromptSubmit", "Stop", "SubagentStop":
 		if err := checkSession(h.SessionID); err != nil {
 			return Decoded{}, err
@@ -152,6 +162,7 @@ func (h *claudeHook) observations(calls []claudeCall, p Policy, now time.Time) (
 			PromptID:    h.PromptID,
 			DurationMS:  c.DurationMS,
 			Interrupted: c.Interrupted,
+			NoResult:    c.noResult,
 		}
 		if c.Error != nil {
 			n.Error = *c.Error

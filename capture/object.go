@@ -62,6 +62,7 @@ const (
 	mPromptID
 	mIsInterrupt
 	mInterrupted
+	mNoResult
 	nMembers
 )
 
@@ -80,7 +81,7 @@ var memberNames = [nMembers]string{
 	mWorkspaceRoots: "workspace_roots", mCommand: "command", mOutput: "output", mDuration: "duration",
 	mResultJSON: "result_json", mToolOutput: "tool_output", mFilePath: "file_path", mEdits: "edits",
 	mStatus: "status", mMessage: "message", mPromptID: "prompt_id", mIsInterrupt: "is_interrupt",
-	mInterrupted: "interrupted",
+	mInterrupted: "interrupted", mNoResult: "no_result",
 }
 
 // members finds a member by its name in lower case.

@@ -59,7 +59,8 @@ type Event struct {
 // lifecycle events run in line so a session's start and end are recorded before the
 // agent goes on or exits. Codex CLI: hooks.json in Claude's shape without async (Codex
 // has none) and with no matcher (Codex reads matchers as regular expressions: none
-// means all tools); SessionEnd's timeout is 3 s, the most Codex allows it. Gemini CLI: settings.json with comments,
+// means all tools); PreToolUse too, since Codex reports a call it refuses (a patch that
+// fails its check) there alone; SessionEnd's timeout is 3 s, the most Codex allows it. Gemini CLI: settings.json with comments,
 // timeouts in milliseconds, hooks named so that "/hooks disable agmem" works; the tool
 // matcher is "*" and lifecycle matchers are left out (Gemini matches those exactly).
 // Its hooks run while hooksConfig.enabled is on, the default since 0.26; older builds
@@ -88,8 +89,8 @@ var Agents = []Agent{
 	{
 		Name: "codex", Title: "Codex CLI", Dir: ".codex", DirEnv: "CODEX_HOME", File: "hooks.json",
 		HookType: "command", Timeout: 10,
-		Events: []Event{{Name: "PostToolUse"}, {Name: "SessionStart"}, {Name: "UserPromptSubmit"}, {Name: "Stop"},
-			{Name: "SessionEnd", Timeout: 3}},
+		Events: []Event{{Name: "PostToolUse"}, {Name: "PreToolUse"}, {Name: "SessionStart"}, {Name: "UserPromptSubmit"},
+			{Name: "Stop"}, {Name: "SessionEnd", Timeout: 3}},
 		Switch: &Switch{File: "config.toml", Table: "features", Key: "hooks", Deprecated: "features.codex_hooks"},
 		MCP:    MCPServers{User: ".codex/config.toml", UserInEnv: "config.toml", Project: ".codex/config.toml", TOML: true},
 	},
