@@ -132,6 +132,10 @@ type mcpRecording struct {
 	rec    *record.Recorder
 	server string
 	cwd    string
+	// agentSession is the session of the agent that started the proxy, when it says:
+	// Claude Code names it in its MCP servers' environment, and its calls' ids in their
+	// requests, the ids its hooks record them by.
+	agentSession string
 }
 
 // openMCPRecording finds the memory repo and its settings. It returns nil, nil when
@@ -152,7 +156,7 @@ func openMCPRecording(c *ucli.Context, e *env, server string) (*mcpRecording, er
 		return nil, err
 	}
 	cwd, _ := os.Getwd()
-	return &mcpRecording{rec: rec, server: server, cwd: cwd}, nil
+	return &mcpRecording{rec: rec, server: server, cwd: cwd, agentSession: e.getenv("CLAUDE_CODE_SESSION_ID")}, nil
 }
 
 // record records the calls the capture policy keeps, trying again a few times when the
@@ -165,6 +169,12 @@ func (r *mcpRecording) record(calls []mcp.Call) error {
 	for i, call := range calls {
 		o := call.Observation(r.server)
 		o.Cwd = r.cwd
+		if o.ToolUseID != "" && o.Session == "" {
+			o.Session = r.agentSession
+		}
+		if o.Session == "" || memory.CheckSessionID(o.Session) != nil {
+			o.ToolUseID, o.Session = "", "" // the id alone names no call: the proxy's session keeps it
+		}
 		inputs[i] = o
 	}
 	var out record.Outcome

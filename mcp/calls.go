@@ -27,6 +27,11 @@ type Call struct {
 	Error     string          // why the call failed: an error answer, isError, cancelled, no answer
 	Started   time.Time       // when the request passed through
 	Duration  time.Duration   // until its answer passed through, or until it was given up on
+	// ToolUseID and Session name the call as the agent's hooks name it, when the
+	// request's _meta says (CallOf): with them, the call the hook records and the one the
+	// proxy records are one (FORMAT.md §Identity). Session "": the agent's session is not
+	// in the request (Claude Code gives it in the environment).
+	ToolUseID, Session string
 }
 
 // Observation is the call as it is recorded: named mcp__<server>__<tool> (another
@@ -37,7 +42,7 @@ func (c Call) Observation(server string) record.Observation {
 		name = c.Tool
 	}
 	o := record.Observation{Tool: "mcp__" + server + "__" + name, Error: c.Error, Source: Source,
-		Time: c.Started, Duration: c.Duration}
+		Time: c.Started, Duration: c.Duration, ToolUseID: c.ToolUseID, Session: c.Session}
 	if len(c.Arguments) > 0 {
 		o.Arguments = c.Arguments
 	}
@@ -178,9 +183,20 @@ func (tr *tracker) request(m message, t time.Time) *Call {
 		var p struct {
 			Name      string          `json:"name"`
 			Arguments json.RawMessage `json:"arguments"`
+			Meta      struct {
+				ClaudeToolUseID string `json:"claudecode/toolUseId"` // Claude Code
+				CallID          string `json:"callId"`               // Codex, with its session
+				SessionID       string `json:"sessionId"`
+			} `json:"_meta"`
 		}
 		json.Unmarshal(m.Params, &p)
 		c.Tool, c.Arguments = p.Name, p.Arguments
+		switch meta := p.Meta; {
+		case meta.ClaudeToolUseID != "":
+			c.ToolUseID = meta.ClaudeToolUseID
+		case meta.CallID != "" && meta.SessionID != "":
+			c.ToolUseID, c.Session = meta.CallID, meta.SessionID
+		}
 	}
 	return c
 }
