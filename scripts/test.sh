@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs agmem's whole test suite on a fresh machine: installs what the tests need (git,
 # which they use to check every commit agmem writes; Node.js and the npm packages of the
-# MCP proxy's end-to-end test), then vets and tests every package.
+# MCP proxy's end-to-end test and of the real agents' one), then vets and tests every
+# package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,11 +19,18 @@ if ! command -v npm >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null
   else sudo apt-get update -qq && sudo apt-get install -y -qq nodejs npm >/dev/null; fi
 fi
-npmdir=mcp/testdata/npm
-if ! cmp -s "$npmdir/package-lock.json" "$npmdir/node_modules/.agmem-installed-lock"; then
-  (cd "$npmdir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-  cp "$npmdir/package-lock.json" "$npmdir/node_modules/.agmem-installed-lock"
-fi
+# npm_ci installs the packages pinned in a directory's lock file, again only when the
+# lock changed since the last install.
+npm_ci() {
+  if ! cmp -s "$1/package-lock.json" "$1/node_modules/.agmem-installed-lock"; then
+    (cd "$1" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    cp "$1/package-lock.json" "$1/node_modules/.agmem-installed-lock"
+  fi
+}
+npm_ci mcp/testdata/npm
+# The end-to-end tests run the real agents (Claude Code, Codex CLI, Gemini CLI), pinned
+# in e2e/testdata/npm: about 1 GB of native binaries, fetched once.
+npm_ci e2e/testdata/npm
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
   export PATH="/usr/local/go/bin:$PATH"
 fi
