@@ -117,6 +117,33 @@ func TestTrackerPairsEachCallWithItsAnswer(t *testing.T) {
 	}
 }
 
+// TestCallNamedAsTheAgentNamesIt reads the call's id, and its session where the request
+// gives it, from the _meta Claude Code 2.1.332 and Codex 0.171.0 send: the ids their
+// hooks record the same call by.
+func TestCallNamedAsTheAgentNamesIt(t *testing.T) {
+	for _, tt := range []struct{ name, meta, toolUseID, session string }{
+		{"Claude Code", `{"claudecode/toolUseId":"toolu_01F","progressToken":2}`, "toolu_01F", ""},
+		{"Codex", `{"callId":"call_abc","sessionId":"01a2-thread","threadId":"01a2-thread","progressToken":1}`, "call_abc", "01a2-thread"},
+		{"Codex without its session", `{"callId":"call_abc"}`, "", ""},
+		{"none", `{"progressToken":1}`, "", ""},
+		{"not an object", `"x"`, "", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []Call
+			tr := newTracker(nil, func(c Call) { got = append(got, c) })
+			at := time.Unix(1000, 0)
+			tr.fromClient([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":`+tt.meta+`}}`+"\n"), at)
+			tr.fromServer([]byte(`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hi"}]}}`+"\n"), at.Add(time.Millisecond))
+			if len(got) != 1 || got[0].Tool != "echo" || string(got[0].Arguments) != `{"text":"hi"}` {
+				t.Fatalf("got %+v, want the echo call", got)
+			}
+			if got[0].ToolUseID != tt.toolUseID || got[0].Session != tt.session {
+				t.Errorf("named %q in %q, want %q in %q", got[0].ToolUseID, got[0].Session, tt.toolUseID, tt.session)
+			}
+		})
+	}
+}
+
 func TestInFlightCountsEveryRequestOfTheClient(t *testing.T) {
 	tr := newTracker(nil, func(Call) {})
 	tr.fromClient([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), time.Now())
