@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -388,8 +389,42 @@ func runHooksStatus(e *env, asJSON bool) error {
 		if sw := st.Switch; sw != nil && (st.Exists || sw.State != hooks.SwitchUnset) {
 			fmt.Fprintf(e.stdout, "  %s in %s: %s\n", sw.Setting, sw.Path, sw.State)
 		}
+		if tr := st.Trust; tr != nil {
+			printTrust(e.stdout, st, tr)
+		}
 	}
 	return nil
+}
+
+// printTrust says which of agmem's hooks an agent that runs only the hooks a person
+// trusted (Codex) will run, and how to trust the others.
+func printTrust(w io.Writer, st hooks.Status, tr *hooks.Trust) {
+	title := st.Title
+	run := fmt.Sprintf("%q", st.Agent)
+	if st.Scope == hooks.Project {
+		run += " in " + filepath.Dir(filepath.Dir(st.Path))
+	}
+	how := "run " + run + `, and at "Hooks need review" choose "Trust all and continue" (or trust each with /hooks); a script can pass --dangerously-bypass-hook-trust`
+	switch {
+	case tr.Error != "":
+		fmt.Fprintf(w, "  trusted by %s: cannot tell: %s\n", title, hint.OneLine(tr.Error))
+		return
+	case tr.Runs():
+		fmt.Fprintf(w, "  trusted by %s (%s)\n", title, tr.Config)
+		return
+	}
+	if tr.Project != "" {
+		fmt.Fprintf(w, "  %s runs no hook of %s until you trust the project: run %q there and trust it\n", title, tr.Project, st.Agent)
+	}
+	if len(tr.Untrusted) > 0 {
+		fmt.Fprintf(w, "  not trusted by %s, which runs no hook until a person trusts it: %s; to trust them, %s\n", title, strings.Join(tr.Untrusted, ", "), how)
+	}
+	if len(tr.Changed) > 0 {
+		fmt.Fprintf(w, "  changed since %s trusted them (a new path, timeout or command), so it runs them no more: %s; to trust them again, %s\n", title, strings.Join(tr.Changed, ", "), how)
+	}
+	if len(tr.Disabled) > 0 {
+		fmt.Fprintf(w, "  switched off in %s: %s (remove their enabled = false to let them run)\n", tr.Config, strings.Join(tr.Disabled, ", "))
+	}
 }
 
 func hooksSummary(st hooks.Status) string {
@@ -407,6 +442,9 @@ func hooksSummary(st hooks.Status) string {
 	}
 	if len(st.MissingBinaries) > 0 {
 		summary += ", but an agmem they run is gone"
+	}
+	if st.Trust != nil && !st.Trust.Runs() {
+		summary += ", but " + st.Title + " runs only the hooks a person trusted, and not all of these"
 	}
 	return summary
 }

@@ -143,6 +143,7 @@ func (c Change) String() string {
 // Status is what one settings file holds of agmem's.
 type Status struct {
 	Agent  string `json:"agent"`
+	Title  string `json:"title"`
 	Scope  Scope  `json:"scope"`
 	Path   string `json:"file"`
 	Exists bool   `json:"exists"`
@@ -150,6 +151,7 @@ type Status struct {
 	MissingBinaries []string      `json:"missing_binaries,omitempty"` // recorders' binaries, named by absolute path, that are not there
 	Error           string        `json:"error,omitempty"`
 	Switch          *SwitchStatus `json:"switch,omitempty"`
+	Trust           *Trust        `json:"trust,omitempty"` // for an agent that runs only hooks a person trusted
 }
 
 // SwitchStatus is the state of the switch that lets the agent run hooks.
@@ -161,7 +163,7 @@ type SwitchStatus struct {
 
 // Status reads the agent's files for a scope.
 func (a Agent) Status(p Place, s Scope, self string) Status {
-	st := Status{Agent: a.Name, Scope: s, Path: a.Path(p, s)}
+	st := Status{Agent: a.Name, Title: a.Title, Scope: s, Path: a.Path(p, s)}
 	src, err := readFile(st.Path)
 	st.Exists = src != nil
 	if err == nil {
@@ -169,6 +171,9 @@ func (a Agent) Status(p Place, s Scope, self string) Status {
 	}
 	if err != nil {
 		st.Error = err.Error()
+	}
+	if a.Trusts && st.Error == "" && len(st.Events) > 0 {
+		st.Trust = a.trustOf(p, s, src, self)
 	}
 	for _, r := range st.Recorders {
 		// A bare name is looked up on the agent's $PATH, which agmem does not know.

@@ -36,7 +36,9 @@ type Agent struct {
 	Timeout  int    // in the agent's unit (seconds; Gemini CLI: milliseconds); 0: its default
 	Events   []Event
 	Switch   *Switch // a setting that must be on for hooks to run at all
-	MCP      MCPServers
+	// Trusts says the agent runs a hook only once a person trusted it (Codex: trust.go).
+	Trusts bool
+	MCP    MCPServers
 }
 
 // Event is one hook event agmem records, as the agent names it.
@@ -92,6 +94,7 @@ var Agents = []Agent{
 		Events: []Event{{Name: "PostToolUse"}, {Name: "PreToolUse"}, {Name: "SessionStart"}, {Name: "UserPromptSubmit"},
 			{Name: "Stop"}, {Name: "SessionEnd", Timeout: 3}},
 		Switch: &Switch{File: "config.toml", Table: "features", Key: "hooks", Deprecated: "features.codex_hooks"},
+		Trusts: true,
 		MCP:    MCPServers{User: ".codex/config.toml", UserInEnv: "config.toml", Project: ".codex/config.toml", TOML: true},
 	},
 	{
