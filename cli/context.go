@@ -43,7 +43,8 @@ func newContextCommand(e *env) *ucli.Command {
 			"project: nothing is printed.",
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "project", Usage: "the project's directory"},
-			&ucli.StringFlag{Name: "format", Value: "text", Usage: "text, claude (Claude Code's SessionStart hook output) or json"},
+			&ucli.StringFlag{Name: "format", Value: "text", Usage: "text, claude (the SessionStart hook output Claude Code, Codex and Gemini CLI read) or json"},
+			&ucli.StringFlag{Name: "agent", Usage: "the agent whose SessionStart hook this is (claude, codex, gemini): its payload is read as that agent's"},
 		},
 		Action: func(c *ucli.Context) error {
 			if err := noArgs(c); err != nil {
@@ -53,12 +54,12 @@ func newContextCommand(e *env) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			return runContext(e, repo, c.String("project"), c.String("format"))
+			return runContext(e, repo, c.String("project"), c.String("format"), c.String("agent"))
 		},
 	}
 }
 
-func runContext(e *env, repo memrepo.Repo, project, format string) error {
+func runContext(e *env, repo memrepo.Repo, project, format, agent string) error {
 	switch format {
 	case "text", "claude", "json":
 	default:
@@ -71,7 +72,10 @@ func runContext(e *env, repo memrepo.Repo, project, format string) error {
 	if !cfg.Context.Enabled {
 		return nil
 	}
-	hook := hookPayload(e.stdin)
+	if _, ok := capture.Agents[agent]; !ok && agent != "" {
+		return hint.With(fmt.Errorf("--agent %q is not an agent agmem reads hooks of", agent), "name one of claude, codex, gemini, cursor, or leave --agent out")
+	}
+	hook := hookPayload(e.stdin, agent)
 	if project == "" {
 		project = hook.cwd
 	}
@@ -123,7 +127,7 @@ type startHook struct {
 }
 
 // hookPayload reads a hook payload, if stdin holds one: a terminal or nothing is none.
-func hookPayload(stdin io.Reader) startHook {
+func hookPayload(stdin io.Reader, agent string) startHook {
 	if f, ok := stdin.(*os.File); ok {
 		if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice != 0 {
 			return startHook{}
@@ -133,7 +137,7 @@ func hookPayload(stdin io.Reader) startHook {
 	if err != nil || len(strings.TrimSpace(string(data))) == 0 {
 		return startHook{}
 	}
-	d, err := capture.Decode(data, capture.Policy{}, time.Now())
+	d, err := capture.Decode(data, capture.Policy{Agent: agent}, time.Now())
 	if err != nil || len(d.Entries) != 1 || d.Entries[0].Event == nil {
 		return startHook{}
 	}

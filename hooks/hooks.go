@@ -91,7 +91,7 @@ var Agents = []Agent{
 	{
 		Name: "codex", Title: "Codex CLI", Dir: ".codex", DirEnv: "CODEX_HOME", File: "hooks.json",
 		HookType: "command", Timeout: 10,
-		Events: []Event{{Name: "PostToolUse"}, {Name: "PreToolUse"}, {Name: "SessionStart"}, {Name: "UserPromptSubmit"},
+		Events: []Event{{Name: "PostToolUse"}, {Name: "PreToolUse"}, {Name: "SessionStart", Context: true}, {Name: "UserPromptSubmit"},
 			{Name: "Stop"}, {Name: "SessionEnd", Timeout: 3}},
 		Switch: &Switch{File: "config.toml", Table: "features", Key: "hooks", Deprecated: "features.codex_hooks"},
 		Trusts: true,
@@ -104,7 +104,7 @@ var Agents = []Agent{
 			{Name: "AfterTool", Matcher: "*"},
 			{Name: "BeforeAgent"},
 			{Name: "AfterAgent"},
-			{Name: "SessionStart"},
+			{Name: "SessionStart", Context: true},
 			{Name: "SessionEnd"},
 		},
 		Switch: &Switch{File: "settings.json", Table: "hooksConfig", Key: "enabled", Aliases: []string{"tools.enableHooks", "hooks.enabled"}},
@@ -166,7 +166,11 @@ func (r Recorder) Command() string {
 // ContextCommand is the context hook's shell command: "agmem context" for Claude Code's
 // SessionStart, its output the JSON the agent reads its context from.
 func (r Recorder) ContextCommand() string {
-	return shell.Quote(r.Context) + " context --repo " + shell.Quote(r.Repo) + " --format claude"
+	agent := ""
+	if r.Agent != "" {
+		agent = " --agent " + r.Agent
+	}
+	return shell.Quote(r.Context) + " context" + agent + " --repo " + shell.Quote(r.Repo) + " --format claude"
 }
 
 // Standalone reports whether binary is agmem-record, which records without being told to.
@@ -213,7 +217,7 @@ func recorderOf(command, self string) (Recorder, bool) {
 }
 
 // isContextHook recognises agmem's context hook: an agmem binary (one named agmem, or
-// self) whose only other words are "context", a --repo and "--format claude".
+// self) whose only other words are "context", an --agent, a --repo and "--format claude".
 func isContextHook(command, self string) bool {
 	words, ok := shell.Words(command)
 	if !ok || len(words) < 2 {
@@ -224,9 +228,9 @@ func isContextHook(command, self string) bool {
 	}
 	for i := 2; i < len(words); i++ {
 		switch w := words[i]; {
-		case (w == "--repo" || w == "--format") && i+1 < len(words):
+		case (w == "--repo" || w == "--format" || w == "--agent") && i+1 < len(words):
 			i++
-		case strings.HasPrefix(w, "--repo="), strings.HasPrefix(w, "--format="):
+		case strings.HasPrefix(w, "--repo="), strings.HasPrefix(w, "--format="), strings.HasPrefix(w, "--agent="):
 		default:
 			return false
 		}
