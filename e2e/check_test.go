@@ -471,14 +471,9 @@ func show(v any) string {
 }
 
 // checkContext checks that what agmem's context hook gives at SessionStart (what the
-// memory repo holds of seedMarker) reached the model by its first turn. An agent whose
-// settings hold no context hook of agmem's is checked only when required.
-func (w *world) checkContext(m *scriptedModel, settingsFile string, required bool) {
+// memory repo holds of seedMarker) reached the model by its first turn.
+func (w *world) checkContext(m *scriptedModel) {
 	w.t.Helper()
-	if !required && !strings.Contains(w.read(settingsFile), " context --repo ") {
-		w.t.Logf("agmem's installer put no context hook in %s: whether agmem's context reaches the model is not checked", settingsFile)
-		return
-	}
 	if !m.sawTextAtStart(seedMarker) {
 		w.t.Errorf("no request to the model up to its first turn holds what agmem's context hook gives at SessionStart (%s)", seedMarker)
 	}

@@ -72,7 +72,7 @@ func TestClaudeCode(t *testing.T) {
 	w.checkMemory("claude-code", calls, events)
 	w.checkMemorySearch(model, calls)
 	w.checkMCPCallOnce(1)
-	w.checkContext(model, filepath.Join(w.home, ".claude", "settings.json"), true)
+	w.checkContext(model)
 }
 
 // claudeOracle reads what Claude Code reported: each call of PostToolUse and

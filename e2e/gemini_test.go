@@ -70,7 +70,7 @@ func TestGemini(t *testing.T) {
 	w.checkMemory("gemini-cli", calls, events)
 	w.checkMemorySearch(model, calls)
 	w.checkMCPCallOnce(2) // Gemini's tools/call carries no _meta, its MCP servers no session
-	w.checkContext(model, settingsFile, false)
+	w.checkContext(model)
 }
 
 // geminiOracle reads what Gemini CLI reported: each call of AfterTool (failed when its
