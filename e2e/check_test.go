@@ -470,6 +470,18 @@ func show(v any) string {
 	return s
 }
 
+// checkRun makes every check of an agent's run: it carried out the script, the memory
+// holds what it reported, agmem's memory server answered it, the MCP call both the hook
+// and the proxy saw is kept mcpKept times, and agmem's context reached the model.
+func (w *world) checkRun(m *scriptedModel, source, stdout string, calls []wantCall, events []wantEvent, mcpKept int) {
+	w.t.Helper()
+	w.checkScript(m, calls, stdout)
+	w.checkMemory(source, calls, events)
+	w.checkMemorySearch(m, calls)
+	w.checkMCPCallOnce(mcpKept)
+	w.checkContext(m)
+}
+
 // checkContext checks that what agmem's context hook gives at SessionStart (what the
 // memory repo holds of seedMarker) reached the model by its first turn.
 func (w *world) checkContext(m *scriptedModel) {

@@ -68,11 +68,7 @@ func TestClaudeCode(t *testing.T) {
 		"ENABLE_TOOL_SEARCH=false")
 
 	calls, events := claudeOracle(w.payloads())
-	w.checkScript(model, calls, stdout)
-	w.checkMemory("claude-code", calls, events)
-	w.checkMemorySearch(model, calls)
-	w.checkMCPCallOnce(1)
-	w.checkContext(model)
+	w.checkRun(model, "claude-code", stdout, calls, events, 1)
 }
 
 // claudeOracle reads what Claude Code reported: each call of PostToolUse and

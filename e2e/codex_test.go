@@ -92,11 +92,7 @@ args = [%s]
 		"SCRIPTED_MODEL_KEY=sk-e2e-scripted")
 
 	calls, events := codexOracle(w.payloads())
-	w.checkScript(model, calls, stdout)
-	w.checkMemory("codex", calls, events)
-	w.checkMemorySearch(model, calls)
-	w.checkMCPCallOnce(1)
-	w.checkContext(model)
+	w.checkRun(model, "codex", stdout, calls, events, 1)
 }
 
 // codexOracle reads what Codex reported: each call of PostToolUse, each PreToolUse that no

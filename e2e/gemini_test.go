@@ -66,11 +66,7 @@ func TestGemini(t *testing.T) {
 		"GEMINI_CLI_TRUST_WORKSPACE=true")
 
 	calls, events := geminiOracle(w.payloads())
-	w.checkScript(model, calls, stdout)
-	w.checkMemory("gemini-cli", calls, events)
-	w.checkMemorySearch(model, calls)
-	w.checkMCPCallOnce(2) // Gemini's tools/call carries no _meta, its MCP servers no session
-	w.checkContext(model)
+	w.checkRun(model, "gemini-cli", stdout, calls, events, 2) // Gemini's tools/call carries no _meta, its MCP servers no session
 }
 
 // geminiOracle reads what Gemini CLI reported: each call of AfterTool (failed when its
