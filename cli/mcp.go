@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -91,6 +92,8 @@ func runMCPProxy(c *ucli.Context, e *env, o mcpProxyOptions, command []string) e
 	switch {
 	case err != nil:
 		report(e.stderr, fmt.Errorf("mcp proxy: not recording (the server runs all the same): %w", err))
+	case rec != nil && geminiRecords(e, rec.repo):
+		fmt.Fprintf(e.stderr, "agmem: mcp proxy: Gemini CLI's agmem hook records this server's calls into %s: the proxy leaves them to it\n", rec.repo)
 	case rec != nil:
 		p.Record, p.MaxMessage = rec.record, rec.rec.MaxInput()
 	}
@@ -130,6 +133,7 @@ func runMCPProxy(c *ucli.Context, e *env, o mcpProxyOptions, command []string) e
 // journal transaction, into one session per run.
 type mcpRecording struct {
 	rec    *record.Recorder
+	repo   string // its root
 	server string
 	cwd    string
 	// agentSession is the session of the agent that started the proxy, when it says:
@@ -156,7 +160,50 @@ func openMCPRecording(c *ucli.Context, e *env, server string) (*mcpRecording, er
 		return nil, err
 	}
 	cwd, _ := os.Getwd()
-	return &mcpRecording{rec: rec, server: server, cwd: cwd, agentSession: e.getenv("CLAUDE_CODE_SESSION_ID")}, nil
+	return &mcpRecording{rec: rec, repo: repo.Root, server: server, cwd: cwd, agentSession: e.getenv("CLAUDE_CODE_SESSION_ID")}, nil
+}
+
+// geminiRecords says whether the proxy runs under Gemini CLI (which sets GEMINI_CLI=1 for
+// its MCP servers) and agmem's AfterTool hook of Gemini, switched on, records into repo:
+// that hook sees every MCP call, in Gemini's session, while Gemini's requests name
+// nothing of a call the proxy could tell the hook's record of it by, so the proxy leaves
+// the calls to the hook, and each is kept once.
+func geminiRecords(e *env, repo string) bool {
+	if e.getenv("GEMINI_CLI") != "1" {
+		return false
+	}
+	place, err := hooksPlace(e)
+	if err != nil {
+		return false
+	}
+	self, _ := os.Executable()
+	for _, a := range hooks.Agents {
+		if a.Name != "gemini" {
+			continue
+		}
+		for _, s := range []hooks.Scope{hooks.User, hooks.Project} {
+			st := a.Status(place, s, self)
+			if !slices.Contains(st.Events, "AfterTool") || st.Switch != nil && st.Switch.State == hooks.SwitchOff {
+				continue
+			}
+			for _, r := range st.Recorders {
+				if sameDir(r.Repo, repo) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// sameDir says whether two paths name one directory.
+func sameDir(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	ia, errA := os.Stat(a)
+	ib, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(ia, ib)
 }
 
 // record records the calls the capture policy keeps, trying again a few times when the

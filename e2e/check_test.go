@@ -345,8 +345,7 @@ func (w *world) checkRepo() {
 
 // checkMCPCallOnce checks that the MCP call of read_text_file of file-2.txt, which reached
 // agmem from two sides (the agent's hook and agmem mcp proxy), is one observation over
-// every session in the memory repo; for an agent that gives its MCP servers nothing that
-// names the call (Gemini CLI), twice, once from each side.
+// every session in the memory repo (want: 1).
 func (w *world) checkMCPCallOnce(want int) {
 	w.t.Helper()
 	recorded := func(o observation) bool {
