@@ -68,7 +68,7 @@ func TestClaudeCode(t *testing.T) {
 		"ENABLE_TOOL_SEARCH=false")
 
 	calls, events := claudeOracle(w.payloads())
-	w.checkRun(model, "claude-code", stdout, calls, events, 1)
+	w.checkRun(model, "claude-code", stdout, calls, events)
 }
 
 // claudeOracle reads what Claude Code reported: each call of PostToolUse and

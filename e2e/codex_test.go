@@ -92,7 +92,7 @@ args = [%s]
 		"SCRIPTED_MODEL_KEY=sk-e2e-scripted")
 
 	calls, events := codexOracle(w.payloads())
-	w.checkRun(model, "codex", stdout, calls, events, 1)
+	w.checkRun(model, "codex", stdout, calls, events)
 }
 
 // codexOracle reads what Codex reported: each call of PostToolUse, each PreToolUse that no

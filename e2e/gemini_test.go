@@ -66,7 +66,7 @@ func TestGemini(t *testing.T) {
 		"GEMINI_CLI_TRUST_WORKSPACE=true")
 
 	calls, events := geminiOracle(w.payloads())
-	w.checkRun(model, "gemini-cli", stdout, calls, events, 1)
+	w.checkRun(model, "gemini-cli", stdout, calls, events)
 }
 
 // geminiOracle reads what Gemini CLI reported: each call of AfterTool (failed when its
