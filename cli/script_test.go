@@ -8,17 +8,13 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/agmem/agmem/cli"
-	"github.com/agmem/agmem/record"
+	"github.com/agmem/agmem/internal/testcmd"
 )
 
 // TestMain makes this test binary double as the agmem and agmem-record commands: scripts
 // and tests run them as real processes, so exits, signals and kills are real.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"agmem":        func() { os.Exit(cli.Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
-		"agmem-record": func() { os.Exit(record.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
-	})
+	testscript.Main(m, testcmd.Commands())
 }
 
 // TestScripts runs the stories in testdata/script: each is what a user would do, checked

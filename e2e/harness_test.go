@@ -15,17 +15,13 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/agmem/agmem/cli"
-	"github.com/agmem/agmem/record"
+	"github.com/agmem/agmem/internal/testcmd"
 )
 
 // TestMain makes this test binary double as the agmem and agmem-record commands, put on
 // PATH for the agents, whose hooks run them as agmem hooks install wrote.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"agmem":        func() { os.Exit(cli.Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
-		"agmem-record": func() { os.Exit(record.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
-	})
+	testscript.Main(m, testcmd.Commands())
 }
 
 // agentTimeout bounds one run of an agent; a whole session takes seconds.
