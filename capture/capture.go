@@ -62,6 +62,11 @@ type Native struct {
 	Error       string          `json:"error"`
 	Interrupted bool            `json:"interrupted"`
 	NoResult    bool            `json:"no_result"`
+
+	// answers says the call's report is in the journal already (Codex's PreToolUse):
+	// the rule that leaves out a call with a short result cannot leave out its result,
+	// or the report would stand for it as a call that never had one.
+	answers bool
 }
 
 // Decode reads one JSON object of any supported shape (FORMAT.md §Input): the object
@@ -201,13 +206,14 @@ func FromNative(n Native, p Policy, now time.Time) (Decoded, error) {
 	if t, ok := memory.ParseType(n.MemoryType); ok {
 		o.MemoryType = t
 	}
-	d, err := complete(o, p)
+	d, err := complete(o, p, n.answers)
 	d.GivenID, d.Dated = n.ID != "", n.Timestamp != ""
 	return d, err
 }
 
-// complete fills what the input left out and applies the capture policy.
-func complete(o *memory.Observation, p Policy) (Decoded, error) {
+// complete fills what the input left out and applies the capture policy; answers keeps
+// a call whatever the length of its result (Native.answers).
+func complete(o *memory.Observation, p Policy, answers bool) (Decoded, error) {
 	if len(o.ToolName) > maxToolName {
 		return Decoded{}, fmt.Errorf("tool_name is longer than %d bytes", maxToolName)
 	}
@@ -215,7 +221,7 @@ func complete(o *memory.Observation, p Policy) (Decoded, error) {
 		return Decoded{}, fmt.Errorf("tool_use_id is longer than %d bytes", maxToolUseID)
 	}
 	o.Source = sourceName(o.Source)
-	if ok, why := p.Rules.Capture(o.ToolName, o.Result, o.Error != ""); !ok {
+	if ok, why := p.Rules.Capture(o.ToolName, o.Result, o.Error != "" || answers); !ok {
 		return Decoded{Skipped: []string{o.ToolName + ": " + why}}, nil
 	}
 	o.Arguments, o.Result = objectOf(o.Arguments), orNull(o.Result)

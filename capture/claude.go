@@ -163,6 +163,7 @@ func (h *claudeHook) observations(calls []claudeCall, p Policy, now time.Time) (
 			DurationMS:  c.DurationMS,
 			Interrupted: c.Interrupted,
 			NoResult:    c.noResult,
+			answers:     h.source == SourceCodex && h.HookEvent == "PostToolUse",
 		}
 		if c.Error != nil {
 			n.Error = *c.Error

@@ -346,6 +346,7 @@ type appendTx struct {
 	ids      map[string][]byte // ids this transaction recorded -> the entry's key
 	calls    map[string]string // session\0tool_use_id -> id, recorded by this transaction
 	puts     map[string][]put  // index bucket name -> puts, made at the end in key order
+	unputs   map[string]bool   // bucket name \0 key: puts not to make after all (unput)
 }
 
 type put struct{ k, v []byte }
@@ -450,22 +451,61 @@ func (a *appendTx) answer(id string, p Prepared) (bool, error) {
 			o.DurationMS = &d
 		}
 	}
-	o.ID, o.SessionID, o.Timestamp = before.ID, before.SessionID, before.Timestamp
+	o.ID, o.SessionID, o.Timestamp, o.ToolUseID = before.ID, before.SessionID, before.Timestamp, before.ToolUseID
 	stored, err := encodeEntry(now)
 	if err != nil {
 		return false, err
 	}
-	if err := a.entries.Put(k, stored); err != nil {
+	// The answer goes under a new sequence number, and every index moves to it: what
+	// reads the journal by sequence (the search index) reads the call again, answered.
+	seq, err := a.entries.NextSequence()
+	if err != nil {
+		return false, err
+	}
+	nk := seqKey(seq)
+	if err := a.entries.Delete(k); err != nil {
+		return false, err
+	}
+	if err := a.entries.Put(nk, stored); err != nil {
 		return false, err
 	}
 	h := headOf(now)
-	a.later(bucketPending, pendingKey, pendingValue(h))
+	for _, old := range []struct {
+		bucket []byte
+		key    []byte
+	}{{bucketPending, pendingKey}, {bucketTimeline, timelineKey(h.session, h.at, seqOf(k))}} {
+		if err := a.unput(old.bucket, old.key, here); err != nil {
+			return false, err
+		}
+	}
+	a.ids[id] = nk
+	a.later(bucketIDs, []byte(id), nk)
+	a.later(bucketTimeline, timelineKey(h.session, h.at, seq), nil)
+	a.later(bucketPending, sessionKey(h.session, nk), pendingValue(h))
+	if h.toolUseID != "" {
+		a.later(bucketCalls, sessionKey(h.session, []byte(h.toolUseID)), nk)
+	}
 	if h.memoryType != before.MemoryType {
 		s := a.sessions.get(a.tx, before.SessionID)
-		s.PendingByType[before.MemoryType]--
+		if s.PendingByType[before.MemoryType]--; s.PendingByType[before.MemoryType] <= 0 {
+			delete(s.PendingByType, before.MemoryType)
+		}
 		s.PendingByType[h.memoryType]++
 	}
 	return true, nil
+}
+
+// unput takes key out of an index: out of the puts this transaction is to make, when it
+// made the entry (here), else out of the bucket.
+func (a *appendTx) unput(bucket, key []byte, here bool) error {
+	if !here {
+		return a.tx.Bucket(bucket).Delete(key)
+	}
+	if a.unputs == nil {
+		a.unputs = map[string]bool{}
+	}
+	a.unputs[string(bucket)+"\x00"+string(key)] = true
+	return nil
 }
 
 // recorded returns the id of the entry kept if an entry was recorded before with this
@@ -508,6 +548,9 @@ func (a *appendTx) finish() error {
 		// it) the later wins.
 		slices.SortStableFunc(puts, func(x, y put) int { return bytes.Compare(x.k, y.k) })
 		for _, p := range puts {
+			if a.unputs != nil && a.unputs[name+"\x00"+string(p.k)] {
+				continue
+			}
 			if err := b.Put(p.k, p.v); err != nil {
 				return err
 			}

@@ -61,7 +61,7 @@ func (j *Journal) PrepareBatches(base string, now time.Time) ([]*Batch, error) {
 
 		var fresh []*Batch
 		var waiting []waitingCall
-		ended := map[string]uint64{} // session -> the seq of its last ending event pending
+		scan := newWaitScan(now)
 		if err := tx.Bucket(bucketPending).ForEach(func(k, v []byte) error {
 			i := bytes.IndexByte(k, 0)
 			session, seq := string(k[:i]), binary.BigEndian.Uint64(k[i+1:])
@@ -74,18 +74,14 @@ func (j *Journal) PrepareBatches(base string, now time.Time) ([]*Batch, error) {
 			if !b.countPending(v) {
 				b.uncounted = append(b.uncounted, len(b.Seqs)-1)
 			}
-			switch {
-			case len(v) == 0: // pending from before pending values said anything
-			case v[0] == tagEnding:
-				ended[session] = seq
-			case v[0] == tagNoResult && len(v) >= 9 && now.Sub(time.Unix(0, int64(binary.BigEndian.Uint64(v[1:9])))) < noResultWait:
+			if scan.see(session, seq, v) {
 				waiting = append(waiting, waitingCall{b, seq, bytes.Clone(k), bytes.Clone(v)})
 			}
 			return nil
 		}); err != nil {
 			return err
 		}
-		held := holdBack(waiting, ended)
+		held := holdBack(waiting, scan)
 		fresh = slices.DeleteFunc(fresh, func(b *Batch) bool { return len(b.Seqs) == 0 })
 		// Every pending entry is in a batch now: the set is dropped whole, a page at a
 		// time, where deleting it key by key was a third of this transaction, which
@@ -135,6 +131,33 @@ func (j *Journal) PrepareBatches(base string, now time.Time) ([]*Batch, error) {
 // when the result came.
 const noResultWait = time.Hour
 
+// waitScan tells, of the pending set walked in key order (each session's entries in the
+// order they came), which calls reported before their result may still get it: young
+// ones, with no ending event of their session after them. The flush leaves those
+// pending, and the backlog does not count them.
+type waitScan struct {
+	now   time.Time
+	ended map[string]uint64 // session -> the seq of its last ending event
+}
+
+func newWaitScan(now time.Time) *waitScan { return &waitScan{now: now, ended: map[string]uint64{}} }
+
+// see takes in one pending entry (its pendingValue v) and says whether it is a young
+// report, which may wait: whether it does, waits tells once the walk is over.
+func (w *waitScan) see(session string, seq uint64, v []byte) bool {
+	switch {
+	case len(v) == 0: // pending from before pending values said anything
+	case v[0] == tagEnding:
+		w.ended[session] = seq
+	case v[0] == tagNoResult && len(v) >= 9:
+		return w.now.Sub(time.Unix(0, int64(binary.BigEndian.Uint64(v[1:9])))) < noResultWait
+	}
+	return false
+}
+
+// waits says whether the young report seq of session still waits for its result.
+func (w *waitScan) waits(session string, seq uint64) bool { return w.ended[session] < seq }
+
 // waitingCall is a call reported before its result, in a new batch.
 type waitingCall struct {
 	batch      *Batch
@@ -142,13 +165,12 @@ type waitingCall struct {
 	key, value []byte // in the pending set
 }
 
-// holdBack takes out of their batches the calls still waiting for their results: those
-// with no ending event of their session after them (ended: the last one's seq). It
+// holdBack takes out of their batches the calls still waiting for their results, and
 // returns them, to be left in the pending set.
-func holdBack(waiting []waitingCall, ended map[string]uint64) []waitingCall {
+func holdBack(waiting []waitingCall, scan *waitScan) []waitingCall {
 	var held []waitingCall
 	for _, w := range waiting {
-		if ended[w.batch.Session] > w.seq {
+		if !scan.waits(w.batch.Session, w.seq) {
 			continue
 		}
 		b := w.batch

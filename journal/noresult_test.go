@@ -45,16 +45,31 @@ func TestCallReportedThenAnswered(t *testing.T) {
 		if s := session(t, j, "s"); s.Observations != 1 || s.Pending != 1 {
 			t.Errorf("session counts %d observations, %d pending; want 1, 1", s.Observations, s.Pending)
 		}
+		if findings, err := j.Check(); err != nil || len(findings) > 0 {
+			t.Errorf("journal check after the answer: %v, %v", findings, err)
+		}
 	}
 	t.Run("later", func(t *testing.T) {
 		j := newJournal(t)
 		report := reported("s", "call_1", t0)
 		mustAppend(t, j, t0, report)
+		read, err := j.Since(0, func(memory.Entry) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
 		out := mustAppend(t, j, t0.Add(1500*time.Millisecond), answerOf(report, t0.Add(1500*time.Millisecond)))
 		if out[0].ID != report.ID() || out[0].Duplicate {
 			t.Errorf("the answer appended as %+v, want the report's id, not a duplicate", out[0])
 		}
 		check(t, j, report.ID())
+		// a reader of the journal by sequence (the search index) reads the call again
+		var again []memory.Entry
+		if _, err := j.Since(read, func(e memory.Entry) error { again = append(again, e); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if len(again) != 1 || again[0].ID() != report.ID() || again[0].Observation.NoResult {
+			t.Errorf("read since the report: %+v, want the answered call", again)
+		}
 	})
 	t.Run("same transaction", func(t *testing.T) {
 		j := newJournal(t)
@@ -106,6 +121,13 @@ func TestFlushWaitsForTheResult(t *testing.T) {
 			j := newJournal(t)
 			report := reported("s", "call_1", t0)
 			mustAppend(t, j, t0, append([]memory.Entry{report}, c.after...)...)
+			backlog, err := j.backlog(c.now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (backlog.Waiting == 1) != c.waits || backlog.Observations+backlog.Waiting != 1+len(c.after)-c.events {
+				t.Errorf("backlog %+v: the report counted as waiting: %v, want %v", backlog, backlog.Waiting == 1, c.waits)
+			}
 			batches, err := j.PrepareBatches("", c.now)
 			if err != nil {
 				t.Fatal(err)

@@ -2,8 +2,10 @@ package journal
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -38,24 +40,47 @@ func (j *Journal) WatchMarks() (map[string]WatchMark, error) {
 type Backlog struct {
 	Observations, Events int // pending, in no batch yet
 	Batches              int // batches a flush planned and did not finish
+	// Waiting are calls reported before their result that a flush leaves pending for
+	// it (PrepareBatches), not counted in Observations: nothing to flush yet.
+	Waiting int
 }
 
 // Empty is true when a flush would have nothing to do.
 func (b Backlog) Empty() bool { return b.Observations+b.Events+b.Batches == 0 }
 
-// Backlog counts what waits for a flush. It reads only the pending set's keys and the
-// first bytes of their entries, so it is cheap enough to ask every second.
-func (j *Journal) Backlog() (Backlog, error) {
+// Backlog counts what waits for a flush. It reads only the pending set and the first
+// bytes of its entries, so it is cheap enough to ask every second.
+func (j *Journal) Backlog() (Backlog, error) { return j.backlog(time.Now()) }
+
+// backlog is Backlog at now.
+func (j *Journal) backlog(now time.Time) (Backlog, error) {
 	var b Backlog
 	err := j.view(func(tx *bolt.Tx) error {
 		entries := tx.Bucket(bucketEntries)
+		scan := newWaitScan(now)
+		type report struct {
+			session string
+			seq     uint64
+		}
+		var young []report
 		c := tx.Bucket(bucketPending).Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			seq := k[bytes.IndexByte(k, 0)+1:]
-			if holdsObservation(entries.Get(seq)) {
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			i := bytes.IndexByte(k, 0)
+			seq := k[i+1:]
+			switch {
+			case scan.see(string(k[:i]), binary.BigEndian.Uint64(seq), v):
+				young = append(young, report{string(k[:i]), binary.BigEndian.Uint64(seq)})
+			case holdsObservation(entries.Get(seq)):
 				b.Observations++
-			} else {
+			default:
 				b.Events++
+			}
+		}
+		for _, r := range young {
+			if scan.waits(r.session, r.seq) {
+				b.Waiting++
+			} else {
+				b.Observations++
 			}
 		}
 		b.Batches = tx.Bucket(bucketBatches).Stats().KeyN

@@ -28,6 +28,7 @@ type writer struct {
 	done Updated
 	// statements, prepared once a transaction
 	insert, find, place, words, record, session *sql.Stmt
+	rewrite, unword                             *sql.Stmt // an entry indexed before that changed since
 	// sessions tallies what the entries added tell of their sessions, written at the end
 	sessions map[string]*sessionTally
 	order    []string // the sessions' ids, as first seen
@@ -45,7 +46,9 @@ func (ix *Index) writer(ctx context.Context) (*writer, error) {
 	}{
 		{&w.insert, `INSERT INTO entries (id, short, event, session, source, type, tool, ts, failed,
 			summary, subject, size, record, line, form) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING`},
-		{&w.find, `SELECT rowid, record FROM entries WHERE id = ?`},
+		{&w.find, `SELECT rowid, record, failed, size FROM entries WHERE id = ?`},
+		{&w.rewrite, `UPDATE entries SET type = ?, tool = ?, failed = ?, summary = ?, subject = ?, size = ? WHERE rowid = ?`},
+		{&w.unword, `DELETE FROM words WHERE rowid = ?`},
 		{&w.place, `UPDATE entries SET record = ?, line = ?, form = ? WHERE rowid = ?`},
 		{&w.words, `INSERT INTO words (rowid, tool, summary, arguments, result, error, paths) VALUES (?,?,?,?,?,?,?)`},
 		{&w.record, `INSERT INTO records (commit_, path, origin) VALUES (?,?,?)
@@ -295,7 +298,9 @@ func isRecordPart(path string) bool {
 }
 
 // add indexes an entry at its place. An entry indexed before keeps its row; one that
-// was pending is placed in the commit that now holds it.
+// was pending is placed in the commit that now holds it; one that changed since (a call
+// reported before its result, then answered: the journal gives it again) is indexed
+// again in its row.
 func (w *writer) add(e memory.Entry, at place) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
@@ -311,13 +316,19 @@ func (w *writer) add(e memory.Entry, at place) error {
 			return err
 		}
 		var rowid, record int64 // indexed before
-		if err := w.find.QueryRow(e.ID()).Scan(&rowid, &record); err != nil {
+		var failed, size int
+		if err := w.find.QueryRow(e.ID()).Scan(&rowid, &record, &failed, &size); err != nil {
 			return err
 		}
 		if record == 0 && at.record != 0 {
-			_, err = w.place.Exec(at.record, at.line, at.form, rowid)
+			if _, err := w.place.Exec(at.record, at.line, at.form, rowid); err != nil {
+				return err
+			}
 		}
-		return err
+		if r.event != "" || failed == r.failed && size == r.size {
+			return nil
+		}
+		return w.reindex(e, r, rowid, r.failed-failed)
 	}
 	rowid, err := res.LastInsertId()
 	if err != nil {
@@ -336,14 +347,35 @@ func (w *writer) add(e memory.Entry, at place) error {
 	if r.event == "" {
 		obs, failures = 1, r.failed
 	}
-	t := w.sessions[e.Session()]
-	if t == nil {
-		t = &sessionTally{}
-		w.sessions[e.Session()], w.order = t, append(w.order, e.Session())
-	}
-	t.add(e.Source(), r.cwd, prompt, at.origin, e.Time().UnixNano(), obs, failures)
+	w.tally(e.Session()).add(e.Source(), r.cwd, prompt, at.origin, e.Time().UnixNano(), obs, failures)
 	w.done.Entries++
 	return nil
+}
+
+// reindex indexes anew an observation in the row it had, which the session's failures
+// change by failed.
+func (w *writer) reindex(e memory.Entry, r row, rowid int64, failed int) error {
+	if _, err := w.rewrite.Exec(r.memoryType, r.tool, r.failed, r.summary, r.subject, r.size, rowid); err != nil {
+		return err
+	}
+	if _, err := w.unword.Exec(rowid); err != nil {
+		return err
+	}
+	if _, err := w.words.Exec(rowid, r.tool, r.words, r.arguments, r.result, r.error, r.paths); err != nil {
+		return err
+	}
+	w.tally(e.Session()).add(e.Source(), r.cwd, "", "", e.Time().UnixNano(), 0, failed)
+	return nil
+}
+
+// tally is what the update tells of a session.
+func (w *writer) tally(session string) *sessionTally {
+	t := w.sessions[session]
+	if t == nil {
+		t = &sessionTally{}
+		w.sessions[session], w.order = t, append(w.order, session)
+	}
+	return t
 }
 
 // row is what the index holds of an entry, and the text its words come from.
