@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -205,6 +206,34 @@ func TestRealAgentSessions(t *testing.T) {
 			}
 			if !slices.Equal(events, c.events) {
 				t.Errorf("events %q, want %q", events, c.events)
+			}
+		})
+	}
+}
+
+// TestGeminiExitCode takes a shell command's failure from the footer Gemini CLI 0.61.0
+// puts after its output, and nothing else: not a line of the output, nor another tool's.
+func TestGeminiExitCode(t *testing.T) {
+	for _, c := range []struct {
+		name, tool, llm, want string
+	}{
+		{"failed", "run_shell_command", "<untrusted_context>\nOutput: cat: x: No such file or directory\nExit Code: 1\nProcess Group PGID: 4850\n</untrusted_context>", "Exit Code: 1"},
+		{"succeeded", "run_shell_command", "<untrusted_context>\nOutput: total 36\nProcess Group PGID: 4759\n</untrusted_context>", ""},
+		{"its output says so", "run_shell_command", "<untrusted_context>\nOutput: make: step 3\nExit Code: 2\nthe retry passed\nProcess Group PGID: 1\n</untrusted_context>", ""},
+		{"a signal too", "run_shell_command", "Output: (empty)\nExit Code: 130\nSignal: 2\n", "Exit Code: 130"},
+		{"another tool", "read_file", "notes\nExit Code: 1\n", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			payload, _ := json.Marshal(map[string]any{"session_id": "g1", "hook_event_name": "AfterTool", "timestamp": "2026-12-01T20:58:25Z",
+				"tool_name": c.tool, "tool_input": map[string]string{"command": "x"}, "tool_response": map[string]string{"llmContent": strings.Repeat(" ", 60) + c.llm}})
+			p := defaultPolicy()
+			p.Agent = "gemini"
+			d, err := Decode(payload, p, time.Now())
+			if err != nil || len(d.Entries) != 1 {
+				t.Fatalf("Decode = %+v, %v", d, err)
+			}
+			if got := d.Entries[0].Observation.Error; got != c.want {
+				t.Errorf("error %q, want %q", got, c.want)
 			}
 		})
 	}

@@ -63,9 +63,10 @@ type Native struct {
 	Interrupted bool            `json:"interrupted"`
 	NoResult    bool            `json:"no_result"`
 
-	// answers says the call's report is in the journal already (Codex's PreToolUse):
-	// the rule that leaves out a call with a short result cannot leave out its result,
-	// or the report would stand for it as a call that never had one.
+	// answers says the call's report may be in the journal already (Codex's PreToolUse,
+	// which agmem's hooks of Codex record): the rule that leaves out a call with a short
+	// result cannot leave out its result, or the report would stand for it as a call
+	// that never had one. With no report, the call is kept all the same.
 	answers bool
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/agmem/agmem/internal/jsonscan"
@@ -110,8 +111,8 @@ func (h *geminiHook) observation(p Policy, at time.Time, dated bool) (Decoded, e
 			}
 		}
 	}
-	if n.Error == "" {
-		// run_shell_command reports a command's failure only in what the model saw.
+	if n.Error == "" && h.ToolName == "run_shell_command" {
+		// It reports a command's failure only in what the model saw.
 		n.Error = exitFailure(memory.JSONText(n.Result))
 	}
 	return FromNative(n, p, at)
@@ -144,12 +145,17 @@ func firstOf(values ...string) string {
 	return ""
 }
 
-// exitLine is the line of Gemini CLI's shell output that gives the command's exit status.
-var exitLine = regexp.MustCompile(`(?m)^Exit Code: (-?[0-9]+)\s*$`)
+// exitLine is the line of Gemini CLI's shell result that gives the command's exit
+// status, in the footer after its output: the line and the footer's other lines to the
+// end, so that a line of the command's own output that looks like it is not taken.
+var exitLine = regexp.MustCompile(`\nExit Code: (-?[0-9]+)\n(?:(?:Signal|Error|Background PIDs|Process Group PGID): [^\n]*\n)*(?:</untrusted_context>\s*)?\z`)
 
-// exitFailure is "Exit Code: N" when the text reports a command that exited with N, not
-// 0; else "".
+// exitFailure is "Exit Code: N" when run_shell_command's result reports a command that
+// exited with N, not 0; else "".
 func exitFailure(text string) string {
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
 	m := exitLine.FindStringSubmatch(text)
 	if m == nil || m[1] == "0" {
 		return ""

@@ -164,10 +164,12 @@ func openMCPRecording(c *ucli.Context, e *env, server string) (*mcpRecording, er
 }
 
 // geminiRecords says whether the proxy runs under Gemini CLI (which sets GEMINI_CLI=1 for
-// its MCP servers) and agmem's AfterTool hook of Gemini, switched on, records into repo:
-// that hook sees every MCP call, in Gemini's session, while Gemini's requests name
-// nothing of a call the proxy could tell the hook's record of it by, so the proxy leaves
-// the calls to the hook, and each is kept once.
+// its MCP servers) and agmem's AfterTool hook of Gemini records into repo, switched on
+// and not disabled in either settings file (Gemini merges the two): that hook sees every
+// MCP call, in Gemini's session, while Gemini's requests name nothing of a call the
+// proxy could tell the hook's record of it by, so the proxy leaves the calls to the
+// hook, and each is kept once. In doubt it says no: a call kept twice is better than
+// one lost.
 func geminiRecords(e *env, repo string) bool {
 	if e.getenv("GEMINI_CLI") != "1" {
 		return false
@@ -177,23 +179,25 @@ func geminiRecords(e *env, repo string) bool {
 		return false
 	}
 	self, _ := os.Executable()
+	records := false
 	for _, a := range hooks.Agents {
 		if a.Name != "gemini" {
 			continue
 		}
 		for _, s := range []hooks.Scope{hooks.User, hooks.Project} {
 			st := a.Status(place, s, self)
-			if !slices.Contains(st.Events, "AfterTool") || st.Switch != nil && st.Switch.State == hooks.SwitchOff {
-				continue
+			src, err := os.ReadFile(st.Path)
+			switch {
+			case err != nil && !errors.Is(err, os.ErrNotExist), st.Error != "", a.Disabled(src),
+				st.Switch != nil && st.Switch.State != hooks.SwitchOn && st.Switch.State != hooks.SwitchUnset:
+				return false // off, disabled, or not to be read: the hook may not run
 			}
-			for _, r := range st.Recorders {
-				if sameDir(r.Repo, repo) {
-					return true
-				}
+			if slices.Contains(st.Events, "AfterTool") && slices.ContainsFunc(st.Recorders, func(r hooks.Recorder) bool { return sameDir(r.Repo, repo) }) {
+				records = true
 			}
 		}
 	}
-	return false
+	return records
 }
 
 // sameDir says whether two paths name one directory.

@@ -79,11 +79,14 @@ func (a Agent) PlanInstall(p Place, s Scope, r Recorder, self string) (Plan, err
 		}
 		edit := Edit{Path: path, Old: old, New: old}
 		if sw.toml() {
-			renamed, done, err := sw.renameDeprecated(old)
-			if err != nil {
+			// A rename agmem cannot make (a dotted key, an inline table) is left to the
+			// user: Codex still reads the old name, with its warning.
+			switch renamed, done, err := sw.renameDeprecated(old); {
+			case err != nil && !errors.Is(err, errRenameRefused):
 				return Plan{}, fmt.Errorf("%s: %w", path, err)
-			}
-			if done {
+			case err != nil:
+				plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s: %v; rename it %s by hand", path, err, sw))
+			case done:
 				edit.New, edit.What = renamed, fmt.Sprintf("%s, which %s warns of on every run, renamed %s", sw.Deprecated, a.Title, sw)
 			}
 		}
@@ -266,4 +269,31 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// Disabled says whether the agent's settings in src switch agmem's hook off by its name
+// (Gemini CLI's hooksConfig.disabled, which "/hooks disable agmem" writes). A file that
+// does not parse says nothing.
+func (a Agent) Disabled(src []byte) bool {
+	if a.HookName == "" || src == nil {
+		return false
+	}
+	d, err := parseDocument(src, a.Comments)
+	if err != nil {
+		return false
+	}
+	config, _ := d.root.get("hooksConfig")
+	if config == nil || config.kind != '{' {
+		return false
+	}
+	list, _ := config.get("disabled")
+	if list == nil || list.kind != '[' {
+		return false
+	}
+	for _, n := range list.elems {
+		if name, ok := d.stringAt(n); ok && name == a.HookName {
+			return true
+		}
+	}
+	return false
 }

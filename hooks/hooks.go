@@ -59,10 +59,11 @@ type Event struct {
 // in seconds; tool events run async so the agent never waits for agmem (PostToolBatch
 // for the calls it refused before running them, which no other event reports);
 // lifecycle events run in line so a session's start and end are recorded before the
-// agent goes on or exits. Codex CLI: hooks.json in Claude's shape without async (Codex
-// has none) and with no matcher (Codex reads matchers as regular expressions: none
-// means all tools); PreToolUse too, since Codex reports a call it refuses (a patch that
-// fails its check) there alone; SessionEnd's timeout is 3 s, the most Codex allows it. Gemini CLI: settings.json with comments,
+// agent goes on or exits. Codex CLI: hooks.json in Claude's shape, run in line, with no
+// matcher (Codex reads matchers as regular expressions: none means all tools);
+// PreToolUse too, since Codex reports a call it refuses (a patch that fails its check)
+// there alone; SessionEnd's timeout is 3 s, the most Codex allows it; Codex runs only
+// the hooks a person trusted (trust.go). Gemini CLI: settings.json with comments,
 // timeouts in milliseconds, hooks named so that "/hooks disable agmem" works; the tool
 // matcher is "*" and lifecycle matchers are left out (Gemini matches those exactly).
 // Its hooks run while hooksConfig.enabled is on, the default since 0.26; older builds
@@ -163,8 +164,8 @@ func (r Recorder) Command() string {
 	return run + " --repo " + shell.Quote(r.Repo) + " >/dev/null"
 }
 
-// ContextCommand is the context hook's shell command: "agmem context" for Claude Code's
-// SessionStart, its output the JSON the agent reads its context from.
+// ContextCommand is the context hook's shell command: "agmem context" at a session's
+// start, its output the JSON Claude Code, Codex and Gemini CLI read their context from.
 func (r Recorder) ContextCommand() string {
 	agent := ""
 	if r.Agent != "" {

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -106,8 +107,12 @@ func (w Switch) renameDeprecated(src []byte) ([]byte, bool, error) {
 			}
 		}
 	}
-	return nil, false, fmt.Errorf("%w: agmem cannot rename the deprecated %s to %s without changing how the rest reads", ErrUnreadable, w.name(table, key), w)
+	return nil, false, fmt.Errorf("%w: agmem cannot rename the deprecated %s to %s without changing how the rest reads", errRenameRefused, w.name(table, key), w)
 }
+
+// errRenameRefused is a rename of a deprecated setting agmem cannot make in the text as
+// it is written.
+var errRenameRefused = errors.New("cannot edit")
 
 // lineEnding is the line ending a text uses.
 func lineEnding(src []byte) string {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -70,10 +71,7 @@ func (s *settings) trust(path string, config []byte, configPath, project string)
 		t.Error = fmt.Sprintf("%s: %v", configPath, err)
 		return t
 	}
-	if resolved, err := filepath.EvalSymlinks(path); err == nil {
-		path = resolved // Codex keys hooks by the file's real path
-	}
-	if project != "" && cfg.Projects[project].TrustLevel != "trusted" {
+	if project != "" && !projectTrusted(cfg, project) {
 		t.Project = project
 	}
 	h := s.hooksObject()
@@ -123,8 +121,11 @@ func (s *settings) trustHash(event string, group *node, i int) (string, error) {
 			StatusMessage *string `json:"statusMessage"`
 		} `json:"hooks"`
 	}
-	if err := json.Unmarshal(s.doc.plain[group.start:group.end], &g); err != nil || i >= len(g.Hooks) {
+	if err := json.Unmarshal(s.doc.plain[group.start:group.end], &g); err != nil {
 		return "", fmt.Errorf("%s: a hook agmem cannot read: %v", event, err)
+	}
+	if i >= len(g.Hooks) {
+		return "", fmt.Errorf("%s: agmem's hook is not where it was found", event)
 	}
 	h := g.Hooks[i]
 	timeout, most := 600, 0
@@ -177,13 +178,53 @@ func appendOnce(list []string, s string) []string {
 	return append(list, s)
 }
 
-// TrustConfig is the file the agent keeps what a person trusted in, in the user's
+// trustConfig is the file the agent keeps what a person trusted in, in the user's
 // settings directory ("" for an agent that runs every hook).
 func (a Agent) trustConfig(p Place) string {
 	if !a.Trusts {
 		return ""
 	}
 	return filepath.Join(a.dir(p, User), "config.toml")
+}
+
+// projectTrusted says whether Codex trusts the project at dir: its entry under
+// [projects] names the directory, the nearest one above it with .git, or, in a git
+// worktree, the repository's main worktree.
+func projectTrusted(cfg codexConfig, dir string) bool {
+	for d := dir; ; d = filepath.Dir(d) {
+		if cfg.Projects[d].TrustLevel == "trusted" {
+			return true
+		}
+		git := filepath.Join(d, ".git")
+		if fi, err := os.Stat(git); err == nil {
+			if !fi.IsDir() { // a worktree's .git file: "gitdir: <main>/.git/worktrees/<name>"
+				if b, err := os.ReadFile(git); err == nil {
+					gitdir := strings.TrimSpace(strings.TrimPrefix(string(b), "gitdir:"))
+					if main, _, ok := strings.Cut(gitdir, string(filepath.Separator)+".git"+string(filepath.Separator)); ok {
+						return cfg.Projects[main].TrustLevel == "trusted"
+					}
+				}
+			}
+			return false
+		}
+		if filepath.Dir(d) == d {
+			return false
+		}
+	}
+}
+
+// codexFile is the hooks file of scope s as Codex names it in the keys of what it
+// trusted: $CODEX_HOME resolved when it is set, else ~/.codex as written; a project's
+// under its real directory (Codex works in its physical working directory). The file
+// itself is never resolved.
+func (a Agent) codexFile(p Place, s Scope) string {
+	dir := a.dir(p, s)
+	if s == Project || a.DirEnv != "" && p.Getenv(a.DirEnv) != "" {
+		if resolved, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = resolved
+		}
+	}
+	return filepath.Join(dir, a.File)
 }
 
 // trustOf reads which of agmem's hooks in src, the file of scope s, the agent runs.
@@ -202,6 +243,9 @@ func (a Agent) trustOf(p Place, s Scope, src []byte, self string) *Trust {
 		if project, err = filepath.Abs(p.Project); err != nil {
 			return &Trust{Config: configPath, Error: err.Error()}
 		}
+		if resolved, err := filepath.EvalSymlinks(project); err == nil {
+			project = resolved
+		}
 	}
-	return set.trust(a.Path(p, s), config, configPath, project)
+	return set.trust(a.codexFile(p, s), config, configPath, project)
 }

@@ -101,3 +101,50 @@ func TestCodexTrust(t *testing.T) {
 		})
 	}
 }
+
+// TestCodexDeprecatedSwitchLeftWithAWarning installs into a config.toml whose deprecated
+// switch agmem cannot rename as written (a dotted key): the install goes on, the file
+// stays as it is, and a warning says to rename it.
+func TestCodexDeprecatedSwitchLeftWithAWarning(t *testing.T) {
+	codex := agent(t, "codex")
+	home := t.TempDir()
+	if err := os.Mkdir(filepath.Join(home, ".codex"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := []byte("model = \"o3\"\nfeatures.codex_hooks = true\n")
+	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), config, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	place := Place{Home: home, Project: home, Getenv: func(string) string { return "" }}
+	plan, err := codex.PlanInstall(place, User, ana, self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Warnings) != 1 || !strings.Contains(plan.Warnings[0], "rename it [features] hooks by hand") {
+		t.Errorf("warnings %q, want one saying to rename the switch", plan.Warnings)
+	}
+	for _, ed := range plan.Edits {
+		if strings.HasSuffix(ed.Path, "config.toml") && string(ed.New) != string(config) {
+			t.Errorf("config.toml would become %q, want it as it was", ed.New)
+		}
+	}
+}
+
+// TestDisabled reads Gemini CLI's list of hooks switched off by name.
+func TestDisabled(t *testing.T) {
+	gemini := agent(t, "gemini")
+	for src, want := range map[string]bool{
+		`{"hooksConfig": {"disabled": ["other", "agmem"]} // by /hooks disable agmem` + "\n}": true,
+		`{"hooksConfig": {"disabled": ["other"]}}`:                                            false,
+		`{"hooksConfig": {"enabled": true}}`:                                                  false,
+		`{"hooksConfig": {"disabled": "agmem"}}`:                                              false,
+		`not json`:                                                                            false,
+	} {
+		if got := gemini.Disabled([]byte(src)); got != want {
+			t.Errorf("Disabled(%s) = %v, want %v", src, got, want)
+		}
+	}
+	if agent(t, "claude").Disabled([]byte(`{"hooksConfig": {"disabled": ["agmem"]}}`)) {
+		t.Error("Claude Code has no hooks named agmem to disable")
+	}
+}
