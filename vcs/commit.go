@@ -39,6 +39,14 @@ type Draft struct {
 	tree    *treeEditor
 	staged  *stage
 	changes []Change
+	signer  Signer
+}
+
+// Signer signs commits: given a commit as git encodes it without a signature, it gives
+// the armored signature git keeps in the commit's gpgsig header, or nothing, for a
+// commit left unsigned.
+type Signer interface {
+	Sign(payload []byte) ([]byte, error)
 }
 
 // stage holds a draft's new objects, in the order they were made.
@@ -89,6 +97,9 @@ func (r *Git) NewDraft(tip plumbing.Hash) (*Draft, error) {
 	return &Draft{r: r, base: tip, head: tip, tree: te, staged: st}, nil
 }
 
+// SignWith makes every commit sealed from now on signed by s.
+func (d *Draft) SignWith(s Signer) { d.signer = s }
+
 // Exists reports whether the tree (with what was put so far) holds path.
 func (d *Draft) Exists(path string) (bool, error) { return d.tree.Exists(path) }
 
@@ -115,19 +126,41 @@ func (d *Draft) Seal(message string, when time.Time) (plumbing.Hash, error) {
 	if !d.head.IsZero() {
 		c.ParentHashes = []plumbing.Hash{d.head}
 	}
-	var obj plumbing.MemoryObject
-	if err := c.Encode(&obj); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
+	if d.signer != nil {
+		unsigned, err := encodeCommit(c.EncodeWithoutSignature)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		sig, err := d.signer.Sign(unsigned)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("sign commit: %w", err)
+		}
+		c.PGPSignature = string(sig)
 	}
-	var encoded bytes.Buffer
-	if rd, err := obj.Reader(); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
-	} else if _, err := encoded.ReadFrom(rd); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
+	encoded, err := encodeCommit(c.Encode)
+	if err != nil {
+		return plumbing.ZeroHash, err
 	}
-	d.head = d.staged.put(plumbing.CommitObject, encoded.Bytes())
+	d.head = d.staged.put(plumbing.CommitObject, encoded)
 	d.subject, _, _ = strings.Cut(message, "\n")
 	return d.head, nil
+}
+
+// encodeCommit is a commit's bytes as encode writes them.
+func encodeCommit(encode func(plumbing.EncodedObject) error) ([]byte, error) {
+	var obj plumbing.MemoryObject
+	if err := encode(&obj); err != nil {
+		return nil, fmt.Errorf("encode commit: %w", err)
+	}
+	rd, err := obj.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("encode commit: %w", err)
+	}
+	var encoded bytes.Buffer
+	if _, err := encoded.ReadFrom(rd); err != nil {
+		return nil, fmt.Errorf("encode commit: %w", err)
+	}
+	return encoded.Bytes(), nil
 }
 
 // Publish writes the draft's objects into the repository as one pack, then moves

@@ -151,6 +151,12 @@ func (r *Git) committer() object.Signature {
 	return r.identityFrom("GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
 }
 
+// CommitterIdent is who commits agmem's commits, as "Name <email>".
+func (r *Git) CommitterIdent() string {
+	c := r.committer()
+	return c.Name + " <" + c.Email + ">"
+}
+
 func (r *Git) identityFrom(nameVar, emailVar string) object.Signature {
 	name, email := os.Getenv(nameVar), os.Getenv(emailVar)
 	for _, scope := range []func() (*config.Config, error){
