@@ -76,6 +76,7 @@ func newApp(e *env) *ucli.App {
 			newPullCommand(e),
 			newGCCommand(e),
 			newVerifyCommand(e),
+			newAuditCommand(e),
 			newHooksCommand(e),
 			newMCPCommand(e),
 			newRedactCommand(e),

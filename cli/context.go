@@ -18,6 +18,7 @@ import (
 	"github.com/agmem/agmem/internal/config"
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/recall"
 	"github.com/agmem/agmem/record"
 	"github.com/agmem/agmem/vcs"
@@ -27,9 +28,6 @@ import (
 // answers from the index as it is: it runs before an agent's session starts. What it
 // leaves is done by an "agmem index" in the background.
 const contextBudget = 60 * time.Millisecond
-
-// ContextEvent is the session event that keeps what an agent was told at its start.
-const ContextEvent = "ContextGiven"
 
 func newContextCommand(e *env) *ucli.Command {
 	return &ucli.Command{
@@ -167,7 +165,7 @@ func projectHere() (string, error) {
 func keepContext(e *env, repo memrepo.Repo, hook startHook, block recall.Context) {
 	rec, err := record.Open(repo.Root, record.Options{Getenv: e.getenv})
 	if err == nil {
-		_, err = rec.Record(record.Event{Session: hook.session, Name: ContextEvent, Text: block.Text,
+		_, err = rec.Record(record.Event{Session: hook.session, Name: memory.ContextGiven, Text: block.Text,
 			Source: hook.source, Attrs: map[string]string{"cwd": block.Project, "cited": strings.Join(block.Cited, " ")}})
 	}
 	if err != nil {

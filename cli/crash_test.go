@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -76,14 +78,33 @@ func lines(s string) []string { return strings.Fields(s) }
 
 // TestFlushKilledAtAnyPointLosesAndDuplicatesNothing kills a flush at each of its
 // named points, records more, flushes again, and checks that every observation is in
-// exactly one commit and the repo is clean.
+// exactly one commit and the repo is clean; the commits are signed, and agmem audit
+// finds each signed and in the journal's ledger once, in order.
 func TestFlushKilledAtAnyPointLosesAndDuplicatesNothing(t *testing.T) {
 	points := []string{"flush-after-intent", "commit-before-ref", "flush-after-ref", "flush-after-mark",
 		"materialize-midway", "materialize-before-index", "flush-before-finish"}
+	key := filepath.Join(t.TempDir(), "key")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	pub, err := os.ReadFile(key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := filepath.Join(filepath.Dir(key), "allowed")
+	if err := os.WriteFile(allowed, append([]byte("agmem@localhost "), pub...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, point := range points {
 		t.Run(point, func(t *testing.T) {
 			dir := t.TempDir()
 			mustAgmem(t, dir, "", "init", ".")
+			git(t, dir, "config", "gpg.format", "ssh")
+			git(t, dir, "config", "user.signingKey", key)
+			git(t, dir, "config", "gpg.ssh.allowedSignersFile", allowed)
+			if err := os.WriteFile(filepath.Join(dir, ".agmem", "config.toml"), []byte("[audit]\nsign = \"required\"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			ids := lines(mustAgmem(t, dir, observations(30, 3, "a"), "record", "--jsonl"))
 
 			_, err := agmem(t, dir, []string{"AGMEM_FAILPOINT=" + point}, "", "flush")
@@ -93,6 +114,24 @@ func TestFlushKilledAtAnyPointLosesAndDuplicatesNothing(t *testing.T) {
 			ids = append(ids, lines(mustAgmem(t, dir, observations(5, 2, "b"), "record", "--jsonl"))...)
 			mustAgmem(t, dir, "", "flush")
 			checkExactlyOnce(t, dir, ids)
+			var report struct {
+				Ledger  int `json:"ledger"`
+				Commits []struct {
+					Signature struct{ Status string } `json:"signature"`
+					InLedger  bool                    `json:"in_ledger"`
+				} `json:"commits"`
+			}
+			if err := json.Unmarshal([]byte(mustAgmem(t, dir, "", "audit", "--json")), &report); err != nil {
+				t.Fatal(err)
+			}
+			if report.Ledger != len(report.Commits) {
+				t.Errorf("the ledger holds %d commits, the branch %d", report.Ledger, len(report.Commits))
+			}
+			for i, c := range report.Commits {
+				if c.Signature.Status != "good" || !c.InLedger {
+					t.Errorf("commit %d: signature %s, in the ledger %v", i, c.Signature.Status, c.InLedger)
+				}
+			}
 		})
 	}
 }

@@ -17,7 +17,6 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/daemon"
-	"github.com/agmem/agmem/flush"
 	"github.com/agmem/agmem/internal/config"
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
@@ -180,7 +179,7 @@ func (f daemonFlagValues) loader(e *env, repo memrepo.Repo) func() (daemon.Setti
 				s.Watch = append(s.Watch, w)
 			}
 		}
-		s.Flush = flush.Options{LLM: llmSettings(cfg)}
+		s.Flush = flushSettings(cfg)
 		s.Keep = cfg.Sync.KeepFor()
 		if f.push != "" || cfg.Sync.Push {
 			s.Push = syncOptions(cfg, f.push)

@@ -15,6 +15,7 @@ import (
 	"github.com/agmem/agmem/internal/priority"
 	"github.com/agmem/agmem/llm"
 	"github.com/agmem/agmem/recall"
+	"github.com/agmem/agmem/sign"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -41,6 +42,11 @@ func newFlushCommand(e *env) *ucli.Command {
 	}
 }
 
+// flushSettings are how the configuration has flushes write and sign their commits.
+func flushSettings(cfg *config.Config) flush.Options {
+	return flush.Options{LLM: llmSettings(cfg), Sign: sign.Mode(cfg.Audit.Sign)}
+}
+
 // llmSettings are the configured LLM's settings for flush, none when it is off.
 func llmSettings(cfg *config.Config) llm.Settings {
 	if !cfg.LLM.Enabled {
@@ -60,9 +66,10 @@ func runFlush(e *env, repo memrepo.Repo, o flushOptions) error {
 	if err != nil {
 		return err
 	}
-	opts := flush.Options{Warn: func(err error) { warn(e, err) }}
-	if !o.noLLM {
-		opts.LLM = llmSettings(cfg)
+	opts := flushSettings(cfg)
+	opts.Warn = func(err error) { warn(e, err) }
+	if o.noLLM {
+		opts.LLM = llm.Settings{}
 	}
 	commits, err := flush.Run(repo.StateDir(), repo.Journal(), git, opts)
 	for _, c := range commits {
@@ -75,7 +82,7 @@ func runFlush(e *env, repo memrepo.Repo, o flushOptions) error {
 		}
 	}
 	if err != nil {
-		return hint.With(err, "nothing recorded is lost: run \"agmem flush\" again once the cause is fixed")
+		return hint.After(err, "nothing recorded is lost: run \"agmem flush\" again once the cause is fixed")
 	}
 	if len(commits) > 0 {
 		failpoint.Hit("flush-before-index") // committed, and the index does not know it yet

@@ -37,7 +37,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("AGMEM_SESSION", "")
 			return copySamples(env.WorkDir)
 		},
-		Cmds: map[string]func(*testscript.TestScript, bool, []string){"llm-server": llmServerCmd},
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"llm-server": llmServerCmd, "ssh-agent": sshAgentCmd},
 	})
 }
 

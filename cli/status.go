@@ -10,8 +10,11 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/daemon"
+	"github.com/agmem/agmem/internal/config"
+	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/sign"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -23,10 +26,22 @@ type statusReport struct {
 	PendingEvt int              `json:"pending_events"`
 	Sessions   []pendingSession `json:"pending_sessions"`
 	LastFlush  *time.Time       `json:"last_flush,omitempty"`
+	Signing    signingStatus    `json:"signing"`
 	Daemon     struct {
 		Running bool `json:"running"`
 		PID     int  `json:"pid,omitempty"`
 	} `json:"daemon"`
+}
+
+// signingStatus is how flushes sign, and whether the last commit was signed.
+type signingStatus struct {
+	Mode string `json:"mode"` // off, best-effort or required
+	Key  string `json:"key,omitempty"`
+	// Last is the last commit a flush wrote; Signed whether it is, Unsigned why not
+	// where it was to be.
+	Last     string `json:"last_commit,omitempty"`
+	Signed   bool   `json:"signed"`
+	Unsigned string `json:"unsigned,omitempty"`
 }
 
 type pendingSession struct {
@@ -83,6 +98,20 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 		return err
 	}
 	s.Branch = branch.Short()
+	mode := sign.Auto
+	if cfg, err := config.Load(repo.StateDir(), e.getenv); err == nil {
+		mode = sign.Mode(cfg.Audit.Sign)
+	}
+	if settings := sign.FromGit(mode, git.Setting, git.CommitterIdent(), repo.Root); settings.On() {
+		s.Signing.Mode, s.Signing.Key = string(settings.Mode), settings.Describe()
+	} else {
+		s.Signing.Mode = string(sign.Off)
+	}
+	if last, err := j.LastCommitted(); err != nil {
+		return err
+	} else if last != nil {
+		s.Signing.Last, s.Signing.Signed, s.Signing.Unsigned = last.Commit, last.Signing.Signed, last.Signing.Failed
+	}
 	var headLine string
 	if !tip.IsZero() {
 		s.Head = tip.String()
@@ -113,10 +142,29 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 	} else {
 		fmt.Fprintln(e.stdout, "last flush: never")
 	}
+	fmt.Fprintf(e.stdout, "signing:  %s\n", hint.OneLine(s.Signing.line()))
 	if s.Daemon.Running {
 		fmt.Fprintf(e.stdout, "daemon:   running (pid %d)\n", s.Daemon.PID)
 	} else {
 		fmt.Fprintln(e.stdout, "daemon:   not running")
 	}
 	return nil
+}
+
+// line is how agmem status shows the signing status.
+func (s signingStatus) line() string {
+	l := s.Mode
+	if s.Key != "" {
+		l += " (" + s.Key + ")"
+	}
+	switch {
+	case s.Last == "":
+	case s.Signed:
+		l += "; last commit " + short(s.Last) + " signed"
+	case s.Unsigned != "":
+		l += "; last commit " + short(s.Last) + " UNSIGNED: " + s.Unsigned
+	default:
+		l += "; last commit " + short(s.Last) + " unsigned"
+	}
+	return l
 }

@@ -7,9 +7,11 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/flush"
+	"github.com/agmem/agmem/internal/config"
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/maintain"
+	"github.com/agmem/agmem/sign"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -46,9 +48,14 @@ func runVerify(e *env, repo memrepo.Repo, repair, asJSON bool) error {
 		*maintain.Report
 	}
 	if repair {
+		cfg, err := config.Load(repo.StateDir(), e.getenv)
+		if err != nil {
+			return hint.With(err, `"agmem config" shows every key and where its value comes from`)
+		}
+		// Its flush signs as any other, and writes the template's messages.
+		opts := flush.Options{Sign: sign.Mode(cfg.Audit.Sign), Warn: func(err error) { warn(e, err) }}
 		var done maintain.Repaired
-		done, out.Report, err = maintain.Repair(repo.StateDir(), repo.Journal(), git,
-			flush.Options{Warn: func(err error) { warn(e, err) }})
+		done, out.Report, err = maintain.Repair(repo.StateDir(), repo.Journal(), git, opts)
 		out.Repaired = &done
 		if !asJSON {
 			printRepaired(e, done)

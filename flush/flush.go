@@ -37,6 +37,7 @@ import (
 	"github.com/agmem/agmem/llm"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/render"
+	"github.com/agmem/agmem/sign"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -54,6 +55,7 @@ type Commit struct {
 	Session      string
 	Observations int
 	Events       int
+	Signing      journal.Signing
 }
 
 // Options are how a flush writes its commit messages.
@@ -61,8 +63,11 @@ type Options struct {
 	// LLM asks a model for each commit's message; its zero value (no API key) asks
 	// nothing, and agmem's template writes every message.
 	LLM llm.Settings
-	// Warn is told, once per flush, why some messages came from the template after all;
-	// the flush goes on regardless. Nil: nobody is told.
+	// Sign is when commits are signed ([audit] sign); "" is as git's commit.gpgSign says.
+	Sign sign.Mode
+	// Warn is told, once per flush, why some messages came from the template after all,
+	// and why some commits are unsigned; the flush goes on regardless. Nil: nobody is
+	// told.
 	Warn func(error)
 }
 
@@ -83,6 +88,8 @@ func Run(stateDir string, j *journal.Journal, repo *vcs.Git, opts Options) ([]Co
 	if err != nil {
 		return nil, err
 	}
+	sg := newSigning(repo, opts)
+	defer sg.close()
 	var commits []Commit
 	for {
 		left, err := j.Leftovers(maxRoundBatches)
@@ -92,7 +99,7 @@ func Run(stateDir string, j *journal.Journal, repo *vcs.Git, opts Options) ([]Co
 		if len(left) == 0 {
 			break
 		}
-		done, err := flushBatches(stateDir, j, repo, branch, left, opts)
+		done, err := flushBatches(stateDir, j, repo, branch, left, opts, sg)
 		commits = append(commits, done...)
 		if err != nil {
 			return commits, err
@@ -108,12 +115,12 @@ func Run(stateDir string, j *journal.Journal, repo *vcs.Git, opts Options) ([]Co
 		return commits, err
 	}
 	failpoint.Hit("flush-after-intent")
-	done, err := flushBatches(stateDir, j, repo, branch, batches, opts)
+	done, err := flushBatches(stateDir, j, repo, branch, batches, opts, sg)
 	return append(commits, done...), err
 }
 
 // flushBatches takes batches through steps 2 to 5, in rounds.
-func flushBatches(stateDir string, j *journal.Journal, repo *vcs.Git, branch plumbing.ReferenceName, batches []*journal.Batch, opts Options) ([]Commit, error) {
+func flushBatches(stateDir string, j *journal.Journal, repo *vcs.Git, branch plumbing.ReferenceName, batches []*journal.Batch, opts Options, sg *signing) ([]Commit, error) {
 	// Batches an earlier flush left behind may be in the history already.
 	for _, b := range batches {
 		if b.Commit == "" && b.Resumed {
@@ -122,7 +129,11 @@ func flushBatches(stateDir string, j *journal.Journal, repo *vcs.Git, branch plu
 				return nil, fmt.Errorf("flush session %s: %w", b.Session, err)
 			}
 			if found {
-				if err := j.MarkCommitted(b, h.String()); err != nil {
+				c, err := repo.Commit(h)
+				if err != nil {
+					return nil, err
+				}
+				if err := j.MarkCommitted(b, h.String(), journal.Signing{Signed: c.PGPSignature != ""}); err != nil {
 					return nil, err
 				}
 			}
@@ -135,7 +146,7 @@ func flushBatches(stateDir string, j *journal.Journal, repo *vcs.Git, branch plu
 	var commits []Commit
 	for len(batches) > 0 {
 		n := roundSize(batches)
-		done, err := flushRound(j, repo, branch, batches[:n], messages)
+		done, err := flushRound(j, repo, branch, batches[:n], messages, sg)
 		commits = append(commits, done...)
 		if err != nil {
 			return commits, err
@@ -171,7 +182,7 @@ func roundSize(batches []*journal.Batch) int {
 }
 
 // flushRound commits, marks, materialises and finishes batches.
-func flushRound(j *journal.Journal, repo *vcs.Git, branch plumbing.ReferenceName, batches []*journal.Batch, messages map[string]string) ([]Commit, error) {
+func flushRound(j *journal.Journal, repo *vcs.Git, branch plumbing.ReferenceName, batches []*journal.Batch, messages map[string]string, sg *signing) ([]Commit, error) {
 	// Held from before the branch moves until the index shows the new files.
 	index, err := repo.LockIndex()
 	if err != nil {
@@ -193,13 +204,13 @@ func flushRound(j *journal.Journal, repo *vcs.Git, branch plumbing.ReferenceName
 		changes = append(changes, files...)
 	}
 
-	commits, files, err := commitBatches(repo, branch, toCommit, messages)
+	commits, files, err := commitBatches(repo, branch, toCommit, messages, sg)
 	if err != nil {
 		return nil, err
 	}
 	failpoint.Hit("flush-after-ref")
 	for i, b := range toCommit {
-		if err := j.MarkCommitted(b, commits[i].Hash); err != nil {
+		if err := j.MarkCommitted(b, commits[i].Hash, commits[i].Signing); err != nil {
 			return commits, err
 		}
 		failpoint.Hit("flush-after-mark")
@@ -274,7 +285,7 @@ func writeMessages(batches []*journal.Batch, opts Options) map[string]string {
 		if m := written[i]; m.Model != "" {
 			subject, body, model = cmp.Or(m.Subject, subject), m.Body, m.Model
 		}
-		messages[b.ID] = vcs.FormatMessage(subject, body, trailers(b, obs, events, model))
+		messages[b.ID] = vcs.FormatMessage(subject, body, Trailers(b.Session, b.ID, b.Entries, model))
 	}
 	return messages
 }
@@ -285,9 +296,13 @@ const templateModel = "template"
 // commitBatches writes one commit per batch, chained on the branch tip, with the
 // batch's message, and moves the branch once to the last of them; if someone else moved
 // the branch meanwhile, it builds them again on the new tip.
-func commitBatches(repo *vcs.Git, branch plumbing.ReferenceName, batches []*journal.Batch, messages map[string]string) ([]Commit, []vcs.Change, error) {
+func commitBatches(repo *vcs.Git, branch plumbing.ReferenceName, batches []*journal.Batch, messages map[string]string, sg *signing) ([]Commit, []vcs.Change, error) {
 	if len(batches) == 0 {
 		return nil, nil, nil
+	}
+	signer, err := sg.ready()
+	if err != nil {
+		return nil, nil, err
 	}
 	for attempt := 0; ; attempt++ {
 		tip, err := repo.Tip(branch)
@@ -297,6 +312,9 @@ func commitBatches(repo *vcs.Git, branch plumbing.ReferenceName, batches []*jour
 		draft, err := repo.NewDraft(tip)
 		if err != nil {
 			return nil, nil, err
+		}
+		if signer != nil {
+			draft.SignWith(signer)
 		}
 		commits := make([]Commit, len(batches))
 		now := time.Now()
@@ -309,7 +327,8 @@ func commitBatches(repo *vcs.Git, branch plumbing.ReferenceName, batches []*jour
 			if err != nil {
 				return nil, nil, fmt.Errorf("flush session %s: %w", b.Session, err)
 			}
-			commits[i] = Commit{Hash: h.String(), Session: b.Session, Observations: len(obs), Events: len(events)}
+			commits[i] = Commit{Hash: h.String(), Session: b.Session, Observations: len(obs), Events: len(events),
+				Signing: sg.last}
 		}
 		err = draft.Publish(branch)
 		if errors.Is(err, vcs.ErrRefMoved) && attempt < maxRebuilds {
@@ -366,16 +385,20 @@ func addFiles(draft *vcs.Draft, b *journal.Batch, obs []memory.Observation) erro
 	return nil
 }
 
-func trailers(b *journal.Batch, obs []memory.Observation, events []memory.Event, model string) []vcs.Trailer {
+// Trailers are the trailer block of the commit of batch of session, holding entries,
+// whose message model wrote (FORMAT.md §Trailers); agmem audit holds each commit's
+// against the record it holds.
+func Trailers(session, batch string, entries []memory.Entry, model string) []vcs.Trailer {
+	obs, events := split(entries)
 	t := []vcs.Trailer{
-		{Key: vcs.TrailerSession, Value: b.Session},
+		{Key: vcs.TrailerSession, Value: session},
 		{Key: vcs.TrailerObservations, Value: fmt.Sprint(len(obs))},
 	}
 	if len(events) > 0 {
 		t = append(t, vcs.Trailer{Key: vcs.TrailerEvents, Value: fmt.Sprint(len(events))})
 	}
-	t = append(t, vcs.Trailer{Key: vcs.TrailerBatch, Value: b.ID})
-	if src := source(b.Entries); src != "" {
+	t = append(t, vcs.Trailer{Key: vcs.TrailerBatch, Value: batch})
+	if src := source(entries); src != "" {
 		t = append(t, vcs.Trailer{Key: vcs.TrailerSource, Value: src})
 	}
 	return append(t, vcs.Trailer{Key: vcs.TrailerRedactions, Value: fmt.Sprint(redactions(obs, events))},

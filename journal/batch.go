@@ -315,9 +315,10 @@ func decodeStored(batches []*Batch) error {
 	return nil
 }
 
-// MarkCommitted records that batch b is in the commit named commit. From then on its
-// entries count as committed, whatever happens to the worktree.
-func (j *Journal) MarkCommitted(b *Batch, commit string) error {
+// MarkCommitted records that batch b is in the commit named commit, signed or not as s
+// says, and notes the commit in the ledger. From then on its entries count as
+// committed, whatever happens to the worktree.
+func (j *Journal) MarkCommitted(b *Batch, commit string, s Signing) error {
 	return j.update(func(tx *bolt.Tx) error {
 		bb := tx.Bucket(bucketBatches)
 		var stored Batch
@@ -330,6 +331,9 @@ func (j *Journal) MarkCommitted(b *Batch, commit string) error {
 		stored.Commit = commit
 		b.Commit = commit
 		if err := putJSON(bb, []byte(b.ID), &stored); err != nil {
+			return err
+		}
+		if err := appendLedger(tx, &stored, commit, s); err != nil {
 			return err
 		}
 		return updateSession(tx, b.Session, func(s *SessionInfo) {

@@ -78,7 +78,7 @@ func TestSessionCountersThroughAFlush(t *testing.T) {
 	checkCounts(t, j, "after PrepareBatches", "B", pendingB)
 
 	bA := bySession(batches)["A"]
-	if err := j.MarkCommitted(bA, "c-A"); err != nil {
+	if err := j.MarkCommitted(bA, "c-A", Signing{}); err != nil {
 		t.Fatal(err)
 	}
 	if bA.Commit != "c-A" {
@@ -89,7 +89,7 @@ func TestSessionCountersThroughAFlush(t *testing.T) {
 	checkCounts(t, j, "after MarkCommitted of A", "B", pendingB)
 
 	bB := bySession(batches)["B"]
-	if err := j.MarkCommitted(bB, "c-B"); err != nil {
+	if err := j.MarkCommitted(bB, "c-B", Signing{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Finish(batches, t0.Add(2*time.Hour)); err != nil {
@@ -109,7 +109,7 @@ func TestSessionCountersThroughAFlush(t *testing.T) {
 	if len(batches) != 1 || batches[0].Session != "A" || len(batches[0].Seqs) != 1 {
 		t.Fatalf("second PrepareBatches = %+v, want one batch for A with the new entry", batches)
 	}
-	if err := j.MarkCommitted(batches[0], "c-A2"); err != nil {
+	if err := j.MarkCommitted(batches[0], "c-A2", Signing{}); err != nil {
 		t.Fatal(err)
 	}
 	checkCounts(t, j, "after the second commit", "A", counts{Observations: 4, Events: 2, Commits: 2, LastCommit: "c-A2"})
@@ -243,7 +243,7 @@ func TestMarkCommittedIsIdempotent(t *testing.T) {
 	b := batches[0]
 	want := counts{Observations: 2, Commits: 1, LastCommit: "c1"}
 	for range 3 {
-		if err := j.MarkCommitted(b, "c1"); err != nil {
+		if err := j.MarkCommitted(b, "c1", Signing{}); err != nil {
 			t.Fatal(err)
 		}
 		checkCounts(t, j, "after MarkCommitted", "A", want)
@@ -257,7 +257,7 @@ func TestMarkCommittedIsIdempotent(t *testing.T) {
 	if len(resumed) != 1 || !resumed[0].Resumed || resumed[0].Commit != "c1" {
 		t.Fatalf("PrepareBatches after MarkCommitted = %+v, want the batch resumed with commit c1", resumed)
 	}
-	if err := j.MarkCommitted(resumed[0], "c2"); err != nil {
+	if err := j.MarkCommitted(resumed[0], "c2", Signing{}); err != nil {
 		t.Fatal(err)
 	}
 	checkCounts(t, j, "after marking again", "A", want)
@@ -265,7 +265,7 @@ func TestMarkCommittedIsIdempotent(t *testing.T) {
 		t.Errorf("marking again changed the batch's commit to %q", resumed[0].Commit)
 	}
 
-	if err := j.MarkCommitted(&Batch{ID: "01JGKX2A3B4C5D6E7F8G9H0JKM", Session: "A"}, "c3"); err == nil {
+	if err := j.MarkCommitted(&Batch{ID: "01JGKX2A3B4C5D6E7F8G9H0JKM", Session: "A"}, "c3", Signing{}); err == nil {
 		t.Errorf("MarkCommitted of a batch the journal does not hold succeeded")
 	}
 	checkCounts(t, j, "after marking an unknown batch", "A", want)
@@ -282,7 +282,7 @@ func TestFinish(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := bySession(batches)
-	if err := j.MarkCommitted(m["A"], "cA"); err != nil {
+	if err := j.MarkCommitted(m["A"], "cA", Signing{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -302,7 +302,7 @@ func TestFinish(t *testing.T) {
 		t.Fatalf("after a refused Finish %d batches are left, want both", len(left))
 	}
 
-	if err := j.MarkCommitted(m["B"], "cB"); err != nil {
+	if err := j.MarkCommitted(m["B"], "cB", Signing{}); err != nil {
 		t.Fatal(err)
 	}
 	at := t0.Add(2 * time.Minute)

@@ -19,7 +19,7 @@ func commitAll(t *testing.T, j *Journal, now time.Time) []*Batch {
 		t.Fatal(err)
 	}
 	for _, b := range batches {
-		if err := j.MarkCommitted(b, "c-"+b.ID); err != nil {
+		if err := j.MarkCommitted(b, "c-"+b.ID, Signing{}); err != nil {
 			t.Fatal(err)
 		}
 	}

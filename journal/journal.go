@@ -65,9 +65,10 @@ var (
 	bucketPending  = []byte("pending")  // session \x00 seq → the entry's kind, memory type (pendingValue)
 	bucketBatches  = []byte("batches")  // batch id → Batch as JSON
 	bucketWatches  = []byte("watches")  // watched file's path → WatchMark as JSON
+	bucketLedger   = []byte("ledger")   // seq → Committed as JSON, every commit a flush wrote
 
 	allBuckets = [][]byte{bucketMeta, bucketEntries, bucketIDs, bucketCalls, bucketSessions,
-		bucketTimeline, bucketPending, bucketBatches, bucketWatches}
+		bucketTimeline, bucketPending, bucketBatches, bucketWatches, bucketLedger}
 
 	keySchema      = []byte("schema")
 	keyOpenSession = []byte("open_session")
@@ -117,7 +118,7 @@ func (j *Journal) update(fn func(*bolt.Tx) error) error {
 func (j *Journal) view(fn func(*bolt.Tx) error) error {
 	err := j.with(true, func(db *bolt.DB) error {
 		return db.View(func(tx *bolt.Tx) error {
-			if tx.Bucket(bucketBatches) == nil {
+			if !hasBuckets(tx) {
 				return errIncomplete
 			}
 			if err := checkSchema(tx); err != nil {
@@ -132,7 +133,18 @@ func (j *Journal) view(fn func(*bolt.Tx) error) error {
 	return err
 }
 
-var errIncomplete = errors.New("journal has no buckets yet")
+var errIncomplete = errors.New("journal lacks a bucket yet")
+
+// hasBuckets reports whether tx holds every bucket: a journal an older agmem made may
+// lack the newer ones until the next write makes them.
+func hasBuckets(tx *bolt.Tx) bool {
+	for _, name := range allBuckets {
+		if tx.Bucket(name) == nil {
+			return false
+		}
+	}
+	return true
+}
 
 // with takes the journal lock, opens the file, runs fn and closes everything again.
 // What the file or its disk does to bbolt comes back as an error that says so:

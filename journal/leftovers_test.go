@@ -31,7 +31,7 @@ func TestLeftoversAreTheUnfinishedBatchesOldestFirst(t *testing.T) {
 	if !left[0].Resumed || len(left[0].Entries) != 1 || left[0].Session != "A" {
 		t.Errorf("the first leftover: resumed %v, entries %+v", left[0].Resumed, left[0].Entries)
 	}
-	if err := j.MarkCommitted(left[0], "c0ffee"); err != nil {
+	if err := j.MarkCommitted(left[0], "c0ffee", Signing{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Finish(left[:1], t0.Add(time.Hour)); err != nil {

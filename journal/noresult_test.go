@@ -158,7 +158,7 @@ func TestFlushWaitsForTheResult(t *testing.T) {
 			// still pending: its result takes its place, and a later flush takes it
 			mustAppend(t, j, c.now, answerOf(report, c.now))
 			for _, b := range batches {
-				if err := j.MarkCommitted(b, "c1"); err != nil {
+				if err := j.MarkCommitted(b, "c1", Signing{}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -15,7 +15,7 @@ func TestInventoryAndRequeue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := j.MarkCommitted(batches[0], "c1"); err != nil {
+	if err := j.MarkCommitted(batches[0], "c1", Signing{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Finish(batches, t0); err != nil {
@@ -26,7 +26,7 @@ func TestInventoryAndRequeue(t *testing.T) {
 	if batches, err = j.PrepareBatches("c1", t1); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.MarkCommitted(batches[0], "c2"); err != nil {
+	if err := j.MarkCommitted(batches[0], "c2", Signing{}); err != nil {
 		t.Fatal(err)
 	}
 	t2 := t1.Add(time.Minute)

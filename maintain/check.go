@@ -255,7 +255,7 @@ func (b *branch) readBatch(h plumbing.Hash, c *object.Commit) ([]memory.Entry, e
 	}
 	b.batches[batch] = h
 	session := vcs.TrailerValue(trailers, vcs.TrailerSession)
-	entries, parts, err := readRecord(c, session, batch)
+	entries, parts, err := ReadRecord(c, session, batch)
 	if err == nil && parts == nil {
 		err = fmt.Errorf("no session record %s", render.SessionRecordPath(session, batch))
 	}
@@ -290,9 +290,9 @@ func (b *branch) readBatch(h plumbing.Hash, c *object.Commit) ([]memory.Entry, e
 	return entries, nil
 }
 
-// readRecord reads the session record of batch in commit c, joined from its parts, and
+// ReadRecord reads the session record of batch in commit c, joined from its parts, and
 // the paths of those parts; no parts when the commit holds no such record.
-func readRecord(c *object.Commit, session, batch string) ([]memory.Entry, []string, error) {
+func ReadRecord(c *object.Commit, session, batch string) ([]memory.Entry, []string, error) {
 	first := render.SessionRecordPath(session, batch)
 	dir := path.Dir(first)
 	root, err := c.Tree()

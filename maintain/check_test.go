@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/render"
 )
 
@@ -90,7 +91,7 @@ func TestRepairRequeuesABatchMarkedInALostCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.j.MarkCommitted(batches[0], strings.Repeat("ab", 20)); err != nil {
+	if err := m.j.MarkCommitted(batches[0], strings.Repeat("ab", 20), journal.Signing{}); err != nil {
 		t.Fatal(err)
 	}
 

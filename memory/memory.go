@@ -95,6 +95,10 @@ type Event struct {
 	Redactions int `json:"redactions,omitempty"`
 }
 
+// ContextGiven is the event that keeps what agmem told an agent when its session
+// started (its Text), and the ids of the entries it cited (Attrs "cited").
+const ContextGiven = "ContextGiven"
+
 // Entry is one line of a session's history: an observation or an event, never both.
 // It is the unit the journal stores and the sessions/ record in git holds.
 type Entry struct {

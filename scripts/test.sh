@@ -1,24 +1,27 @@
 #!/usr/bin/env bash
 # Runs agmem's whole test suite on a fresh machine: installs what the tests need (git,
 # which they use to check every commit agmem writes; Node.js and the npm packages of the
-# MCP proxy's end-to-end test and of the real agents' one), then vets and tests every
-# package.
+# MCP proxy's end-to-end test and of the real agents' one; OpenSSH's and GnuPG's tools,
+# which sign commits), then vets and tests every package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v git >/dev/null 2>&1; then
-  echo "scripts/test.sh: installing git (the tests check agmem's commits with it)" >&2
-  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq git >/dev/null
-  else sudo apt-get update -qq && sudo apt-get install -y -qq git >/dev/null; fi
-fi
+# apt_install PACKAGES... WHY: Debian's packages, when a command the tests run is missing.
+apt_install() {
+  local why="${*: -1}" pkgs=("${@:1:$#-1}")
+  echo "scripts/test.sh: installing ${pkgs[*]} ($why)" >&2
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq "${pkgs[@]}" >/dev/null
+  else sudo apt-get update -qq && sudo apt-get install -y -qq "${pkgs[@]}" >/dev/null; fi
+}
+command -v git >/dev/null 2>&1 || apt_install git "the tests check agmem's commits with it"
 # The MCP proxy's end-to-end test runs a real MCP server and client from npm, pinned in
 # mcp/testdata/npm: Node.js and npm, then those packages, installed again only when the
 # lock file changes.
-if ! command -v npm >/dev/null 2>&1; then
-  echo "scripts/test.sh: installing Node.js and npm (the MCP proxy's end-to-end test runs a real MCP server and client)" >&2
-  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null
-  else sudo apt-get update -qq && sudo apt-get install -y -qq nodejs npm >/dev/null; fi
-fi
+command -v npm >/dev/null 2>&1 || apt_install nodejs npm "the MCP proxy's end-to-end test runs a real MCP server and client"
+# Signed commits are tested with real keys, a real ssh-agent and a real gpg, and checked
+# with git verify-commit, which runs ssh-keygen.
+{ command -v ssh-keygen && command -v ssh-agent && command -v gpg; } >/dev/null 2>&1 ||
+  apt_install openssh-client gnupg "signed commits are made with real SSH and OpenPGP keys"
 # npm_ci installs the packages pinned in a directory's lock file, again only when the
 # lock changed since the last install.
 npm_ci() {

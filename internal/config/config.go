@@ -45,6 +45,7 @@ type Config struct {
 	Daemon      Daemon
 	Sync        Sync
 	Context     Context
+	Audit       Audit
 
 	origins map[string]string
 }
@@ -68,7 +69,7 @@ type key struct {
 }
 
 // keys are every setting agmem reads, section by section.
-var keys = slices.Concat(captureKeys, redactKeys, llmKeys, daemonKeys, syncKeys, contextKeys)
+var keys = slices.Concat(captureKeys, redactKeys, llmKeys, daemonKeys, syncKeys, contextKeys, auditKeys)
 
 // retired are keys earlier versions read, and why none reads them now.
 var retired = map[string]string{

@@ -26,6 +26,15 @@ func (h *Error) Unwrap() error { return h.Err }
 // With gives err advice.
 func With(err error, advice string) error { return &Error{Err: err, Hint: advice} }
 
+// After gives err advice that follows what advice it has already: the first says what
+// to do about the cause, the second what else the person should know.
+func After(err error, advice string) error {
+	if first := For(err); first != "" {
+		advice = first + "; " + advice
+	}
+	return With(err, advice)
+}
+
 // Cause is an error that is the cause of whatever failed, wherever it was met (a
 // damaged journal, a full disk): its advice comes before the advice of any error that
 // wraps it, since what to do about it is the same whichever command met it. Make one

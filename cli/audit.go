@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/agmem/agmem/audit"
+	"github.com/agmem/agmem/internal/config"
+	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/sign"
+	"github.com/agmem/agmem/vcs"
+)
+
+func newAuditCommand(e *env) *ucli.Command {
+	return &ucli.Command{
+		Name:  "audit",
+		Usage: "prove the history: signatures, records, and the chain of agmem's commits; exit 1 if anything fails",
+		Description: "Offline, from this clone alone. Along the first-parent history of the branch and of\n" +
+			"every fetched agents/* branch, checks that each commit with agmem's trailers is\n" +
+			"signed by an allowed signer (when the repo signs: [audit] sign, or git's\n" +
+			"commit.gpgSign), adds exactly its session record and one markdown file per\n" +
+			"observation, and carries the trailers that record gives; that no other commit\n" +
+			"touches current/ or sessions/; and that the branch holds, unchanged and in order,\n" +
+			"every commit this repo's journal says it made. Then reports, per session, what was\n" +
+			"redacted (rules and counts, never the secrets) and the context the agent was given\n" +
+			"at its start.",
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "since", Usage: "only commits from this time on: 2026-11-30, 2026-11-30T09:00:00Z, or how long ago (7d)"},
+			&ucli.BoolFlag{Name: "json", Usage: "one JSON document"},
+		},
+		Action: onRepo(e, func(c *ucli.Context, repo memrepo.Repo) error {
+			since, err := timeFlag(c, "since", time.Now())
+			if err != nil {
+				return err
+			}
+			return runAudit(e, repo, since, c.Bool("json"))
+		}),
+	}
+}
+
+func runAudit(e *env, repo memrepo.Repo, since time.Time, asJSON bool) error {
+	cfg, err := config.Load(repo.StateDir(), e.getenv)
+	if err != nil {
+		return hint.With(err, `"agmem config" shows every key and where its value comes from`)
+	}
+	git, err := vcs.Open(repo.Root)
+	if err != nil {
+		return err
+	}
+	ledger, err := repo.Journal().Ledger()
+	if err != nil {
+		return err
+	}
+	settings := sign.FromGit(sign.Mode(cfg.Audit.Sign), git.Setting, git.CommitterIdent(), repo.Root)
+	r, err := audit.Run(git, settings, audit.Options{Since: since, Ledger: ledger})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		// Signers are "Name <email>": kept as they read, not escaped for HTML.
+		enc := json.NewEncoder(e.stdout)
+		enc.SetEscapeHTML(false)
+		enc.Encode(r)
+	} else {
+		printAudit(e, repo, r)
+	}
+	if !r.Failed() {
+		return nil
+	}
+	return hint.With(fmt.Errorf("audit of branch %s: %d problem(s)", r.Branch, len(r.Problems)),
+		"each FAIL line says what and where: look with \"git show COMMIT\"")
+}
+
+func printAudit(e *env, repo memrepo.Repo, r *audit.Report) {
+	line := func(format string, args ...any) { fmt.Fprintln(e.stdout, hint.OneLine(fmt.Sprintf(format, args...))) }
+	under := func(format string, args ...any) {
+		fmt.Fprintln(e.stdout, "  "+hint.OneLine(fmt.Sprintf(format, args...)))
+	}
+	line("audit of %s, branch %s at %s", repo.Root, r.Branch, short(r.Tip))
+	signing := "signing: " + r.Signing
+	if r.Allowed != "" {
+		signing += "; allowed signers: " + r.Allowed
+	}
+	line("%s", signing)
+	var counts []string
+	for _, s := range slices.Sorted(maps.Keys(r.Signatures)) {
+		counts = append(counts, fmt.Sprintf("%s %d", s, r.Signatures[s]))
+	}
+	ledger := "no journal ledger (a clone): the chain is held to signatures and records alone"
+	if r.Ledger > 0 {
+		ledger = fmt.Sprintf("the journal's ledger: %d commits", r.Ledger)
+	}
+	line("commits: %d by agmem (signatures: %s), %d by others; %s", len(r.Commits), strings.Join(counts, ", "), r.Others, ledger)
+	for _, s := range r.Sessions {
+		line("session %s (%s, %s): %d commits, %d observations, %d events, %s to %s", s.ID, cmp.Or(s.Agent, "no agent"),
+			s.Origin, s.Commits, s.Observations, s.Events, s.First.Format(time.DateTime), s.Last.Format(time.DateTime))
+		if s.Redactions > 0 {
+			var rules []string
+			for _, rule := range slices.Sorted(maps.Keys(s.Redacted)) {
+				rules = append(rules, fmt.Sprintf("%s %d", rule, s.Redacted[rule]))
+			}
+			under("redacted: %d (%s)", s.Redactions, strings.Join(rules, ", "))
+		}
+		for _, c := range s.Context {
+			under("context given at start: %s, %d characters, citing %d entries", c.At.Format(time.DateTime), c.Chars, len(c.Cited))
+		}
+	}
+	if len(r.Problems) == 0 {
+		line("problems: none")
+	}
+	for _, p := range r.Problems {
+		line("FAIL %s %s (%s): %s", p.Kind, short(p.Commit), p.Origin, p.What)
+	}
+}
+
+func short(h string) string { return h[:min(len(h), 12)] }
