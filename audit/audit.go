@@ -16,6 +16,7 @@
 package audit
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"regexp"
@@ -99,11 +100,21 @@ func (r *Report) Failed() bool { return len(r.Problems) > 0 }
 
 // Options are what to audit.
 type Options struct {
-	// Since leaves out commits made before it; zero: the whole history.
+	// Tip is the branch's tip to audit from; zero: the tip as it is now. Read it with
+	// the ledger under the flush lock, so that both tell of the same flushes.
+	Tip plumbing.Hash
+	// Since leaves out the commits of each line of history before the first one made at
+	// or after it (by position: a later commit whose date says older is audited all the
+	// same); zero: the whole history.
 	Since time.Time
+	// RequireSigned makes every unsigned agmem commit a problem, on every branch.
+	RequireSigned bool
 	// Ledger is what the journal knows it committed, oldest first; nil when there is no
 	// journal (a clone): the chain is then held to signatures and records alone.
 	Ledger []journal.Committed
+	// Unfinished are the batches the journal holds that a flush has not finished: a
+	// commit of one is on the branch before the ledger names it.
+	Unfinished []string
 }
 
 // Run audits repo, whose commits are signed as settings say.
@@ -112,19 +123,21 @@ func Run(repo *vcs.Git, settings sign.Settings, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	tip, err := repo.Tip(branch)
-	if err != nil {
-		return nil, err
+	tip := o.Tip
+	if tip.IsZero() {
+		if tip, err = repo.Tip(branch); err != nil {
+			return nil, err
+		}
 	}
 	verifier, err := settings.Verifier()
 	if err != nil {
 		return nil, err
 	}
-	a := &auditor{repo: repo, verifier: verifier, signing: settings.On(), since: o.Since,
-		sessions: map[string]*Session{},
+	a := &auditor{repo: repo, verifier: verifier, signing: settings.On(), requireSigned: o.RequireSigned,
+		since: o.Since, audited: map[plumbing.Hash]bool{}, sessions: map[string]*Session{},
 		report: &Report{Branch: branch.Short(), Tip: tip.String(), Signing: string(settings.Mode),
-			Allowed: settings.AllowedSigners, Ledger: len(o.Ledger), Commits: []Commit{}, Problems: []Problem{},
-			Signatures: map[sign.Status]int{}}}
+			Allowed: settings.AllowedSigners, Ledger: len(o.Ledger), Commits: []Commit{}, Sessions: []*Session{},
+			Problems: []Problem{}, Signatures: map[sign.Status]int{}}}
 	if settings.On() {
 		a.report.Signing += " (" + settings.Describe() + ")"
 	}
@@ -135,7 +148,7 @@ func Run(repo *vcs.Git, settings sign.Settings, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.chain(local, o.Ledger)
+	a.chain(local, o.Ledger, o.Unfinished)
 	fetched, err := repo.FetchedAgents("")
 	if err != nil {
 		return nil, err
@@ -155,12 +168,17 @@ func Run(repo *vcs.Git, settings sign.Settings, o Options) (*Report, error) {
 }
 
 type auditor struct {
-	repo     *vcs.Git
-	verifier *sign.Verifier
-	signing  bool // the repo signs: an unsigned agmem commit is a problem
-	since    time.Time
-	sessions map[string]*Session // origin \x00 session id
-	report   *Report
+	repo          *vcs.Git
+	verifier      *sign.Verifier
+	signing       bool // the repo signs: an unsigned agmem commit of its branch is a problem
+	requireSigned bool // an unsigned agmem commit of any branch is a problem
+	// signedLine says an agmem commit of the line of history being read was signed: an
+	// unsigned one after it is a problem (rebased, amended, or signing failed).
+	signedLine bool
+	since      time.Time
+	audited    map[plumbing.Hash]bool // a commit two branches share is audited once
+	sessions   map[string]*Session    // origin \x00 session id
+	report     *Report
 }
 
 // seen is an agmem commit of a line of history, for the chain check.
@@ -174,42 +192,131 @@ func (a *auditor) problem(commit, origin, kind, format string, args ...any) {
 		What: fmt.Sprintf(format, args...)})
 }
 
-// line audits the first-parent history of tip, and returns its agmem commits in order.
+// claimsAgmem reports whether a trailer block says agmem wrote its commit.
+func claimsAgmem(trailers []vcs.Trailer) bool {
+	return slices.ContainsFunc(trailers, func(t vcs.Trailer) bool {
+		return strings.HasPrefix(strings.ToLower(t.Key), "agmem-")
+	})
+}
+
+// line audits the first-parent history of tip, and what its merges bring in, and
+// returns the agmem commits of the first-parent line in order.
 func (a *auditor) line(origin string, tip plumbing.Hash) ([]seen, error) {
 	hashes, err := a.repo.FirstParents(tip)
 	if err != nil {
 		return nil, err
 	}
+	onLine := map[plumbing.Hash]bool{}
+	for _, h := range hashes {
+		onLine[h] = true
+	}
 	var out []seen
+	a.signedLine = false
+	checking := a.since.IsZero()
 	for _, h := range hashes {
 		c, err := a.repo.Commit(h)
 		if err != nil {
 			return nil, fmt.Errorf("read commit %s: %w", h, err)
 		}
 		trailers := vcs.ParseTrailers(c.Message)
-		claims := slices.ContainsFunc(trailers, func(t vcs.Trailer) bool {
-			return strings.HasPrefix(strings.ToLower(t.Key), "agmem-")
-		})
-		if claims {
+		if claimsAgmem(trailers) {
 			out = append(out, seen{hash: h.String(), batch: vcs.TrailerValue(trailers, vcs.TrailerBatch)})
 		}
-		if c.Committer.When.Before(a.since) {
+		checking = checking || !c.Committer.When.Before(a.since)
+		if !checking || a.audited[h] {
+			continue
+		}
+		// What a merge brings in is audited first, as the history it is; the merge may
+		// then add what those commits added, and nothing else of agmem's.
+		var brought map[string]bool
+		if len(c.ParentHashes) > 1 {
+			if brought, err = a.mergedIn(origin, c, onLine); err != nil {
+				return nil, err
+			}
+		}
+		if err := a.commit(origin, c, trailers, brought); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// commit audits one commit: agmem's, or another's whose changes to agmem's paths may
+// only be the adds of brought.
+func (a *auditor) commit(origin string, c *object.Commit, trailers []vcs.Trailer, brought map[string]bool) error {
+	a.audited[c.Hash] = true
+	changes, err := a.repo.PathChanges(c)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !claimsAgmem(trailers):
+		a.report.Others++
+		a.others(origin, c, changes, brought)
+		return nil
+	case len(c.ParentHashes) > 1:
+		a.problem(c.Hash.String(), origin, "files", "a merge with agmem's trailers: agmem never merges")
+		return nil
+	}
+	return a.agmemCommit(origin, c, trailers, changes)
+}
+
+// mergedIn audits the commits merge brings in (those of its other parents not on the
+// line, ancestors first) as a history of their own, and returns the paths their agmem
+// commits added.
+func (a *auditor) mergedIn(origin string, merge *object.Commit, onLine map[plumbing.Hash]bool) (map[string]bool, error) {
+	var order []plumbing.Hash // ancestors before descendants
+	visited := map[plumbing.Hash]bool{}
+	var visit func(h plumbing.Hash) error
+	visit = func(h plumbing.Hash) error {
+		if visited[h] || onLine[h] || a.audited[h] {
+			return nil
+		}
+		visited[h] = true
+		c, err := a.repo.Commit(h)
+		if err != nil {
+			return fmt.Errorf("read commit %s: %w", h, err)
+		}
+		for _, p := range c.ParentHashes {
+			if err := visit(p); err != nil {
+				return err
+			}
+		}
+		order = append(order, h)
+		return nil
+	}
+	for _, p := range merge.ParentHashes[1:] {
+		if err := visit(p); err != nil {
+			return nil, err
+		}
+	}
+	brought := map[string]bool{}
+	via := origin + ", merged by " + vcs.Short(merge.Hash.String())
+	outer := a.signedLine
+	a.signedLine = false
+	defer func() { a.signedLine = outer }()
+	for _, h := range order {
+		c, err := a.repo.Commit(h)
+		if err != nil {
+			return nil, fmt.Errorf("read commit %s: %w", h, err)
+		}
+		if err := a.commit(via, c, vcs.ParseTrailers(c.Message), nil); err != nil {
+			return nil, err
+		}
+		if !claimsAgmem(vcs.ParseTrailers(c.Message)) {
 			continue
 		}
 		changes, err := a.repo.PathChanges(c)
 		if err != nil {
 			return nil, err
 		}
-		if !claims {
-			a.report.Others++
-			a.others(origin, c, changes)
-			continue
-		}
-		if err := a.agmemCommit(origin, c, trailers, changes); err != nil {
-			return nil, err
+		for _, ch := range changes {
+			if ch.Action == "add" {
+				brought[ch.Path] = true
+			}
 		}
 	}
-	return out, nil
+	return brought, nil
 }
 
 // agmemPath reports whether path is one agmem writes.
@@ -218,18 +325,18 @@ func agmemPath(path string) bool {
 }
 
 // others checks a commit agmem did not write: it may change anything but what agmem
-// wrote.
-func (a *auditor) others(origin string, c *object.Commit, changes []vcs.PathChange) {
+// wrote, and a merge may add what the agmem commits it brings in added (brought).
+func (a *auditor) others(origin string, c *object.Commit, changes []vcs.PathChange, brought map[string]bool) {
 	for _, ch := range changes {
-		if agmemPath(ch.Path) {
+		if agmemPath(ch.Path) && !(ch.Action == "add" && brought[ch.Path]) {
 			a.problem(c.Hash.String(), origin, "changed", "a commit agmem did not write (no agmem trailers) %s %s",
-				verb(ch.Action), ch.Path)
+				verbs[ch.Action], ch.Path)
 		}
 	}
 }
 
-// verb is what a commit did to a path, for a sentence.
-func verb(action string) string { return strings.TrimSuffix(action, "e") + "es" }
+// verbs say what a commit did to a path, for a sentence.
+var verbs = map[string]string{"add": "adds", "change": "changes", "delete": "deletes"}
 
 // agmemCommit checks a commit that carries agmem's trailers.
 func (a *auditor) agmemCommit(origin string, c *object.Commit, trailers []vcs.Trailer, changes []vcs.PathChange) error {
@@ -243,11 +350,17 @@ func (a *auditor) agmemCommit(origin string, c *object.Commit, trailers []vcs.Tr
 	}
 	rc.Signature = a.verifier.Check(payload, sig, c.Committer.When)
 	a.report.Signatures[rc.Signature.Status]++
+	defer func() { a.signedLine = a.signedLine || sig != nil }()
 	switch rc.Signature.Status {
 	case sign.Good:
 	case sign.Unsigned:
-		if a.signing {
+		switch {
+		case a.requireSigned:
+			a.problem(h, origin, "signature", "not signed (--require-signed)")
+		case a.signing && origin == "local":
 			a.problem(h, origin, "signature", "not signed, though this repo signs its commits")
+		case a.signedLine:
+			a.problem(h, origin, "signature", "not signed, though agmem's commits before it are")
 		}
 	default:
 		a.problem(h, origin, "signature", "%s signature: %s", rc.Signature.Status, rc.Signature.Reason)
@@ -257,7 +370,9 @@ func (a *auditor) agmemCommit(origin string, c *object.Commit, trailers []vcs.Tr
 	if ok {
 		obs, events := countEntries(entries)
 		rc.Observations, rc.Events = obs, events
-		a.files(origin, c, entries, parts, changes)
+		if err := a.files(origin, c, entries, parts, changes); err != nil {
+			return err
+		}
 		want := flush.Trailers(session, batch, entries, vcs.TrailerValue(trailers, vcs.TrailerMessageModel))
 		if diff := trailerDiff(want, trailers); diff != "" {
 			a.problem(h, origin, "trailers", "the trailers do not say what the session record holds: %s", diff)
@@ -294,24 +409,32 @@ func (a *auditor) record(origin string, c *object.Commit, session, batch string,
 }
 
 // files checks that the commit adds exactly the record's parts and one markdown file
-// per observation, and changes nothing.
-func (a *auditor) files(origin string, c *object.Commit, entries []memory.Entry, parts []string, changes []vcs.PathChange) {
+// per observation, each as agmem renders it, and changes nothing.
+func (a *auditor) files(origin string, c *object.Commit, entries []memory.Entry, parts []string, changes []vcs.PathChange) error {
 	h := c.Hash.String()
-	want := map[string]bool{}
+	want := map[string]*memory.Observation{}
 	for _, e := range entries {
 		if o := e.Observation; o != nil {
-			want[render.Path(o, false)] = true
-			want[render.Path(o, true)] = true
+			want[render.Path(o, false)] = o
+			want[render.Path(o, true)] = o
 		}
 	}
 	markdown := 0
 	for _, ch := range changes {
-		switch {
+		switch o := want[ch.Path]; {
 		case ch.Action != "add":
-			a.problem(h, origin, "files", "%s %s: agmem only adds files", verb(ch.Action), ch.Path)
+			a.problem(h, origin, "files", "%s %s: agmem only adds files", verbs[ch.Action], ch.Path)
 		case slices.Contains(parts, ch.Path):
-		case want[ch.Path]:
+		case o != nil:
 			markdown++
+			// What agents read back: it must say what the record holds, and no more.
+			data, err := a.repo.FileAt(c.Hash, ch.Path)
+			if err != nil {
+				return fmt.Errorf("read %s in %s: %w", ch.Path, h, err)
+			}
+			if !bytes.Equal(data, render.Markdown(o)) {
+				a.problem(h, origin, "files", "%s is not the markdown of observation %s of its session record", ch.Path, o.ID)
+			}
 		default:
 			a.problem(h, origin, "files", "adds %s, which is neither its session record nor an observation of it", ch.Path)
 		}
@@ -319,24 +442,36 @@ func (a *auditor) files(origin string, c *object.Commit, entries []memory.Entry,
 	if obs, _ := countEntries(entries); markdown != obs {
 		a.problem(h, origin, "files", "adds %d markdown files for the %d observations of its session record", markdown, obs)
 	}
+	return nil
 }
+
+// laterTrailers are the keys agmem began to write after its first commits: a commit
+// of an older agmem lacks them.
+var laterTrailers = []string{vcs.TrailerSource, vcs.TrailerRedactions, vcs.TrailerMessageModel}
 
 // trailerDiff says how got differs from want, "" when they agree.
 func trailerDiff(want, got []vcs.Trailer) string {
 	var diffs []string
+	has := func(list []vcs.Trailer, key string) bool {
+		return slices.ContainsFunc(list, func(t vcs.Trailer) bool { return strings.EqualFold(t.Key, key) })
+	}
 	for _, w := range want {
-		value := vcs.OneLine(w.Value)
-		if g := vcs.TrailerValue(got, w.Key); g != value {
+		if !has(got, w.Key) && slices.Contains(laterTrailers, w.Key) {
+			continue
+		}
+		if value, g := vcs.OneLine(w.Value), vcs.TrailerValue(got, w.Key); g != value {
 			diffs = append(diffs, fmt.Sprintf("%s is %q, the record says %q", w.Key, g, value))
 		}
 	}
 	for _, g := range got {
-		if !slices.ContainsFunc(want, func(w vcs.Trailer) bool { return strings.EqualFold(w.Key, g.Key) }) {
+		if !has(want, g.Key) {
 			diffs = append(diffs, fmt.Sprintf("%s is not a trailer agmem writes", g.Key))
 		}
 	}
-	if len(got) != len(want) && len(diffs) == 0 {
-		diffs = append(diffs, fmt.Sprintf("%d trailers, agmem writes %d", len(got), len(want)))
+	if len(diffs) == 0 && slices.ContainsFunc(got, func(g vcs.Trailer) bool {
+		return vcs.TrailerValue(got, g.Key) != g.Value
+	}) {
+		diffs = append(diffs, "a trailer is there twice")
 	}
 	return strings.Join(diffs, "; ")
 }
@@ -406,8 +541,9 @@ func (s *Session) countMarks(text string) {
 
 // chain holds the local branch's agmem commits against the journal's ledger: each
 // commit the ledger names must be there as it was, in the ledger's order, and no agmem
-// commit after the ledger's first may be one it does not know.
-func (a *auditor) chain(history []seen, ledger []journal.Committed) {
+// commit after the ledger's first may be one it does not know, but a commit of a batch
+// a flush has not finished (unfinished), which the ledger does not name yet.
+func (a *auditor) chain(history []seen, ledger []journal.Committed, unfinished []string) {
 	if len(ledger) == 0 {
 		return
 	}
@@ -423,7 +559,7 @@ func (a *auditor) chain(history []seen, ledger []journal.Committed) {
 		now[s.batch] = s.hash
 		i, ours := place[s.batch]
 		if !ours {
-			if started {
+			if started && !slices.Contains(unfinished, s.batch) {
 				a.problem(s.hash, "local", "chain", "the journal never committed it (batch %s): not written by this repo's agmem", s.batch)
 			}
 			continue // older than the ledger
@@ -443,11 +579,9 @@ func (a *auditor) chain(history []seen, ledger []journal.Committed) {
 		case ok && h == l.Commit:
 		case l.At.Before(a.since):
 		case ok:
-			a.problem(h, "local", "chain", "rewritten: the journal committed batch %s of session %s as %s", l.Batch, l.Session, short(l.Commit))
+			a.problem(h, "local", "chain", "rewritten: the journal committed batch %s of session %s as %s", l.Batch, l.Session, vcs.Short(l.Commit))
 		default:
 			a.problem(l.Commit, "local", "chain", "dropped: the journal committed it (session %s, batch %s), and the branch no longer holds it", l.Session, l.Batch)
 		}
 	}
 }
-
-func short(h string) string { return h[:min(len(h), 12)] }

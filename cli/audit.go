@@ -12,7 +12,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/audit"
-	"github.com/agmem/agmem/internal/config"
+	"github.com/agmem/agmem/flush"
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/sign"
@@ -34,6 +34,7 @@ func newAuditCommand(e *env) *ucli.Command {
 			"at its start.",
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "since", Usage: "only commits from this time on: 2026-11-30, 2026-11-30T09:00:00Z, or how long ago (7d)"},
+			&ucli.BoolFlag{Name: "require-signed", Usage: "every unsigned agmem commit is a problem, on every branch (for a reviewer's clone)"},
 			&ucli.BoolFlag{Name: "json", Usage: "one JSON document"},
 		},
 		Action: onRepo(e, func(c *ucli.Context, repo memrepo.Repo) error {
@@ -41,26 +42,25 @@ func newAuditCommand(e *env) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			return runAudit(e, repo, since, c.Bool("json"))
+			return runAudit(e, repo, audit.Options{Since: since, RequireSigned: c.Bool("require-signed")}, c.Bool("json"))
 		}),
 	}
 }
 
-func runAudit(e *env, repo memrepo.Repo, since time.Time, asJSON bool) error {
-	cfg, err := config.Load(repo.StateDir(), e.getenv)
+func runAudit(e *env, repo memrepo.Repo, o audit.Options, asJSON bool) error {
+	cfg, err := loadConfig(e, repo)
 	if err != nil {
-		return hint.With(err, `"agmem config" shows every key and where its value comes from`)
+		return err
 	}
 	git, err := vcs.Open(repo.Root)
 	if err != nil {
 		return err
 	}
-	ledger, err := repo.Journal().Ledger()
-	if err != nil {
+	if err := readJournalSide(repo, git, &o); err != nil {
 		return err
 	}
-	settings := sign.FromGit(sign.Mode(cfg.Audit.Sign), git.Setting, git.CommitterIdent(), repo.Root)
-	r, err := audit.Run(git, settings, audit.Options{Since: since, Ledger: ledger})
+	settings := sign.FromGit(sign.Mode(cfg.Audit.Sign), git.GitConfig(), git.CommitterIdent(), repo.Root)
+	r, err := audit.Run(git, settings, o)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func runAudit(e *env, repo memrepo.Repo, since time.Time, asJSON bool) error {
 		return nil
 	}
 	return hint.With(fmt.Errorf("audit of branch %s: %d problem(s)", r.Branch, len(r.Problems)),
-		"each FAIL line says what and where: look with \"git show COMMIT\"")
+		"each problem says what and where: look with \"git show COMMIT\"")
 }
 
 func printAudit(e *env, repo memrepo.Repo, r *audit.Report) {
@@ -84,15 +84,18 @@ func printAudit(e *env, repo memrepo.Repo, r *audit.Report) {
 	under := func(format string, args ...any) {
 		fmt.Fprintln(e.stdout, "  "+hint.OneLine(fmt.Sprintf(format, args...)))
 	}
-	line("audit of %s, branch %s at %s", repo.Root, r.Branch, short(r.Tip))
+	line("audit of %s, branch %s at %s", repo.Root, r.Branch, vcs.Short(r.Tip))
 	signing := "signing: " + r.Signing
 	if r.Allowed != "" {
 		signing += "; allowed signers: " + r.Allowed
 	}
 	line("%s", signing)
-	var counts []string
+	counts := []string{}
 	for _, s := range slices.Sorted(maps.Keys(r.Signatures)) {
 		counts = append(counts, fmt.Sprintf("%s %d", s, r.Signatures[s]))
+	}
+	if len(counts) == 0 {
+		counts = append(counts, "none")
 	}
 	ledger := "no journal ledger (a clone): the chain is held to signatures and records alone"
 	if r.Ledger > 0 {
@@ -117,8 +120,29 @@ func printAudit(e *env, repo memrepo.Repo, r *audit.Report) {
 		line("problems: none")
 	}
 	for _, p := range r.Problems {
-		line("FAIL %s %s (%s): %s", p.Kind, short(p.Commit), p.Origin, p.What)
+		line("FAIL %s %s (%s): %s", p.Kind, vcs.Short(p.Commit), p.Origin, p.What)
 	}
 }
 
-func short(h string) string { return h[:min(len(h), 12)] }
+// readJournalSide reads the branch's tip, the journal's ledger and its unfinished
+// batches under the flush lock, so that all three tell of the same flushes.
+func readJournalSide(repo memrepo.Repo, git *vcs.Git, o *audit.Options) error {
+	lock, err := flush.Lock(repo.StateDir())
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	branch, err := git.Branch()
+	if err != nil {
+		return err
+	}
+	if o.Tip, err = git.Tip(branch); err != nil {
+		return err
+	}
+	j := repo.Journal()
+	if o.Ledger, err = j.Ledger(); err != nil {
+		return err
+	}
+	o.Unfinished, err = j.Unfinished()
+	return err
+}

@@ -41,3 +41,13 @@ func newConfigCommand(e *env) *ucli.Command {
 		}),
 	}
 }
+
+// loadConfig is the memory repo's configuration; an error says how to see where each
+// value comes from.
+func loadConfig(e *env, repo memrepo.Repo) (*config.Config, error) {
+	cfg, err := config.Load(repo.StateDir(), e.getenv)
+	if err != nil {
+		return nil, hint.With(err, `"agmem config" shows every key and where its value comes from`)
+	}
+	return cfg, nil
+}

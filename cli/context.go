@@ -15,7 +15,6 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/capture"
-	"github.com/agmem/agmem/internal/config"
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/memory"
@@ -63,9 +62,9 @@ func runContext(e *env, repo memrepo.Repo, project, format, agent string) error 
 	default:
 		return hint.With(fmt.Errorf("--format %q is none of text, claude, json", format), "e.g. --format claude, as a Claude Code hook")
 	}
-	cfg, err := config.Load(repo.StateDir(), e.getenv)
+	cfg, err := loadConfig(e, repo)
 	if err != nil {
-		return hint.With(err, configHint)
+		return err
 	}
 	if !cfg.Context.Enabled {
 		return nil

@@ -17,14 +17,11 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/daemon"
-	"github.com/agmem/agmem/internal/config"
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/internal/priority"
 	"github.com/agmem/agmem/record"
 )
-
-const configHint = `"agmem config" shows every key and where its value comes from`
 
 func newDaemonCommand(e *env) *ucli.Command {
 	var stopTimeout time.Duration
@@ -165,9 +162,9 @@ func (f daemonFlagValues) args() []string {
 // over .agmem/config.toml over the defaults. The daemon calls it again on SIGHUP.
 func (f daemonFlagValues) loader(e *env, repo memrepo.Repo) func() (daemon.Settings, error) {
 	return func() (daemon.Settings, error) {
-		cfg, err := config.Load(repo.StateDir(), e.getenv)
+		cfg, err := loadConfig(e, repo)
 		if err != nil {
-			return daemon.Settings{}, hint.With(err, configHint)
+			return daemon.Settings{}, err
 		}
 		s := daemon.Settings{Interval: cfg.Daemon.Interval, MaxPending: cfg.Daemon.MaxPending}
 		for _, w := range cfg.Daemon.Watch {
@@ -225,9 +222,9 @@ func serve(c *ucli.Context, e *env, repo memrepo.Repo, detached bool, notify *da
 	if err != nil {
 		return err
 	}
-	cfg, err := config.Load(repo.StateDir(), e.getenv)
+	cfg, err := loadConfig(e, repo)
 	if err != nil {
-		return hint.With(err, configHint)
+		return err
 	}
 	logFile, err := daemon.OpenLog(daemon.LogPath(repo.StateDir()), cfg.Daemon.LogMaxBytes)
 	if err != nil {
@@ -296,9 +293,9 @@ func runDaemonStart(c *ucli.Context, e *env, repo memrepo.Repo) error {
 
 func runDaemonStop(e *env, repo memrepo.Repo, timeout time.Duration) error {
 	if timeout <= 0 {
-		cfg, err := config.Load(repo.StateDir(), e.getenv)
+		cfg, err := loadConfig(e, repo)
 		if err != nil {
-			return hint.With(err, configHint)
+			return err
 		}
 		timeout = cfg.Daemon.StopTimeout
 	}

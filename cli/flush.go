@@ -58,9 +58,9 @@ func llmSettings(cfg *config.Config) llm.Settings {
 
 func runFlush(e *env, repo memrepo.Repo, o flushOptions) error {
 	priority.Yield()
-	cfg, err := config.Load(repo.StateDir(), e.getenv)
+	cfg, err := loadConfig(e, repo)
 	if err != nil {
-		return hint.With(err, `"agmem config" shows every key and where its value comes from`)
+		return err
 	}
 	git, err := vcs.Open(repo.Root)
 	if err != nil {

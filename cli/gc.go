@@ -30,9 +30,9 @@ func newGCCommand(e *env) *ucli.Command {
 }
 
 func runGC(e *env, repo memrepo.Repo, keepFlag string) error {
-	cfg, err := config.Load(repo.StateDir(), e.getenv)
+	cfg, err := loadConfig(e, repo)
 	if err != nil {
-		return hint.With(err, configHint)
+		return err
 	}
 	keep := cfg.Sync.KeepFor()
 	if keepFlag != "" {

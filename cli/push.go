@@ -57,9 +57,9 @@ func onRemote(c *ucli.Context, e *env, run func(memrepo.Repo, gitsync.Options) e
 	if err != nil {
 		return err
 	}
-	cfg, err := config.Load(repo.StateDir(), e.getenv)
+	cfg, err := loadConfig(e, repo)
 	if err != nil {
-		return hint.With(err, configHint)
+		return err
 	}
 	return run(repo, syncOptions(cfg, c.Args().First()))
 }

@@ -102,7 +102,7 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 	if cfg, err := config.Load(repo.StateDir(), e.getenv); err == nil {
 		mode = sign.Mode(cfg.Audit.Sign)
 	}
-	if settings := sign.FromGit(mode, git.Setting, git.CommitterIdent(), repo.Root); settings.On() {
+	if settings := sign.FromGit(mode, git.GitConfig(), git.CommitterIdent(), repo.Root); settings.On() {
 		s.Signing.Mode, s.Signing.Key = string(settings.Mode), settings.Describe()
 	} else {
 		s.Signing.Mode = string(sign.Off)
@@ -116,7 +116,7 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 	if !tip.IsZero() {
 		s.Head = tip.String()
 		if c, err := git.Commit(tip); err == nil {
-			headLine = fmt.Sprintf("%s %s (%s)", tip.String()[:12], clip(strings.SplitN(c.Message, "\n", 2)[0], 72),
+			headLine = fmt.Sprintf("%s %s (%s)", vcs.Short(tip.String()), clip(strings.SplitN(c.Message, "\n", 2)[0], 72),
 				c.Committer.When.Local().Format(time.DateTime))
 		}
 	}
@@ -160,11 +160,11 @@ func (s signingStatus) line() string {
 	switch {
 	case s.Last == "":
 	case s.Signed:
-		l += "; last commit " + short(s.Last) + " signed"
+		l += "; last commit " + vcs.Short(s.Last) + " signed"
 	case s.Unsigned != "":
-		l += "; last commit " + short(s.Last) + " UNSIGNED: " + s.Unsigned
+		l += "; last commit " + vcs.Short(s.Last) + " UNSIGNED: " + s.Unsigned
 	default:
-		l += "; last commit " + short(s.Last) + " unsigned"
+		l += "; last commit " + vcs.Short(s.Last) + " unsigned"
 	}
 	return l
 }

@@ -7,7 +7,6 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/flush"
-	"github.com/agmem/agmem/internal/config"
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/maintain"
@@ -48,9 +47,9 @@ func runVerify(e *env, repo memrepo.Repo, repair, asJSON bool) error {
 		*maintain.Report
 	}
 	if repair {
-		cfg, err := config.Load(repo.StateDir(), e.getenv)
+		cfg, err := loadConfig(e, repo)
 		if err != nil {
-			return hint.With(err, `"agmem config" shows every key and where its value comes from`)
+			return err
 		}
 		// Its flush signs as any other, and writes the template's messages.
 		opts := flush.Options{Sign: sign.Mode(cfg.Audit.Sign), Warn: func(err error) { warn(e, err) }}

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -140,6 +141,14 @@ func flushBatches(stateDir string, j *journal.Journal, repo *vcs.Git, branch plu
 		}
 	}
 
+	// The key made ready before a model is asked and before the index lock is taken: a
+	// flush that cannot sign where it must fails before it costs anything, and an
+	// ssh-agent or gpg slow to answer keeps no git command waiting.
+	if slices.ContainsFunc(batches, func(b *journal.Batch) bool { return b.Commit == "" }) {
+		if _, err := sg.ready(); err != nil {
+			return nil, err
+		}
+	}
 	// Written before the index lock is taken: git commands must never wait on a model.
 	messages := writeMessages(batches, opts)
 

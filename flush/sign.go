@@ -9,10 +9,11 @@ import (
 )
 
 // signing signs a flush's commits as the repo's settings ask. The key is made ready
-// when the first commit is about to be made, so that a flush with nothing to commit
-// asks no ssh-agent and runs no gpg; in required mode a key that cannot be had fails
-// the flush before it commits anything. Best effort, a commit that cannot be signed is
-// made unsigned, and the flush says why once.
+// once the flush has something to commit, before it asks a model or takes git's index
+// lock: a flush with nothing to commit asks no ssh-agent and runs no gpg, and in
+// required mode a key that cannot be had fails the flush before it commits anything.
+// Best effort, a commit that cannot be signed is made unsigned, and the flush says why
+// once.
 type signing struct {
 	settings sign.Settings
 	signer   *sign.Signer
@@ -23,7 +24,7 @@ type signing struct {
 }
 
 func newSigning(repo *vcs.Git, opts Options) *signing {
-	return &signing{settings: sign.FromGit(opts.Sign, repo.Setting, repo.CommitterIdent(), repo.Root),
+	return &signing{settings: sign.FromGit(opts.Sign, repo.GitConfig(), repo.CommitterIdent(), repo.Root),
 		warn: opts.Warn}
 }
 

@@ -366,3 +366,16 @@ func (j *Journal) Finish(batches []*Batch, now time.Time) error {
 		return putJSON(tx.Bucket(bucketMeta), keyLastFlush, &info)
 	})
 }
+
+// Unfinished are the ids of the batches no flush has finished, oldest first: their
+// commits may be on the branch already, before the ledger names them.
+func (j *Journal) Unfinished() ([]string, error) {
+	var ids []string
+	err := j.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketBatches).ForEach(func(k, _ []byte) error {
+			ids = append(ids, string(k))
+			return nil
+		})
+	})
+	return ids, err
+}

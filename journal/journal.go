@@ -114,11 +114,12 @@ func (j *Journal) update(fn func(*bolt.Tx) error) error {
 }
 
 // view runs fn in a read transaction. A journal that does not exist yet, or has no
-// buckets yet, is created first, so that fn always sees every bucket.
+// buckets yet, is created first, so that fn always sees every bucket but the ledger,
+// which a journal an older agmem wrote lacks until its next write.
 func (j *Journal) view(fn func(*bolt.Tx) error) error {
 	err := j.with(true, func(db *bolt.DB) error {
 		return db.View(func(tx *bolt.Tx) error {
-			if !hasBuckets(tx) {
+			if tx.Bucket(bucketBatches) == nil {
 				return errIncomplete
 			}
 			if err := checkSchema(tx); err != nil {
@@ -133,18 +134,7 @@ func (j *Journal) view(fn func(*bolt.Tx) error) error {
 	return err
 }
 
-var errIncomplete = errors.New("journal lacks a bucket yet")
-
-// hasBuckets reports whether tx holds every bucket: a journal an older agmem made may
-// lack the newer ones until the next write makes them.
-func hasBuckets(tx *bolt.Tx) bool {
-	for _, name := range allBuckets {
-		if tx.Bucket(name) == nil {
-			return false
-		}
-	}
-	return true
-}
+var errIncomplete = errors.New("journal has no buckets yet")
 
 // with takes the journal lock, opens the file, runs fn and closes everything again.
 // What the file or its disk does to bbolt comes back as an error that says so:

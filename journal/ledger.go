@@ -47,7 +47,11 @@ func appendLedger(tx *bolt.Tx, b *Batch, commit string, s Signing) error {
 func (j *Journal) Ledger() ([]Committed, error) {
 	var all []Committed
 	err := j.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketLedger).ForEach(func(k, v []byte) error {
+		lb := tx.Bucket(bucketLedger)
+		if lb == nil { // written by an agmem before the ledger, and not since
+			return nil
+		}
+		return lb.ForEach(func(k, v []byte) error {
 			var c Committed
 			if err := json.Unmarshal(v, &c); err != nil {
 				return fmt.Errorf("decode ledger entry %x: %w", k, err)
@@ -63,7 +67,11 @@ func (j *Journal) Ledger() ([]Committed, error) {
 func (j *Journal) LastCommitted() (*Committed, error) {
 	var last *Committed
 	err := j.view(func(tx *bolt.Tx) error {
-		_, v := tx.Bucket(bucketLedger).Cursor().Last()
+		lb := tx.Bucket(bucketLedger)
+		if lb == nil {
+			return nil
+		}
+		_, v := lb.Cursor().Last()
 		if v == nil {
 			return nil
 		}

@@ -550,4 +550,4 @@ func entriesText(n int) string {
 	return strconv.Itoa(n) + " entries"
 }
 
-func short(h plumbing.Hash) string { return h.String()[:12] }
+func short(h plumbing.Hash) string { return vcs.Short(h.String()) }

@@ -7,6 +7,7 @@
 package sign
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,8 +38,12 @@ type Settings struct {
 	// Key is user.signingKey: for ssh a key file (private, or public with the private
 	// key in the ssh-agent) or "key::<public key>"; for openpgp a key id for gpg.
 	Key string
-	// Program is gpg.<format>.program, else gpg.program: what signs an OpenPGP commit.
+	// Program is gpg.openpgp.program, else gpg.program, else gpg: what signs and checks
+	// an OpenPGP commit, whatever the format this repo signs with.
 	Program string
+	// MinTrust is gpg.minTrustLevel: the least trust gpg must have in an OpenPGP
+	// signature's key for it to count as good ("undefined", as git, when unset).
+	MinTrust string
 	// AllowedSigners is gpg.ssh.allowedSignersFile, the keys an SSH signature is
 	// checked against.
 	AllowedSigners string
@@ -60,13 +65,8 @@ func FromGit(mode Mode, setting func(name string) string, committer, dir string)
 	if s.Format == "" {
 		s.Format = "openpgp"
 	}
-	s.Program = setting("gpg." + s.Format + ".program")
-	if s.Program == "" && s.Format == "openpgp" {
-		s.Program = setting("gpg.program")
-	}
-	if s.Program == "" {
-		s.Program = "gpg"
-	}
+	s.Program = cmp.Or(setting("gpg.openpgp.program"), setting("gpg.program"), "gpg")
+	s.MinTrust = strings.ToLower(setting("gpg.minTrustLevel"))
 	if f := setting("gpg.ssh.allowedSignersFile"); f != "" {
 		s.AllowedSigners = path(f, dir)
 	}
@@ -114,7 +114,13 @@ func (s Settings) Open() (*Signer, error) {
 		if key == "" {
 			key = s.Committer
 		}
-		return &Signer{sign: func(p []byte) ([]byte, error) { return gpgSign(s.Program, key, p) }}, nil
+		signer := &Signer{sign: func(p []byte) ([]byte, error) { return gpgSign(s.Program, key, p) }}
+		// Signed once now, before the flush takes git's index lock: a key gpg cannot use,
+		// or a passphrase its agent asks for, is met here, not while git waits.
+		if _, err := signer.Sign([]byte("agmem: can this key sign?\n")); err != nil {
+			return nil, err
+		}
+		return signer, nil
 	}
 	return nil, hint.With(fmt.Errorf("git's gpg.format is %q: agmem signs with openpgp or ssh", s.Format),
 		`set "git config gpg.format ssh" or "openpgp" in the memory repo`)

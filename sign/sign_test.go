@@ -56,6 +56,7 @@ func TestFromGitReadsGitsSettings(t *testing.T) {
 	}
 	delete(config, "gpg.format")
 	config["gpg.program"] = "/usr/local/bin/gpg2"
+	config["gpg.ssh.program"] = "op-ssh-sign"
 	if s := FromGit(Required, setting, "", "/repo"); s.Mode != Required || s.Program != "/usr/local/bin/gpg2" {
 		t.Errorf("required, gpg.program: %+v", s)
 	}
@@ -97,8 +98,13 @@ func TestSignedIsCheckedAgainstTheAllowedSigners(t *testing.T) {
 	if c := check(`ana@example.com namespaces="file,git",valid-after="20260101" ` + key + "\n"); c.Status != Good {
 		t.Errorf("allowed for git among others, from a date: %+v", c)
 	}
+	if c := check(`ana@example.com namespaces="fi*,g?t" ` + key + "\n"); c.Status != Good {
+		t.Errorf("allowed for namespaces by pattern: %+v", c)
+	}
 	for name, allowed := range map[string]string{
 		"another namespace":   `ana@example.com namespaces="file" ` + key,
+		"git negated":         `ana@example.com namespaces="*,!git" ` + key,
+		"an unknown option":   `ana@example.com valid-befor="20200101" ` + key,
 		"not yet valid":       `ana@example.com valid-after="20270101Z" ` + key,
 		"no longer valid":     `ana@example.com valid-before="202612010000" ` + key,
 		"a certificate's key": `ana@example.com cert-authority ` + key,

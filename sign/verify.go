@@ -3,11 +3,11 @@ package sign
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"time"
 
@@ -43,11 +43,16 @@ type Verifier struct {
 	allowed     []allowedSigner
 	allowedFrom string // the allowed signers file; "" when none is configured
 	program     string
+	minTrust    int // the least of gpgTrust an OpenPGP key needs
 }
 
 // Verifier reads the allowed signers the settings name.
 func (s Settings) Verifier() (*Verifier, error) {
 	v := &Verifier{allowedFrom: s.AllowedSigners, program: s.Program}
+	var ok bool
+	if v.minTrust, ok = gpgTrust[strings.ToUpper(cmp.Or(s.MinTrust, "undefined"))]; !ok {
+		return nil, fmt.Errorf("git's gpg.minTrustLevel %q is none of undefined, never, marginal, fully, ultimate", s.MinTrust)
+	}
 	if s.AllowedSigners != "" {
 		data, err := os.ReadFile(s.AllowedSigners)
 		if err != nil {
@@ -101,8 +106,12 @@ func (v *Verifier) checkSSH(payload, signature []byte, when time.Time) Check {
 	return c
 }
 
+// gpgTrust orders gpg's trust levels, as git does for gpg.minTrustLevel.
+var gpgTrust = map[string]int{"NEVER": 0, "UNDEFINED": 1, "MARGINAL": 2, "FULLY": 3, "ULTIMATE": 4}
+
 // checkGPG has gpg check an OpenPGP signature, as git does: the signature in a file,
-// the payload on stdin, gpg's status lines read.
+// the payload on stdin, gpg's status lines read. Good is a good signature by a key of
+// the keyring trusted at least gpg.minTrustLevel; gpg fetches no key (offline).
 func (v *Verifier) checkGPG(payload, signature []byte) Check {
 	c := Check{Format: "openpgp"}
 	f, err := os.CreateTemp("", "agmem-sig-*")
@@ -122,13 +131,15 @@ func (v *Verifier) checkGPG(payload, signature []byte) Check {
 	ctx, cancel := context.WithTimeout(context.Background(), gpgTimeout)
 	defer cancel()
 	var status bytes.Buffer
-	cmd := exec.CommandContext(ctx, v.program, "--status-fd=1", "--keyid-format=long", "--verify", f.Name(), "-")
+	cmd := exec.CommandContext(ctx, v.program, "--status-fd=1", "--keyid-format=long",
+		"--keyserver-options", "no-auto-key-retrieve", "--verify", f.Name(), "-")
 	cmd.Stdin, cmd.Stdout = bytes.NewReader(payload), &status
 	runErr := cmd.Run()
 	c.Status, c.Reason = Bad, "gpg could not check it"
 	if runErr != nil {
 		c.Reason += ": " + runErr.Error()
 	}
+	trust := gpgTrust["UNDEFINED"] // gpg says nothing of trust: as git, undefined
 	sc := bufio.NewScanner(&status)
 	for sc.Scan() {
 		fields := strings.Fields(strings.TrimPrefix(sc.Text(), "[GNUPG:] "))
@@ -150,10 +161,14 @@ func (v *Verifier) checkGPG(payload, signature []byte) Check {
 		case "EXPKEYSIG", "REVKEYSIG":
 			c.Key, c.Status, c.Reason = fields[1], Unknown, "the key is expired or revoked"
 			return c
-		case "TRUST_NEVER":
-			c.Status, c.Reason = Unknown, "the key is trusted never"
-			return c
+		default:
+			if level, ok := gpgTrust[strings.TrimPrefix(fields[0], "TRUST_")]; ok && strings.HasPrefix(fields[0], "TRUST_") {
+				trust = level
+			}
 		}
+	}
+	if c.Status == Good && trust < v.minTrust {
+		c.Status, c.Reason = Unknown, "the key is trusted less than git's gpg.minTrustLevel"
 	}
 	return c
 }
@@ -173,14 +188,15 @@ func (a allowedSigner) allows(pub ssh.PublicKey, when time.Time) bool {
 	if !bytes.Equal(a.key.Marshal(), pub.Marshal()) {
 		return false
 	}
-	if len(a.namespaces) > 0 && !slices.Contains(a.namespaces, sshNamespace) && !slices.Contains(a.namespaces, "*") {
+	if len(a.namespaces) > 0 && !matchPatternList(sshNamespace, a.namespaces) {
 		return false
 	}
 	return (a.validAfter.IsZero() || !when.Before(a.validAfter)) && (a.validBefore.IsZero() || when.Before(a.validBefore))
 }
 
 // parseAllowedSigners reads an allowed signers file. Lines marked cert-authority
-// (keys that sign certificates, not commits) are skipped.
+// (keys that sign certificates, not commits), and lines with an option ssh-keygen does
+// not know (which it refuses), allow nothing and are skipped.
 func parseAllowedSigners(data []byte) ([]allowedSigner, error) {
 	var all []allowedSigner
 	for n, line := range strings.Split(string(data), "\n") {
@@ -195,11 +211,11 @@ func parseAllowedSigners(data []byte) ([]allowedSigner, error) {
 		a := allowedSigner{principals: strings.Trim(fields[0], `"`)}
 		rest := fields[1:]
 		if !isKeyType(rest[0]) {
-			authority, err := a.options(rest[0])
+			skip, err := a.options(rest[0])
 			if err != nil {
 				return nil, fmt.Errorf("line %d: %v", n+1, err)
 			}
-			if authority {
+			if skip {
 				continue
 			}
 			rest = rest[1:]
@@ -217,26 +233,69 @@ func parseAllowedSigners(data []byte) ([]allowedSigner, error) {
 	return all, nil
 }
 
-// options reads a line's options; it reports whether the line is a cert-authority's.
-func (a *allowedSigner) options(s string) (authority bool, err error) {
+// options reads a line's options; it reports whether the line allows nothing: a
+// cert-authority's, or one with an option ssh-keygen does not know.
+func (a *allowedSigner) options(s string) (skip bool, err error) {
 	for _, opt := range splitUnquoted(s, func(r rune) bool { return r == ',' }) {
 		name, value, _ := strings.Cut(opt, "=")
 		value = strings.Trim(value, `"`)
 		switch strings.ToLower(name) {
-		case "cert-authority":
-			authority = true
 		case "namespaces":
 			a.namespaces = strings.Split(value, ",")
 		case "valid-after":
 			a.validAfter, err = signerTime(value)
 		case "valid-before":
 			a.validBefore, err = signerTime(value)
+		default: // cert-authority, or an option ssh-keygen refuses
+			skip = true
 		}
 		if err != nil {
 			return false, fmt.Errorf("option %s: %v", name, err)
 		}
 	}
-	return authority, nil
+	return skip, nil
+}
+
+// matchPatternList reports whether name matches a list of patterns as OpenSSH's
+// match_pattern_list does: "*" and "?" wildcards, a pattern starting "!" negated; a
+// negated match rejects whatever else matches.
+func matchPatternList(name string, patterns []string) bool {
+	matched := false
+	for _, p := range patterns {
+		if neg, ok := strings.CutPrefix(p, "!"); ok {
+			if matchPattern(name, neg) {
+				return false
+			}
+		} else if matchPattern(name, p) {
+			matched = true
+		}
+	}
+	return matched
+}
+
+// matchPattern matches name against one pattern of "*" (any run) and "?" (any one).
+func matchPattern(name, p string) bool {
+	for len(p) > 0 {
+		switch p[0] {
+		case '*':
+			for i := len(name); i >= 0; i-- {
+				if matchPattern(name[i:], p[1:]) {
+					return true
+				}
+			}
+			return false
+		case '?':
+			if name == "" {
+				return false
+			}
+		default:
+			if name == "" || name[0] != p[0] {
+				return false
+			}
+		}
+		name, p = name[1:], p[1:]
+	}
+	return name == ""
 }
 
 // signerTime reads ssh-keygen's YYYYMMDD[HHMM[SS]][Z] (local time unless Z).

@@ -80,3 +80,6 @@ func (r *Git) PathChanges(c *object.Commit) ([]PathChange, error) {
 	slices.SortFunc(out, func(a, b PathChange) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
 }
+
+// Short is how agmem names a commit to a person: the first 12 hex digits of its id.
+func Short(commit string) string { return commit[:min(len(commit), 12)] }
