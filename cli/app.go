@@ -77,6 +77,7 @@ func newApp(e *env) *ucli.App {
 			newGCCommand(e),
 			newVerifyCommand(e),
 			newAuditCommand(e),
+			newUICommand(e),
 			newHooksCommand(e),
 			newMCPCommand(e),
 			newRedactCommand(e),

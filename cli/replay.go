@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/jsonscan"
 	"github.com/agmem/agmem/internal/memrepo"
-	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/recall"
 	"github.com/agmem/agmem/vcs"
@@ -53,16 +51,16 @@ func newReplayCommand(e *env) *ucli.Command {
 func runReplay(e *env, repo memrepo.Repo, o replayOptions) error {
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
 	defer w.Flush()
-	from, err := locate(repo.Journal(), o.session)
+	from, err := recall.Locate(repo.Journal(), o.session)
 	if err != nil {
 		return err
 	}
 	var show func(memory.Entry) error
 	if o.asJSON {
 		switch from {
-		case inJournal:
+		case recall.InJournal:
 			return repo.Journal().TimelineJSON(o.session, func(raw []byte) error { return writeStored(w, raw, o.events) })
-		case inGit:
+		case recall.InGit:
 			return replayFromGit(w, repo, o)
 		}
 		show = func(en memory.Entry) error {
@@ -90,56 +88,13 @@ func runReplay(e *env, repo memrepo.Repo, o replayOptions) error {
 	return eachEntry(repo, from, o.session, show)
 }
 
-// where is where a session's entries are.
-type where int
-
-const (
-	inJournal where = iota // the journal holds all of them
-	inGit                  // the journal knows none: a fresh clone, another repo's session
-	inBoth                 // gc dropped the session from the journal and it went on after
-)
-
-// locate says where a session's entries are.
-func locate(j *journal.Journal, session string) (where, error) {
-	_, known, err := j.Session(session)
-	if err != nil || !known {
-		return inGit, err
-	}
-	if forgotten, err := j.WasForgotten(session); err != nil || forgotten {
-		return inBoth, err
-	}
-	return inJournal, nil
-}
-
-// eachEntry walks a session's entries in order, from where they are; from both places
-// joined when they are in both.
-func eachEntry(repo memrepo.Repo, from where, session string, fn func(memory.Entry) error) error {
-	j := repo.Journal()
-	if from == inJournal {
-		return j.Timeline(session, fn)
-	}
-	git, err := vcs.Open(repo.Root)
-	if err != nil {
-		return err
-	}
-	entries, err := recall.Session(git, session)
-	if err != nil {
-		return fmt.Errorf("read session %s from git: %w", session, err)
-	}
-	if from == inBoth {
-		if entries, err = joinJournal(j, session, entries); err != nil {
-			return err
-		}
-	}
-	if len(entries) == 0 {
+// eachEntry walks a session's entries in order, from where they are.
+func eachEntry(repo memrepo.Repo, from recall.Where, session string, fn func(memory.Entry) error) error {
+	err := recall.EachEntry(repo, from, session, fn)
+	if errors.Is(err, recall.ErrNoSession) {
 		return noSession(session)
 	}
-	for _, en := range entries {
-		if err := fn(en); err != nil {
-			return err
-		}
-	}
-	return nil
+	return err
 }
 
 // replayFromGit streams a session the journal does not know from git, as TimelineJSON
@@ -185,24 +140,6 @@ func writeStored(w *bufio.Writer, raw []byte, events bool) error {
 func noSession(session string) error {
 	return hint.With(errors.New("no session "+session+" in the journal or the git history"),
 		`"agmem sessions" lists the sessions there are`)
-}
-
-// joinJournal adds to what git holds of a session what the journal holds, each entry
-// once, in time order (git's first for the same time).
-func joinJournal(j *journal.Journal, session string, fromGit []memory.Entry) ([]memory.Entry, error) {
-	seen := map[string]bool{}
-	for _, en := range fromGit {
-		seen[en.ID()] = true
-	}
-	all := fromGit
-	err := j.Timeline(session, func(en memory.Entry) error {
-		if !seen[en.ID()] {
-			all = append(all, en)
-		}
-		return nil
-	})
-	sort.SliceStable(all, func(a, b int) bool { return all[a].Time().Before(all[b].Time()) })
-	return all, err
 }
 
 // timelineLine is one entry as a person reads it in a terminal: one line, time first.

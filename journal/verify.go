@@ -177,3 +177,51 @@ func (j *Journal) Requeue(ids []string) (int, error) {
 	})
 	return n, err
 }
+
+// Uncommitted are the ids of a session's entries no commit holds yet: pending, or in a
+// batch whose commit is not yet marked. It reads only that session's keys.
+func (j *Journal) Uncommitted(session string) (map[string]bool, error) {
+	ids := map[string]bool{}
+	err := j.view(func(tx *bolt.Tx) error {
+		var seqs [][]byte
+		prefix := append([]byte(session), 0)
+		c := tx.Bucket(bucketPending).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			seqs = append(seqs, k[len(prefix):])
+		}
+		if err := tx.Bucket(bucketBatches).ForEach(func(_, v []byte) error {
+			b := &Batch{}
+			if err := json.Unmarshal(v, b); err != nil {
+				return fmt.Errorf("decode batch: %w", err)
+			}
+			if b.Session == session && b.Commit == "" {
+				for _, seq := range b.Seqs {
+					seqs = append(seqs, binary.BigEndian.AppendUint64(nil, seq))
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		entries := tx.Bucket(bucketEntries)
+		for _, seq := range seqs {
+			v := entries.Get(seq)
+			if v == nil {
+				continue // agmem verify tells of a key naming no entry
+			}
+			raw, err := entryJSON(v)
+			if err != nil {
+				return fmt.Errorf("decode entry %x: %w", seq, err)
+			}
+			var e entryHead
+			if err := json.Unmarshal(raw, &e); err != nil {
+				return fmt.Errorf("decode entry %x: %w", seq, err)
+			}
+			if id, _, _ := e.identity(); id != "" {
+				ids[id] = true
+			}
+		}
+		return nil
+	})
+	return ids, err
+}

@@ -172,6 +172,7 @@ func (m *Memory) recordLines(commit plumbing.Hash, first string, last int, want 
 // Refresh brings the index up to date, as Open did, until ctx is done: a long-lived
 // reader (the MCP server) calls it before each read.
 func (m *Memory) Refresh(ctx context.Context) error {
+	m.git.Refresh()
 	_, err := m.Index.Update(ctx, m.git, m.journal)
 	if ctx.Err() != nil {
 		return nil

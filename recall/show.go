@@ -178,12 +178,31 @@ type IndexedSession struct {
 // Sessions are the sessions that worked in project (or under it; "" for any) and that
 // agent captured ("" for any), the latest first.
 func (m *Memory) Sessions(project, agent string, limit int) ([]IndexedSession, error) {
-	where, args := filters(Query{Project: project, Agent: agent})
+	return m.SessionsOf(SessionFilter{Project: project, Agent: agent, Limit: limit})
+}
+
+// SessionFilter picks sessions: each filter "" or zero for any; a session is in
+// [Since, Until) when its last activity is.
+type SessionFilter struct {
+	Project, Agent string
+	Since, Until   time.Time
+	Limit, Offset  int
+}
+
+// SessionsOf are the sessions f picks, the latest first, past the first f.Offset.
+func (m *Memory) SessionsOf(f SessionFilter) ([]IndexedSession, error) {
+	where, args := filters(Query{Project: f.Project, Agent: f.Agent})
 	where = strings.ReplaceAll(where, "e.source", "s.source")
+	if !f.Since.IsZero() {
+		where, args = where+" AND s.last >= ?", append(args, f.Since.UnixNano())
+	}
+	if !f.Until.IsZero() {
+		where, args = where+" AND s.last < ?", append(args, f.Until.UnixNano())
+	}
 	// A session that holds only events (its start, what it was told) did nothing yet.
 	rows, err := m.Index.db.Query(`SELECT s.id, s.source, s.first, s.last, s.cwd, s.first_prompt, s.observations,
 		s.failures, s.origin FROM sessions s WHERE (s.observations > 0 OR s.first_prompt <> '')`+where+`
-		ORDER BY s.last DESC, s.id LIMIT ?`, append(args, limit)...)
+		ORDER BY s.last DESC, s.id LIMIT ? OFFSET ?`, append(args, f.Limit, f.Offset)...)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,8 @@
 # Runs agmem's whole test suite on a fresh machine: installs what the tests need (git,
 # which they use to check every commit agmem writes; Node.js and the npm packages of the
 # MCP proxy's end-to-end test and of the real agents' one; OpenSSH's and GnuPG's tools,
-# which sign commits), then vets and tests every package.
+# which sign commits; chromium, which shows agmem ui's pages), then vets and tests every
+# package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +23,8 @@ command -v npm >/dev/null 2>&1 || apt_install nodejs npm "the MCP proxy's end-to
 # with git verify-commit, which runs ssh-keygen.
 { command -v ssh-keygen && command -v ssh-agent && command -v gpg; } >/dev/null 2>&1 ||
   apt_install openssh-client gnupg "signed commits are made with real SSH and OpenPGP keys"
+# agmem ui's pages are tested in Debian's chromium, headless.
+command -v chromium >/dev/null 2>&1 || apt_install chromium "agmem ui's pages are tested in a real browser"
 # npm_ci installs the packages pinned in a directory's lock file, again only when the
 # lock changed since the last install.
 npm_ci() {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/config"
@@ -37,7 +38,8 @@ type Git struct {
 	trees    treeCache
 	packs    packIndexes
 	unpacked unpacked
-	walked   sync.Map // commit id: walkedCommit
+	walked   sync.Map  // commit id: walkedCommit
+	packDir  time.Time // when .git/objects/pack last changed, as Refresh last saw it
 }
 
 // smallObjects is go-git's object cache, keeping only objects of at most
@@ -126,6 +128,17 @@ func (r *Git) Head() (plumbing.ReferenceName, plumbing.Hash, error) {
 	}
 	tip, err := r.Tip(branch)
 	return branch, tip, err
+}
+
+// Refresh takes in the packs other processes wrote or removed since this one last
+// looked (a flush by the daemon, git gc): a long-lived reader calls it before it reads.
+func (r *Git) Refresh() {
+	fi, err := os.Stat(filepath.Join(r.gitDir, "objects", "pack"))
+	if err != nil || fi.ModTime().Equal(r.packDir) {
+		return
+	}
+	r.packDir = fi.ModTime()
+	r.reindex()
 }
 
 // reindex has go-git and openBlob read the pack indexes again: packs were added or

@@ -1,0 +1,129 @@
+package recall
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/journal"
+	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/vcs"
+)
+
+// SessionRow is one session as agmem sessions lists it.
+type SessionRow struct {
+	ID           string    `json:"session_id"`
+	First        time.Time `json:"first"`
+	Last         time.Time `json:"last"`
+	Observations int       `json:"observations"`
+	Events       int       `json:"events"`
+	Pending      int       `json:"pending"`
+	Source       string    `json:"source,omitempty"`
+	From         string    `json:"from"` // "journal", or "git" for a session only the history holds
+	Repo         string    `json:"repo"` // Local, or the fetched branch of the repo it came from: "origin/agents/<id>"
+}
+
+// ListSessions joins what the journal knows of sessions with what only git holds,
+// oldest last activity first.
+func ListSessions(repo memrepo.Repo) ([]SessionRow, error) {
+	infos, err := repo.Journal().Sessions()
+	if err != nil {
+		return nil, err
+	}
+	var rows []SessionRow
+	known := map[string]bool{}
+	for _, s := range infos {
+		known[s.ID] = true
+		rows = append(rows, SessionRow{ID: s.ID, First: s.First, Last: s.Last, Observations: s.Observations,
+			Events: s.Events, Pending: s.Pending + s.PendingEvents, Source: s.Source, From: "journal", Repo: Local})
+	}
+	git, err := vcs.Open(repo.Root)
+	if err != nil {
+		return nil, err
+	}
+	fromGit, err := Summaries(git, func(id string) bool { return known[id] })
+	if err != nil {
+		return nil, fmt.Errorf("read sessions from git: %w", err)
+	}
+	for id, s := range fromGit {
+		rows = append(rows, SessionRow{ID: id, First: s.First, Last: s.Last, Observations: s.Observations,
+			Events: s.Events, Source: s.Source, From: "git", Repo: s.Repo})
+	}
+	sort.SliceStable(rows, func(a, b int) bool { return rows[a].Last.Before(rows[b].Last) })
+	return rows, nil
+}
+
+// Where is where a session's entries are.
+type Where int
+
+const (
+	InJournal Where = iota // the journal holds all of them
+	InGit                  // the journal knows none: a fresh clone, another repo's session
+	InBoth                 // gc dropped the session from the journal and it went on after
+)
+
+// Locate says where a session's entries are.
+func Locate(j *journal.Journal, session string) (Where, error) {
+	_, known, err := j.Session(session)
+	if err != nil || !known {
+		return InGit, err
+	}
+	if forgotten, err := j.WasForgotten(session); err != nil || forgotten {
+		return InBoth, err
+	}
+	return InJournal, nil
+}
+
+// ErrNoSession is EachEntry's error for a session neither the journal nor git holds.
+var ErrNoSession = errors.New("no such session in the journal or the git history")
+
+// EachEntry walks a session's entries in order, from where they are; from both places
+// joined when they are in both.
+func EachEntry(repo memrepo.Repo, from Where, session string, fn func(memory.Entry) error) error {
+	j := repo.Journal()
+	if from == InJournal {
+		return j.Timeline(session, fn)
+	}
+	git, err := vcs.Open(repo.Root)
+	if err != nil {
+		return err
+	}
+	entries, err := Session(git, session)
+	if err != nil {
+		return fmt.Errorf("read session %s from git: %w", session, err)
+	}
+	if from == InBoth {
+		if entries, err = joinJournal(j, session, entries); err != nil {
+			return err
+		}
+	}
+	if len(entries) == 0 {
+		return ErrNoSession
+	}
+	for _, en := range entries {
+		if err := fn(en); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// joinJournal adds to what git holds of a session what the journal holds, each entry
+// once, in time order (git's first for the same time).
+func joinJournal(j *journal.Journal, session string, fromGit []memory.Entry) ([]memory.Entry, error) {
+	seen := map[string]bool{}
+	for _, en := range fromGit {
+		seen[en.ID()] = true
+	}
+	all := fromGit
+	err := j.Timeline(session, func(en memory.Entry) error {
+		if !seen[en.ID()] {
+			all = append(all, en)
+		}
+		return nil
+	})
+	sort.SliceStable(all, func(a, b int) bool { return all[a].Time().Before(all[b].Time()) })
+	return all, err
+}
