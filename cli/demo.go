@@ -74,6 +74,8 @@ func runDemo(e *env, dir string) error {
 	fmt.Fprintf(e.stdout, "  agmem --repo %s sessions\n", repo.Root)
 	fmt.Fprintf(e.stdout, "  agmem --repo %s replay --session 0b7e4d2c-8a31-4f6e-b5c9-1d2e3f4a5b6c\n", repo.Root)
 	fmt.Fprintf(e.stdout, "  git -C %s log --format='%%(trailers:key=Agmem-Session,valueonly)'\n", repo.Root)
+	fmt.Fprintf(e.stdout, "  agmem --repo %s audit\n", repo.Root)
+	fmt.Fprintf(e.stdout, "  agmem --repo %s ui\n", repo.Root)
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -413,9 +414,13 @@ func TestBigSessionInABrowser(t *testing.T) {
 }
 
 // BenchmarkSessionsPage is the server's time for the sessions page of a repo of 5,000
-// sessions (the number a year of three agents makes), 10,000 calls, half of them
-// committed.
+// sessions (the number a year of three agents makes), half of them committed, each of a
+// prompt and AGMEM_BENCH_CALLS calls (2 unless set; 200 makes the year's 1,000,000).
 func BenchmarkSessionsPage(b *testing.B) {
+	calls := 2
+	if n, err := strconv.Atoi(os.Getenv("AGMEM_BENCH_CALLS")); err == nil && n > 0 {
+		calls = n
+	}
 	repo, _, err := maintain.Init(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
@@ -426,15 +431,19 @@ func BenchmarkSessionsPage(b *testing.B) {
 		b.Fatal(err)
 	}
 	for half := range 2 {
-		var entries []memory.Entry
-		for i := range 2500 {
-			session := fmt.Sprintf("s%04d", half*2500+i)
-			at := t0.Add(time.Duration(half*2500+i) * time.Hour / 14)
-			entries = append(entries, event(session, "UserPromptSubmit", "fix the build, part "+session, at),
-				obs(session, "Read", memory.Semantic, at.Add(time.Second), "a file's contents, "+session, "", 10),
-				obs(session, "Bash", memory.Episodic, at.Add(2*time.Second), "go test ./... passed, "+session, "", 900))
+		for from := 0; from < 2500; from += 100 { // in appends of 100 sessions
+			var entries []memory.Entry
+			for i := from; i < from+100; i++ {
+				session := fmt.Sprintf("s%04d", half*2500+i)
+				at := t0.Add(time.Duration(half*2500+i) * time.Hour / 14)
+				entries = append(entries, event(session, "UserPromptSubmit", "fix the build, part "+session, at))
+				for c := range calls {
+					entries = append(entries, obs(session, []string{"Read", "Bash"}[c%2], []memory.Type{memory.Semantic, memory.Episodic}[c%2],
+						at.Add(time.Duration(c+1)*time.Second), fmt.Sprintf("call %d of %s, its result", c, session), "", 10))
+				}
+			}
+			appendEntries(b, j, entries...)
 		}
-		appendEntries(b, j, entries...)
 		if half == 0 {
 			if _, err := flush.Run(repo.StateDir(), j, git, flush.Options{}); err != nil {
 				b.Fatal(err)
