@@ -234,7 +234,7 @@ func (a *auditor) line(origin string, tip plumbing.Hash) ([]seen, error) {
 				return nil, err
 			}
 		}
-		if err := a.commit(origin, c, trailers, brought); err != nil {
+		if _, err := a.commit(origin, c, trailers, brought); err != nil {
 			return nil, err
 		}
 	}
@@ -242,23 +242,23 @@ func (a *auditor) line(origin string, tip plumbing.Hash) ([]seen, error) {
 }
 
 // commit audits one commit: agmem's, or another's whose changes to agmem's paths may
-// only be the adds of brought.
-func (a *auditor) commit(origin string, c *object.Commit, trailers []vcs.Trailer, brought map[string]bool) error {
+// only be the adds of brought. It returns what the commit changed.
+func (a *auditor) commit(origin string, c *object.Commit, trailers []vcs.Trailer, brought map[string]bool) ([]vcs.PathChange, error) {
 	a.audited[c.Hash] = true
 	changes, err := a.repo.PathChanges(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	switch {
 	case !claimsAgmem(trailers):
 		a.report.Others++
 		a.others(origin, c, changes, brought)
-		return nil
 	case len(c.ParentHashes) > 1:
 		a.problem(c.Hash.String(), origin, "files", "a merge with agmem's trailers: agmem never merges")
-		return nil
+	default:
+		err = a.agmemCommit(origin, c, trailers, changes)
 	}
-	return a.agmemCommit(origin, c, trailers, changes)
+	return changes, err
 }
 
 // mergedIn audits the commits merge brings in (those of its other parents not on the
@@ -300,15 +300,13 @@ func (a *auditor) mergedIn(origin string, merge *object.Commit, onLine map[plumb
 		if err != nil {
 			return nil, fmt.Errorf("read commit %s: %w", h, err)
 		}
-		if err := a.commit(via, c, vcs.ParseTrailers(c.Message), nil); err != nil {
-			return nil, err
-		}
-		if !claimsAgmem(vcs.ParseTrailers(c.Message)) {
-			continue
-		}
-		changes, err := a.repo.PathChanges(c)
+		trailers := vcs.ParseTrailers(c.Message)
+		changes, err := a.commit(via, c, trailers, nil)
 		if err != nil {
 			return nil, err
+		}
+		if !claimsAgmem(trailers) {
+			continue
 		}
 		for _, ch := range changes {
 			if ch.Action == "add" {
@@ -344,7 +342,7 @@ func (a *auditor) agmemCommit(origin string, c *object.Commit, trailers []vcs.Tr
 	session, batch := vcs.TrailerValue(trailers, vcs.TrailerSession), vcs.TrailerValue(trailers, vcs.TrailerBatch)
 	rc := Commit{Commit: h, Origin: origin, Time: c.Committer.When.UTC(), Session: session, Batch: batch}
 
-	sig, payload, err := a.repo.SignedPayload(c)
+	sig, payload, err := vcs.SignedPayload(c)
 	if err != nil {
 		return err
 	}

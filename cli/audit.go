@@ -59,7 +59,7 @@ func runAudit(e *env, repo memrepo.Repo, o audit.Options, asJSON bool) error {
 	if err := readJournalSide(repo, git, &o); err != nil {
 		return err
 	}
-	settings := sign.FromGit(sign.Mode(cfg.Audit.Sign), git.GitConfig(), git.CommitterIdent(), repo.Root)
+	settings := sign.ForRepo(sign.Mode(cfg.Audit.Sign), git)
 	r, err := audit.Run(git, settings, o)
 	if err != nil {
 		return err

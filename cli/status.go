@@ -102,7 +102,7 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 	if cfg, err := config.Load(repo.StateDir(), e.getenv); err == nil {
 		mode = sign.Mode(cfg.Audit.Sign)
 	}
-	if settings := sign.FromGit(mode, git.GitConfig(), git.CommitterIdent(), repo.Root); settings.On() {
+	if settings := sign.ForRepo(mode, git); settings.On() {
 		s.Signing.Mode, s.Signing.Key = string(settings.Mode), settings.Describe()
 	} else {
 		s.Signing.Mode = string(sign.Off)

@@ -24,7 +24,7 @@ type signing struct {
 }
 
 func newSigning(repo *vcs.Git, opts Options) *signing {
-	return &signing{settings: sign.FromGit(opts.Sign, repo.GitConfig(), repo.CommitterIdent(), repo.Root),
+	return &signing{settings: sign.ForRepo(opts.Sign, repo),
 		warn: opts.Warn}
 }
 

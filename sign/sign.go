@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/vcs"
 )
 
 // Mode is when agmem signs its commits ([audit] sign).
@@ -49,6 +50,12 @@ type Settings struct {
 	AllowedSigners string
 	// Committer is "Name <email>", whose key gpg signs with when Key is empty.
 	Committer string
+}
+
+// ForRepo is how the memory repo repo signs, with mode as [audit] sign gives it: read
+// from its git configuration, committer and worktree.
+func ForRepo(mode Mode, repo *vcs.Git) Settings {
+	return FromGit(mode, repo.GitConfig(), repo.CommitterIdent(), repo.Root)
 }
 
 // FromGit reads the settings of a memory repo: mode as [audit] sign gives it, the rest

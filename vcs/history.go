@@ -31,7 +31,7 @@ func (r *Git) FirstParents(tip plumbing.Hash) ([]plumbing.Hash, error) {
 
 // SignedPayload is a commit's signature as git keeps it (nil when it has none) and the
 // bytes it signs: the commit as git encodes it without its signature.
-func (r *Git) SignedPayload(c *object.Commit) (signature, payload []byte, err error) {
+func SignedPayload(c *object.Commit) (signature, payload []byte, err error) {
 	payload, err = encodeCommit(c.EncodeWithoutSignature)
 	if c.PGPSignature != "" {
 		signature = []byte(c.PGPSignature)
