@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -76,13 +77,21 @@ func observations(n, sessions int, tag string) string {
 
 func lines(s string) []string { return strings.Fields(s) }
 
+func uniq(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // TestFlushKilledAtAnyPointLosesAndDuplicatesNothing kills a flush at each of its
 // named points, records more, flushes again, and checks that every observation is in
 // exactly one commit and the repo is clean; the commits are signed, and agmem audit
-// finds each signed and in the journal's ledger once, in order.
+// finds each signed and in the journal's ledger once, in order. Batches hold at most 4
+// entries: each session is flushed as several commits, in rounds of one batch, and a
+// kill between rounds falls between two batches of one session.
 func TestFlushKilledAtAnyPointLosesAndDuplicatesNothing(t *testing.T) {
 	points := []string{"flush-after-intent", "commit-before-ref", "flush-after-ref", "flush-after-mark",
-		"materialize-midway", "materialize-before-index", "flush-before-finish"}
+		"materialize-midway", "materialize-before-index", "flush-before-finish", "flush-between-rounds"}
 	key := filepath.Join(t.TempDir(), "key")
 	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key).CombinedOutput(); err != nil {
 		t.Fatalf("ssh-keygen: %v\n%s", err, out)
@@ -102,7 +111,7 @@ func TestFlushKilledAtAnyPointLosesAndDuplicatesNothing(t *testing.T) {
 			git(t, dir, "config", "gpg.format", "ssh")
 			git(t, dir, "config", "user.signingKey", key)
 			git(t, dir, "config", "gpg.ssh.allowedSignersFile", allowed)
-			if err := os.WriteFile(filepath.Join(dir, ".agmem", "config.toml"), []byte("[audit]\nsign = \"required\"\n"), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, ".agmem", "config.toml"), []byte("[audit]\nsign = \"required\"\n[flush]\nmax_batch = 4\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			ids := lines(mustAgmem(t, dir, observations(30, 3, "a"), "record", "--jsonl"))
@@ -114,6 +123,11 @@ func TestFlushKilledAtAnyPointLosesAndDuplicatesNothing(t *testing.T) {
 			ids = append(ids, lines(mustAgmem(t, dir, observations(5, 2, "b"), "record", "--jsonl"))...)
 			mustAgmem(t, dir, "", "flush")
 			checkExactlyOnce(t, dir, ids)
+			// 3 sessions of 10 and 2 sessions' 5 more: at least 9 + 2 commits, each its own batch.
+			batches := lines(git(t, dir, "log", "--format=%(trailers:key=Agmem-Batch,valueonly)"))
+			if len(batches) < 11 || len(batches) != len(uniq(batches)) {
+				t.Errorf("batches of the commits: %q; want at least 11, each once", batches)
+			}
 			var report struct {
 				Ledger  int `json:"ledger"`
 				Commits []struct {

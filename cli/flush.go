@@ -44,7 +44,7 @@ func newFlushCommand(e *env) *ucli.Command {
 
 // flushSettings are how the configuration has flushes write and sign their commits.
 func flushSettings(cfg *config.Config) flush.Options {
-	return flush.Options{LLM: llmSettings(cfg), Sign: sign.Mode(cfg.Audit.Sign)}
+	return flush.Options{LLM: llmSettings(cfg), Sign: sign.Mode(cfg.Audit.Sign), MaxBatch: cfg.Flush.MaxBatch}
 }
 
 // llmSettings are the configured LLM's settings for flush, none when it is off.

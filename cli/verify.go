@@ -6,11 +6,10 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/agmem/agmem/flush"
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/llm"
 	"github.com/agmem/agmem/maintain"
-	"github.com/agmem/agmem/sign"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -52,7 +51,8 @@ func runVerify(e *env, repo memrepo.Repo, repair, asJSON bool) error {
 			return err
 		}
 		// Its flush signs as any other, and writes the template's messages.
-		opts := flush.Options{Sign: sign.Mode(cfg.Audit.Sign), Warn: func(err error) { warn(e, err) }}
+		opts := flushSettings(cfg)
+		opts.LLM, opts.Warn = llm.Settings{}, func(err error) { warn(e, err) }
 		var done maintain.Repaired
 		done, out.Report, err = maintain.Repair(repo.StateDir(), repo.Journal(), git, opts)
 		out.Repaired = &done

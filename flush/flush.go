@@ -10,7 +10,8 @@
 //  4. materialise: the new files are written into the worktree and the index;
 //  5. finish: the journal forgets the batches.
 //
-// Steps 2 to 5 run in rounds of a few batches, oldest first (see maxRoundBatches).
+// Steps 2 to 5 run in rounds of a few batches, oldest first (see maxRoundBatches); a
+// session's pending entries become batches of at most [flush] max_batch entries.
 // A later flush resumes whatever an earlier one left, before step 1: a batch with no
 // commit is looked for in the history (by its trailer and its session record file) and
 // committed only if it is not there; a committed batch is materialised again from git.
@@ -32,6 +33,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/agmem/agmem/internal/config"
 	"github.com/agmem/agmem/internal/failpoint"
 	"github.com/agmem/agmem/internal/flock"
 	"github.com/agmem/agmem/journal"
@@ -66,6 +68,8 @@ type Options struct {
 	LLM llm.Settings
 	// Sign is when commits are signed ([audit] sign); "" is as git's commit.gpgSign says.
 	Sign sign.Mode
+	// MaxBatch bounds the entries of one commit ([flush] max_batch); 0 is the default.
+	MaxBatch int
 	// Warn is told, once per flush, why some messages came from the template after all,
 	// and why some commits are unsigned; the flush goes on regardless. Nil: nobody is
 	// told.
@@ -89,52 +93,98 @@ func Run(stateDir string, j *journal.Journal, repo *vcs.Git, opts Options) ([]Co
 	if err != nil {
 		return nil, err
 	}
-	sg := newSigning(repo, opts)
-	defer sg.close()
-	var commits []Commit
-	for {
-		left, err := j.Leftovers(maxRoundBatches)
-		if err != nil {
-			return commits, err
-		}
-		if len(left) == 0 {
-			break
-		}
-		done, err := flushBatches(stateDir, j, repo, branch, left, opts, sg)
-		commits = append(commits, done...)
-		if err != nil {
-			return commits, err
-		}
+	r := &run{stateDir: stateDir, j: j, repo: repo, branch: branch, opts: opts,
+		maxBatch: cmp.Or(opts.MaxBatch, config.DefaultMaxBatch), sg: newSigning(repo, opts),
+		llmDeadline: time.Now().Add(opts.LLM.Budget)}
+	defer r.sg.close()
+	// What earlier flushes left goes first; then what is pending now, planned in batches
+	// of at most max_batch entries; each loaded a round's worth at a time.
+	commits, err := r.flushUnfinished(nil)
+	if err != nil {
+		return commits, err
 	}
-
 	tip, err := repo.Tip(branch)
 	if err != nil {
 		return commits, err
 	}
-	batches, err := j.PrepareBatches(hashString(tip), time.Now().UTC())
-	if err != nil || len(batches) == 0 {
+	planned, err := j.PlanBatches(hashString(tip), time.Now().UTC(), r.maxBatch)
+	if err != nil || len(planned) == 0 {
 		return commits, err
 	}
 	failpoint.Hit("flush-after-intent")
-	done, err := flushBatches(stateDir, j, repo, branch, batches, opts, sg)
+	done, err := r.flushUnfinished(planned)
 	return append(commits, done...), err
 }
 
-// flushBatches takes batches through steps 2 to 5, in rounds.
-func flushBatches(stateDir string, j *journal.Journal, repo *vcs.Git, branch plumbing.ReferenceName, batches []*journal.Batch, opts Options, sg *signing) ([]Commit, error) {
+// run is one flush under way.
+type run struct {
+	stateDir    string
+	j           *journal.Journal
+	repo        *vcs.Git
+	branch      plumbing.ReferenceName
+	opts        Options
+	maxBatch    int
+	sg          *signing
+	llmDeadline time.Time // for all the flush's requests to a model
+	llmWarned   bool
+}
+
+// flushUnfinished flushes every batch no flush has finished, in rounds, each loaded
+// when its turn comes. Those this flush planned (ids in planned) are known to have no
+// commit yet.
+func (r *run) flushUnfinished(planned []string) ([]Commit, error) {
+	var commits []Commit
+	for {
+		round, err := r.j.Leftovers(maxRoundBatches, min(maxRoundEntries, r.maxBatch))
+		if err != nil || len(round) == 0 {
+			return commits, err
+		}
+		if len(commits) > 0 {
+			failpoint.Hit("flush-between-rounds")
+		}
+		for _, b := range round {
+			b.Resumed = !slices.Contains(planned, b.ID)
+		}
+		done, err := r.flushBatches(round)
+		commits = append(commits, done...)
+		if err != nil {
+			return commits, err
+		}
+		markProgress(r.stateDir)
+		// Merging packs only keeps lookups fast; if this round cannot, the next tries.
+		r.repo.MergePacks()
+	}
+}
+
+// A flush takes its batches through steps 2 to 5 in rounds, oldest first, each round
+// finished before the next starts: a flush killed at any moment loses at most one
+// round's work, so a backlog (batches that killed flushes left behind, many sessions,
+// a session bigger than a batch) is worked off whatever the kills, not started over
+// each time, and a flush holds one round in memory, not the backlog.
+// A round's git work grows with its batches (each commit writes the trees on its
+// paths), so rounds are large enough to share the cost of rewriting the index and
+// small enough to finish quickly. A round holds at most max_batch entries, or one
+// batch.
+const (
+	maxRoundBatches = 16
+	maxRoundEntries = 10000
+)
+
+// flushBatches takes the batches of one round through steps 2 to 5.
+func (r *run) flushBatches(batches []*journal.Batch) ([]Commit, error) {
 	// Batches an earlier flush left behind may be in the history already.
 	for _, b := range batches {
 		if b.Commit == "" && b.Resumed {
-			h, found, err := findResumed(repo, branch, b)
+			h, found, err := findResumed(r.repo, r.branch, b)
 			if err != nil {
 				return nil, fmt.Errorf("flush session %s: %w", b.Session, err)
 			}
 			if found {
-				c, err := repo.Commit(h)
+				c, err := r.repo.Commit(h)
 				if err != nil {
 					return nil, err
 				}
-				if err := j.MarkCommitted(b, h.String(), journal.Signing{Signed: c.PGPSignature != ""}); err != nil {
+				if err := r.j.MarkCommitted(b, h.String(), journal.Signing{Signed: c.PGPSignature != ""}); err != nil {
 					return nil, err
 				}
 			}
@@ -145,55 +195,19 @@ func flushBatches(stateDir string, j *journal.Journal, repo *vcs.Git, branch plu
 	// flush that cannot sign where it must fails before it costs anything, and an
 	// ssh-agent or gpg slow to answer keeps no git command waiting.
 	if slices.ContainsFunc(batches, func(b *journal.Batch) bool { return b.Commit == "" }) {
-		if _, err := sg.ready(); err != nil {
+		if _, err := r.sg.ready(); err != nil {
 			return nil, err
 		}
 	}
 	// Written before the index lock is taken: git commands must never wait on a model.
-	messages := writeMessages(batches, opts)
-
-	var commits []Commit
-	for len(batches) > 0 {
-		n := roundSize(batches)
-		done, err := flushRound(j, repo, branch, batches[:n], messages, sg)
-		commits = append(commits, done...)
-		if err != nil {
-			return commits, err
-		}
-		batches = batches[n:]
-		markProgress(stateDir)
-		// Merging packs only keeps lookups fast; if this round cannot, the next tries.
-		repo.MergePacks()
-	}
-	return commits, nil
-}
-
-// A flush takes its batches through steps 2 to 5 in rounds, oldest first, each round
-// finished before the next starts: a flush killed at any moment loses at most one
-// round's work, so a backlog (batches that killed flushes left behind, many sessions)
-// is worked off whatever the kills, not started over each time.
-// A round's git work grows with its batches (each commit writes the trees on its
-// paths) and with the repo (the index is rewritten once a round), so rounds are large
-// enough to share that cost and small enough to finish quickly.
-const (
-	maxRoundBatches      = 16
-	maxRoundObservations = 10000
-)
-
-// roundSize is how many of batches, the first always, make the next round.
-func roundSize(batches []*journal.Batch) int {
-	n, observations := 1, batches[0].Observations
-	for n < len(batches) && n < maxRoundBatches && observations+batches[n].Observations <= maxRoundObservations {
-		observations += batches[n].Observations
-		n++
-	}
-	return n
+	messages := r.writeMessages(batches)
+	return r.flushRound(batches, messages)
 }
 
 // flushRound commits, marks, materialises and finishes batches.
-func flushRound(j *journal.Journal, repo *vcs.Git, branch plumbing.ReferenceName, batches []*journal.Batch, messages map[string]string, sg *signing) ([]Commit, error) {
+func (r *run) flushRound(batches []*journal.Batch, messages map[string]string) ([]Commit, error) {
 	// Held from before the branch moves until the index shows the new files.
-	index, err := repo.LockIndex()
+	index, err := r.repo.LockIndex()
 	if err != nil {
 		return nil, err
 	}
@@ -206,20 +220,20 @@ func flushRound(j *journal.Journal, repo *vcs.Git, branch plumbing.ReferenceName
 			toCommit = append(toCommit, b)
 			continue
 		}
-		files, err := repo.AddedFiles(plumbing.NewHash(b.Commit))
+		files, err := r.repo.AddedFiles(plumbing.NewHash(b.Commit))
 		if err != nil {
 			return nil, fmt.Errorf("flush session %s: read commit %s: %w", b.Session, b.Commit, err)
 		}
 		changes = append(changes, files...)
 	}
 
-	commits, files, err := commitBatches(repo, branch, toCommit, messages, sg)
+	commits, files, err := commitBatches(r.repo, r.branch, toCommit, messages, r.sg)
 	if err != nil {
 		return nil, err
 	}
 	failpoint.Hit("flush-after-ref")
 	for i, b := range toCommit {
-		if err := j.MarkCommitted(b, commits[i].Hash, commits[i].Signing); err != nil {
+		if err := r.j.MarkCommitted(b, commits[i].Hash, commits[i].Signing); err != nil {
 			return commits, err
 		}
 		failpoint.Hit("flush-after-mark")
@@ -230,7 +244,7 @@ func flushRound(j *journal.Journal, repo *vcs.Git, branch plumbing.ReferenceName
 		return commits, fmt.Errorf("update worktree and index: %w", err)
 	}
 	failpoint.Hit("flush-before-finish")
-	return commits, j.Finish(batches, time.Now().UTC())
+	return commits, r.j.Finish(batches, time.Now().UTC())
 }
 
 // Lock takes the writer lock of the memory repo whose state directory is stateDir: one
@@ -272,7 +286,9 @@ func findResumed(repo *vcs.Git, branch plumbing.ReferenceName, b *journal.Batch)
 
 // writeMessages writes the commit message of each batch that has no commit yet, keyed
 // by batch id: the model's where it wrote a usable one, the template's elsewhere.
-func writeMessages(batches []*journal.Batch, opts Options) map[string]string {
+// A flush of many rounds asks for each round's messages in what is left of one budget,
+// and warns once.
+func (r *run) writeMessages(batches []*journal.Batch) map[string]string {
 	var pending []*journal.Batch
 	var described [][]memory.Observation
 	for _, b := range batches {
@@ -282,9 +298,12 @@ func writeMessages(batches []*journal.Batch, opts Options) map[string]string {
 			described = append(described, obs)
 		}
 	}
-	written, err := opts.LLM.Write(described)
-	if err != nil && opts.Warn != nil {
-		opts.Warn(err)
+	ask := r.opts.LLM
+	ask.Deadline = r.llmDeadline
+	written, err := ask.Write(described)
+	if err != nil && r.opts.Warn != nil && !r.llmWarned {
+		r.llmWarned = true
+		r.opts.Warn(err)
 	}
 	messages := make(map[string]string, len(pending))
 	for i, b := range pending {

@@ -40,32 +40,22 @@ type FlushInfo struct {
 	Commits []string  `json:"commits"`
 }
 
-// PrepareBatches returns every batch not yet finished: those an earlier flush left behind
-// (first, oldest first), then one new batch per session that has pending entries. The
-// new batches are written as intents, planned on base, in the same transaction that
-// takes their entries out of the pending set.
-func (j *Journal) PrepareBatches(base string, now time.Time) ([]*Batch, error) {
-	var batches []*Batch
+// PlanBatches takes every pending entry out of the pending set and writes it into a
+// batch intent planned on base, in one transaction: one batch per session, or more
+// where a session holds more than maxBatch entries (0: no bound), each of at most
+// maxBatch, in the order they were recorded. It returns the new batches' ids, oldest
+// first; Leftovers loads them, a bounded part at a time, so that no flush holds a big
+// session whole.
+func (j *Journal) PlanBatches(base string, now time.Time, maxBatch int) ([]string, error) {
+	var ids []string
 	err := j.update(func(tx *bolt.Tx) error {
-		bb := tx.Bucket(bucketBatches)
-		if err := bb.ForEach(func(_, v []byte) error {
-			b := &Batch{Resumed: true}
-			if err := json.Unmarshal(v, b); err != nil {
-				return fmt.Errorf("decode batch: %w", err)
-			}
-			batches = append(batches, b)
-			return nil
-		}); err != nil {
-			return err
-		}
-
 		var fresh []*Batch
 		var waiting []waitingCall
 		scan := newWaitScan(now)
 		if err := tx.Bucket(bucketPending).ForEach(func(k, v []byte) error {
 			i := bytes.IndexByte(k, 0)
 			session, seq := string(k[:i]), binary.BigEndian.Uint64(k[i+1:])
-			if len(fresh) == 0 || fresh[len(fresh)-1].Session != session {
+			if n := len(fresh); n == 0 || fresh[n-1].Session != session || maxBatch > 0 && len(fresh[n-1].Seqs) >= maxBatch {
 				fresh = append(fresh, &Batch{ID: memory.NewID(now), Session: session, Base: base,
 					Created: now, ByType: map[memory.Type]int{}})
 			}
@@ -83,46 +73,48 @@ func (j *Journal) PrepareBatches(base string, now time.Time) ([]*Batch, error) {
 		}
 		held := holdBack(waiting, scan)
 		fresh = slices.DeleteFunc(fresh, func(b *Batch) bool { return len(b.Seqs) == 0 })
+		if len(fresh) == 0 {
+			return nil
+		}
 		// Every pending entry is in a batch now: the set is dropped whole, a page at a
 		// time, where deleting it key by key was a third of this transaction, which
 		// holds the lock every record waits for.
-		if len(fresh) > 0 {
-			if err := tx.DeleteBucket(bucketPending); err != nil {
+		if err := tx.DeleteBucket(bucketPending); err != nil {
+			return err
+		}
+		pending, err := tx.CreateBucket(bucketPending)
+		if err != nil {
+			return err
+		}
+		for _, w := range held {
+			if err := pending.Put(w.key, w.value); err != nil {
 				return err
-			}
-			pending, err := tx.CreateBucket(bucketPending)
-			if err != nil {
-				return err
-			}
-			for _, w := range held {
-				if err := pending.Put(w.key, w.value); err != nil {
-					return err
-				}
 			}
 		}
+		bb := tx.Bucket(bucketBatches)
 		for _, b := range fresh {
-			if err := copyStored(tx, b); err != nil {
-				return err
-			}
-			if err := b.count(); err != nil {
-				return err
+			if len(b.uncounted) > 0 {
+				if err := copyStored(tx, b); err != nil {
+					return err
+				}
+				if err := b.count(); err != nil {
+					return err
+				}
+				b.stored = nil
 			}
 			if err := putJSON(bb, []byte(b.ID), b); err != nil {
 				return err
 			}
 		}
-		for _, b := range batches {
-			if err := copyStored(tx, b); err != nil {
-				return err
-			}
+		for _, b := range fresh {
+			ids = append(ids, b.ID)
 		}
-		batches = append(batches, fresh...)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return batches, j.classify(decodeStored(batches))
+	return ids, nil
 }
 
 // noResultWait is how long a flush leaves a call the agent reported before its result
@@ -246,18 +238,24 @@ func (b *Batch) count() error {
 	return nil
 }
 
-// Leftovers returns at most max of the batches earlier flushes left behind, oldest
-// first, with their entries, and plans nothing: a flush works them off in bounded parts
-// before it takes new entries out of the pending set, so that flushes killed again and
-// again neither pile up batches nor start on all of them each time.
-func (j *Journal) Leftovers(max int) ([]*Batch, error) {
+// Leftovers returns the oldest of the batches not finished yet, with their entries:
+// at most maxBatches of them, holding at most maxEntries entries together (always one,
+// however big). It plans nothing: a flush works the unfinished batches off in bounded
+// parts, those an earlier flush left behind before it takes new entries out of the
+// pending set, so that flushes killed again and again neither pile up batches nor start
+// on all of them each time, and no flush holds more than a part in memory.
+func (j *Journal) Leftovers(maxBatches, maxEntries int) ([]*Batch, error) {
 	var batches []*Batch
 	err := j.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketBatches).Cursor()
-		for k, v := c.First(); k != nil && len(batches) < max; k, v = c.Next() {
+		entries := 0
+		for k, v := c.First(); k != nil && len(batches) < maxBatches; k, v = c.Next() {
 			b := &Batch{Resumed: true}
 			if err := json.Unmarshal(v, b); err != nil {
 				return fmt.Errorf("decode batch: %w", err)
+			}
+			if entries += len(b.Seqs); len(batches) > 0 && entries > maxEntries {
+				break
 			}
 			if err := copyStored(tx, b); err != nil {
 				return err

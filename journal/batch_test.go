@@ -2,6 +2,7 @@ package journal
 
 import (
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -322,5 +323,48 @@ func TestFinish(t *testing.T) {
 	// The committed entries stay readable.
 	if got := timeline(t, j, "A"); len(got) != 1 {
 		t.Errorf("after Finish session A holds %d entries, want 1", len(got))
+	}
+}
+
+func TestPlanBatchesBoundsABatch(t *testing.T) {
+	j := newJournal(t)
+	var want []string
+	for i := range 7 {
+		e := observation("A", "Bash", memory.Episodic, t0.Add(time.Duration(i)*time.Second))
+		mustAppend(t, j, t0, e)
+		want = append(want, e.ID())
+	}
+	mustAppend(t, j, t0, observation("B", "Read", memory.Semantic, t0))
+
+	planned, err := j.PlanBatches("base0", t0.Add(time.Hour), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(planned) != 4 || !slices.IsSorted(planned) {
+		t.Fatalf("PlanBatches(max 3) = %q; want 4 batches (A: 3, 3, 1; B: 1), oldest first", planned)
+	}
+	// Loaded a bounded part at a time: 3 + 3 entries fit in 6; the next does not.
+	left, err := j.Leftovers(10, 6)
+	if err != nil || len(left) != 2 {
+		t.Fatalf("Leftovers(10, 6) = %d batches, %v; want 2", len(left), err)
+	}
+	if one, err := j.Leftovers(10, 1); err != nil || len(one) != 1 || len(one[0].Entries) != 3 {
+		t.Fatalf("Leftovers(10, 1) = %v, %v; want the first batch, whole, though it holds more", one, err)
+	}
+	all, err := j.Leftovers(10, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotA []string
+	for _, b := range all {
+		if b.Session == "A" {
+			if b.Observations != len(b.Entries) || len(b.Entries) > 3 {
+				t.Errorf("batch %s of A holds %d entries (counted %d), want at most 3", b.ID, len(b.Entries), b.Observations)
+			}
+			gotA = append(gotA, ids(b.Entries)...)
+		}
+	}
+	if !reflect.DeepEqual(gotA, want) {
+		t.Errorf("A's batches hold %q, want each entry once, in order: %q", gotA, want)
 	}
 }

@@ -2,6 +2,8 @@ package journal
 
 import (
 	"encoding/json"
+	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -93,4 +95,19 @@ func sessions(t testing.TB, j *Journal) []SessionInfo {
 		t.Fatalf("Sessions: %v", err)
 	}
 	return out
+}
+
+// PrepareBatches plans a batch per session (PlanBatches, unbounded) and loads every
+// batch not finished, oldest first, those it planned not Resumed: what a flush of a
+// small journal works on.
+func (j *Journal) PrepareBatches(base string, now time.Time) ([]*Batch, error) {
+	planned, err := j.PlanBatches(base, now, 0)
+	if err != nil {
+		return nil, err
+	}
+	batches, err := j.Leftovers(math.MaxInt, math.MaxInt)
+	for _, b := range batches {
+		b.Resumed = !slices.Contains(planned, b.ID)
+	}
+	return batches, err
 }

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -24,7 +25,7 @@ func TestLeftoversAreTheUnfinishedBatchesOldestFirst(t *testing.T) {
 	}
 	mustAppend(t, j, t0.Add(time.Hour), observation("D", "Read", memory.Semantic, t0.Add(time.Hour)))
 
-	left, err := j.Leftovers(2)
+	left, err := j.Leftovers(2, math.MaxInt)
 	if err != nil || len(left) != 2 || left[0].ID != planned[0].ID || left[1].ID != planned[1].ID {
 		t.Fatalf("Leftovers(2) = %v, %v; want the two oldest of %v", left, err, planned)
 	}
@@ -37,7 +38,7 @@ func TestLeftoversAreTheUnfinishedBatchesOldestFirst(t *testing.T) {
 	if err := j.Finish(left[:1], t0.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if left, err = j.Leftovers(10); err != nil || len(left) != 2 || left[0].ID != planned[1].ID {
+	if left, err = j.Leftovers(10, math.MaxInt); err != nil || len(left) != 2 || left[0].ID != planned[1].ID {
 		t.Errorf("after finishing the oldest, Leftovers(10) = %v, %v; want B's and C's", left, err)
 	}
 	if got := session(t, j, "D").Pending; got != 1 {

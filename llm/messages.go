@@ -16,6 +16,9 @@ type Settings struct {
 	Model   string
 	// Budget is the time all of a flush's requests get together, retries included.
 	Budget time.Duration
+	// Deadline, when set, is when that budget ends: a flush that writes its messages a
+	// round at a time sets it once, before the first.
+	Deadline time.Time
 }
 
 // Message is a commit message a model wrote, cleaned by Clean.
@@ -62,7 +65,11 @@ func (s Settings) Write(commits [][]memory.Observation) ([]Message, error) {
 	if len(prompts) == 0 {
 		return messages, nil
 	}
-	resp := s.ask(prompts, time.Now().Add(s.Budget))
+	deadline := s.Deadline
+	if deadline.IsZero() {
+		deadline = time.Now().Add(s.Budget)
+	}
+	resp := s.ask(prompts, deadline)
 	template := 0
 	for n, answer := range resp.texts {
 		subject, body := Clean(answer)

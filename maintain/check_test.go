@@ -87,7 +87,10 @@ func TestRepairRequeuesABatchMarkedInALostCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	batches, err := m.j.PrepareBatches(tip.String(), time.Now().UTC())
+	if _, err := m.j.PlanBatches(tip.String(), time.Now().UTC(), 0); err != nil {
+		t.Fatal(err)
+	}
+	batches, err := m.j.Leftovers(1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,7 @@ type Config struct {
 	Sync        Sync
 	Context     Context
 	Audit       Audit
+	Flush       Flush
 
 	origins map[string]string
 }
@@ -69,7 +70,7 @@ type key struct {
 }
 
 // keys are every setting agmem reads, section by section.
-var keys = slices.Concat(captureKeys, redactKeys, llmKeys, daemonKeys, syncKeys, contextKeys, auditKeys)
+var keys = slices.Concat(captureKeys, redactKeys, llmKeys, daemonKeys, syncKeys, contextKeys, auditKeys, flushKeys)
 
 // retired are keys earlier versions read, and why none reads them now.
 var retired = map[string]string{
@@ -82,6 +83,7 @@ func Default() *Config {
 	c := &Config{Capture: classify.Default(), Enabled: true, Withhold: capture.DefaultWithhold(),
 		MaxValue: capture.DefaultMaxValue, MaxInput: DefaultMaxInput,
 		SessionIdle: 30 * time.Minute, LLM: defaultLLM(), Daemon: defaultDaemon(), Context: defaultContext(),
+		Flush:   Flush{MaxBatch: DefaultMaxBatch},
 		origins: map[string]string{}}
 	for _, k := range keys {
 		c.origins[k.name] = "default"
