@@ -394,7 +394,7 @@ func (a *auditor) record(origin string, c *object.Commit, session, batch string,
 		a.problem(h, origin, "record", "%v", err)
 		return nil, nil, false
 	case parts == nil || !slices.ContainsFunc(changes, func(ch vcs.PathChange) bool { return ch.Path == parts[0] && ch.Action == "add" }):
-		a.problem(h, origin, "record", "the commit does not add its session record %s", render.SessionRecordPath(session, batch))
+		a.problem(h, origin, "record", "the commit does not add its session record %s", render.CurrentLayout.SessionRecordPath(session, batch))
 		return nil, nil, false
 	}
 	for _, e := range entries {
@@ -407,14 +407,16 @@ func (a *auditor) record(origin string, c *object.Commit, session, batch string,
 }
 
 // files checks that the commit adds exactly the record's parts and one markdown file
-// per observation, each as agmem renders it, and changes nothing.
+// per observation, each as agmem renders it, and changes nothing; the first commit of
+// a flush into a repo that did not say its layout adds render.LayoutFile too.
 func (a *auditor) files(origin string, c *object.Commit, entries []memory.Entry, parts []string, changes []vcs.PathChange) error {
 	h := c.Hash.String()
 	want := map[string]*memory.Observation{}
 	for _, e := range entries {
 		if o := e.Observation; o != nil {
-			want[render.Path(o, false)] = o
-			want[render.Path(o, true)] = o
+			for _, f := range render.Forms {
+				want[f.Path(o)] = o
+			}
 		}
 	}
 	markdown := 0
@@ -423,6 +425,14 @@ func (a *auditor) files(origin string, c *object.Commit, entries []memory.Entry,
 		case ch.Action != "add":
 			a.problem(h, origin, "files", "%s %s: agmem only adds files", verbs[ch.Action], ch.Path)
 		case slices.Contains(parts, ch.Path):
+		case ch.Path == render.LayoutFile:
+			data, err := a.repo.FileAt(c.Hash, ch.Path)
+			if err != nil {
+				return fmt.Errorf("read %s in %s: %w", ch.Path, h, err)
+			}
+			if !bytes.Equal(data, render.CurrentLayout.File()) && !bytes.Equal(data, render.Layout1.File()) {
+				a.problem(h, origin, "files", "adds %s holding %q, a layout agmem does not write", ch.Path, data)
+			}
 		case o != nil:
 			markdown++
 			// What agents read back: it must say what the record holds, and no more.

@@ -222,7 +222,7 @@ func TestMCPProxyBetweenARealClientAndARealServer(t *testing.T) {
 		t.Errorf("trailers: %q", s)
 	}
 	files := git(t, repo, "show", "--name-only", "--format=", "HEAD")
-	for _, f := range []string{"current/episodic/", "-mcp__fs__write_file-", "current/semantic/mcp__fs__read_text_file-", "sessions/e2e/"} {
+	for _, f := range []string{"current/episodic/", "-mcp__fs__write_file-", "-mcp__fs__read_text_file-", "current/semantic/", "/e2e/"} {
 		if !strings.Contains(files, f) {
 			t.Errorf("the commit has no %s: %s", f, files)
 		}

@@ -8,28 +8,46 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/recall"
 )
 
+// defaultSessions is how many sessions agmem sessions lists without --all or --limit.
+const defaultSessions = 20
+
 func newSessionsCommand(e *env) *ucli.Command {
-	var asJSON bool
+	var asJSON, all bool
+	limit := defaultSessions
 	return &ucli.Command{
 		Name:  "sessions",
-		Usage: "list every session in the journal or the git history",
+		Usage: "list the sessions of the journal and the git history, the most recent last",
 		Flags: []ucli.Flag{
 			&ucli.BoolFlag{Name: "json", Usage: "one JSON object per session", Destination: &asJSON},
+			&ucli.IntFlag{Name: "limit", Usage: "list the `N` sessions active most recently", Value: defaultSessions, Destination: &limit},
+			&ucli.BoolFlag{Name: "all", Usage: "list every session", Destination: &all},
 		},
 		Action: onRepo(e, func(_ *ucli.Context, repo memrepo.Repo) error {
-			return runSessions(e, repo, asJSON)
+			if limit < 1 {
+				return hint.With(fmt.Errorf("--limit %d: must be 1 or more", limit), "leave --limit out for the last 20, or use --all")
+			}
+			if all {
+				limit = 0
+			}
+			return runSessions(e, repo, asJSON, limit)
 		}),
 	}
 }
 
-func runSessions(e *env, repo memrepo.Repo, asJSON bool) error {
+// runSessions lists the limit sessions active most recently (0: all), oldest first.
+func runSessions(e *env, repo memrepo.Repo, asJSON bool, limit int) error {
 	rows, err := recall.ListSessions(repo)
 	if err != nil {
 		return err
+	}
+	older := 0
+	if limit > 0 && len(rows) > limit {
+		older, rows = len(rows)-limit, rows[len(rows)-limit:]
 	}
 	w := bufio.NewWriter(e.stdout)
 	defer w.Flush()
@@ -48,6 +66,9 @@ func runSessions(e *env, repo memrepo.Repo, asJSON bool) error {
 	for _, r := range rows {
 		fmt.Fprintf(w, "%-38s  %-20s  %-20s  %6d  %6d  %7d  %-12s  %s\n", r.ID, r.First.Format(time.RFC3339),
 			r.Last.Format(time.RFC3339), r.Observations, r.Events, r.Pending, orDash(clip(r.Source, 24)), clip(r.Repo, 64))
+	}
+	if older > 0 {
+		fmt.Fprintf(w, "(%d older sessions not shown: agmem sessions --all, or --limit N)\n", older)
 	}
 	return nil
 }

@@ -18,6 +18,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/agmem/agmem/render"
 )
 
 // TestSync runs what sharing memory through git remotes promises, against real servers
@@ -406,7 +408,7 @@ func testBigSession(t *testing.T) {
 		if size > 10<<20 {
 			t.Errorf("%s is %d bytes, over 10 MiB", f[4], size)
 		}
-		if strings.HasPrefix(f[4], "sessions/big/") {
+		if strings.HasPrefix(f[4], render.CurrentLayout.SessionDir("big")+"/") {
 			parts = append(parts, f[4])
 		}
 	}

@@ -281,7 +281,11 @@ func findResumed(repo *vcs.Git, branch plumbing.ReferenceName, b *journal.Batch)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	return repo.FindBatch(tip, plumbing.NewHash(b.Base), b.ID, render.SessionRecordPath(b.Session, b.ID))
+	var records []string
+	for _, l := range render.Layouts {
+		records = append(records, l.SessionRecordPath(b.Session, b.ID))
+	}
+	return repo.FindBatch(tip, plumbing.NewHash(b.Base), b.ID, records)
 }
 
 // writeMessages writes the commit message of each batch that has no commit yet, keyed
@@ -346,9 +350,14 @@ func commitBatches(repo *vcs.Git, branch plumbing.ReferenceName, batches []*jour
 		}
 		commits := make([]Commit, len(batches))
 		now := time.Now()
+		// The first batch of a repo that does not say its layout says it.
+		layout, err := ensureLayout(repo, draft, tip)
+		if err != nil {
+			return nil, nil, err
+		}
 		for i, b := range batches {
 			obs, events := split(b.Entries)
-			if err := addFiles(draft, b, obs); err != nil {
+			if err := addFiles(draft, layout, b, obs); err != nil {
 				return nil, nil, fmt.Errorf("flush session %s: %w", b.Session, err)
 			}
 			h, err := draft.Seal(messages[b.ID], now)
@@ -385,16 +394,16 @@ func split(entries []memory.Entry) ([]memory.Observation, []memory.Event) {
 // addFiles puts each observation's markdown at its path (the long form of the path if
 // the short one is taken) and the batch's session record, in parts of at most
 // render.MaxRecordPart; findResumed knows a batch by its first part.
-func addFiles(draft *vcs.Draft, b *journal.Batch, obs []memory.Observation) error {
+func addFiles(draft *vcs.Draft, layout render.Layout, b *journal.Batch, obs []memory.Observation) error {
 	for i := range obs {
 		o := &obs[i]
-		path := render.Path(o, false)
+		path := layout.Path(o, false)
 		taken, err := draft.Exists(path)
 		if err != nil {
 			return err
 		}
 		if taken {
-			path = render.Path(o, true)
+			path = layout.Path(o, true)
 			if taken, err = draft.Exists(path); err != nil {
 				return err
 			} else if taken {
@@ -405,7 +414,7 @@ func addFiles(draft *vcs.Draft, b *journal.Batch, obs []memory.Observation) erro
 			return err
 		}
 	}
-	for _, part := range render.SessionRecordParts(b.Session, b.ID, b.Entries) {
+	for _, part := range render.SessionRecordParts(layout.SessionRecordPath(b.Session, b.ID), b.Entries) {
 		if err := draft.Put(part.Path, part.Data); err != nil {
 			return err
 		}

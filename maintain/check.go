@@ -171,19 +171,13 @@ type branch struct {
 	batches      map[string]plumbing.Hash // batch id → its commit
 	entries      map[string]plumbing.Hash // entry id → the commit whose record holds it
 	records      map[string]string        // path of a record part → its batch
-	rendered     []renderedPaths          // where each committed observation's markdown may be
+	rendered     []memory.Observation     // each committed observation, by what names its markdown
 	observations int
 	events       int
 	problems     []Problem
 	// sessions with a commit on the branch whose record cannot be read: which of their
 	// entries it holds is unknown, so none of them counts as lost.
 	unreadable map[string]bool
-}
-
-// renderedPaths are the two places a flush may have put an observation's markdown.
-type renderedPaths struct {
-	id          string
-	short, long string
 }
 
 // readBranch reads every commit reachable from tip, except those in skip and what only
@@ -222,7 +216,7 @@ func readBranch(repo *vcs.Git, tip plumbing.Hash, skip map[plumbing.Hash]bool) (
 			b.entries[e.ID()] = h
 			if o := e.Observation; o != nil {
 				b.observations++
-				b.rendered = append(b.rendered, renderedPaths{o.ID, render.Path(o, false), render.Path(o, true)})
+				b.rendered = append(b.rendered, memory.Observation{ID: o.ID, ToolName: o.ToolName, MemoryType: o.MemoryType, Timestamp: o.Timestamp})
 			} else {
 				b.events++
 			}
@@ -257,7 +251,7 @@ func (b *branch) readBatch(h plumbing.Hash, c *object.Commit) ([]memory.Entry, e
 	session := vcs.TrailerValue(trailers, vcs.TrailerSession)
 	entries, parts, err := ReadRecord(c, session, batch)
 	if err == nil && parts == nil {
-		err = fmt.Errorf("no session record %s", render.SessionRecordPath(session, batch))
+		err = fmt.Errorf("no session record %s", render.CurrentLayout.SessionRecordPath(session, batch))
 	}
 	if err != nil {
 		mismatch("%v", err)
@@ -291,14 +285,25 @@ func (b *branch) readBatch(h plumbing.Hash, c *object.Commit) ([]memory.Entry, e
 }
 
 // ReadRecord reads the session record of batch in commit c, joined from its parts, and
-// the paths of those parts; no parts when the commit holds no such record.
+// the paths of those parts; no parts when the commit holds no such record. The record
+// is looked for where each layout puts it.
 func ReadRecord(c *object.Commit, session, batch string) ([]memory.Entry, []string, error) {
-	first := render.SessionRecordPath(session, batch)
-	dir := path.Dir(first)
 	root, err := c.Tree()
 	if err != nil {
 		return nil, nil, err
 	}
+	for _, l := range render.Layouts {
+		entries, parts, err := readRecord(root, l.SessionRecordPath(session, batch))
+		if parts != nil || err != nil {
+			return entries, parts, err
+		}
+	}
+	return nil, nil, nil
+}
+
+// readRecord reads the record whose first part is first, if root holds it.
+func readRecord(root *object.Tree, first string) ([]memory.Entry, []string, error) {
+	dir := path.Dir(first)
 	t, err := root.Tree(dir)
 	if errors.Is(err, object.ErrDirectoryNotFound) {
 		return nil, nil, nil
@@ -490,13 +495,19 @@ func (b *branch) againstHead(files map[string]plumbing.Hash) []Problem {
 				Message: fmt.Sprintf("%s, the session record of batch %s, is not in HEAD", p, batch)})
 		}
 	}
-	for _, r := range b.rendered {
-		explained[r.short], explained[r.long] = true, true
-		_, atShort := files[r.short]
-		_, atLong := files[r.long]
-		if !atShort && !atLong {
-			problems = append(problems, Problem{Kind: MissingFromHead, Path: r.short,
-				Message: fmt.Sprintf("%s, the markdown of observation %s, is not in HEAD", r.short, r.id)})
+	for i := range b.rendered {
+		o := &b.rendered[i]
+		found := false
+		for _, f := range render.Forms { // a flush put it in one of these places
+			p := f.Path(o)
+			explained[p] = true
+			_, at := files[p]
+			found = found || at
+		}
+		if !found {
+			p := render.Forms[0].Path(o)
+			problems = append(problems, Problem{Kind: MissingFromHead, Path: p,
+				Message: fmt.Sprintf("%s, the markdown of observation %s, is not in HEAD", p, o.ID)})
 		}
 	}
 	for p := range files {

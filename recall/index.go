@@ -32,7 +32,7 @@ const IndexFile = "index.db"
 
 // indexVersion is the layout of the tables below. An index of another version is made
 // anew.
-const indexVersion = 3
+const indexVersion = 4
 
 const schema = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

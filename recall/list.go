@@ -49,13 +49,13 @@ func Summaries(repo *vcs.Git, known func(session string) bool) (map[string]Summa
 	rd := newReading(repo)
 	defer rd.close()
 	for _, s := range srcs {
-		dirs, err := repo.ListDir(s.tip, render.SessionsDir)
+		dirs, err := sessionDirs(repo, s)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.name, err)
+			return nil, err
 		}
 		var records []record
 		for _, d := range dirs {
-			rs, err := unseen(repo, s, render.SessionsDir+"/"+d, seen)
+			rs, err := unseen(repo, s, d, seen)
 			if err != nil {
 				return nil, err
 			}
@@ -76,6 +76,29 @@ func Summaries(repo *vcs.Git, known func(session string) bool) (map[string]Summa
 		}
 	}
 	return out, nil
+}
+
+// sessionDirs are the directories of session records on the branch s, in either
+// layout: sessions/<session> (layout 1) holds records, sessions/<bucket> (layout 2)
+// holds session directories.
+func sessionDirs(repo *vcs.Git, s source) ([]string, error) {
+	top, err := repo.ListDir(s.tip, render.SessionsDir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.name, err)
+	}
+	var dirs []string
+	for _, d := range top {
+		d = render.SessionsDir + "/" + d
+		dirs = append(dirs, d)
+		inside, err := repo.ListDir(s.tip, d)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name, err)
+		}
+		for _, sub := range inside {
+			dirs = append(dirs, d+"/"+sub)
+		}
+	}
+	return dirs, nil
 }
 
 // tally is what has been counted of the records read on a branch.

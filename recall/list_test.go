@@ -120,7 +120,7 @@ func TestSummaries(t *testing.T) {
 func TestSummariesKnown(t *testing.T) {
 	repo := commitBatches(t, "s1", []memory.Entry{observation("s1", 1, "one")})
 	commitFiles(t, repo, "", map[string]string{
-		render.SessionRecordPath("s1", "batch99"): line(t, observation("s1", 2, "two")) + "not json\n",
+		render.CurrentLayout.SessionRecordPath("s1", "batch99"): line(t, observation("s1", 2, "two")) + "not json\n",
 	})
 	got, err := Summaries(repo, func(id string) bool { return id == "s1" })
 	if err != nil || len(got) != 0 {
@@ -137,15 +137,15 @@ func TestSummariesFetched(t *testing.T) {
 	mine := observation("s1", 1, "mine")
 	repo := commitBatches(t, "s1", []memory.Entry{mine})
 	theirs, lost := from(observation("s2", 2, "theirs"), "gemini"), observation("s2", 3, "lost")
-	broken := render.SessionRecordPath("s2", "batch01")
+	broken := render.CurrentLayout.SessionRecordPath("s2", "batch01")
 	commitFiles(t, repo, "refs/remotes/origin/agents/other", map[string]string{
-		render.SessionRecordPath("s1", "batch00"): line(t, observation("s1", 7, "also theirs")),
+		render.CurrentLayout.SessionRecordPath("s1", "batch00"): line(t, observation("s1", 7, "also theirs")),
 		broken: line(t, observation("s2", 0, "gone")) + line(t, lost) + `{"observation":{"id":5}}` + "\n",
-		strings.TrimSuffix(broken, ".jsonl") + "-2.jsonl": line(t, lost),
-		render.SessionRecordPath("s2", "batch02"):         line(t, lost) + line(t, theirs),
+		strings.TrimSuffix(broken, ".jsonl") + "-2.jsonl":       line(t, lost),
+		render.CurrentLayout.SessionRecordPath("s2", "batch02"): line(t, lost) + line(t, theirs),
 	})
-	commitFiles(t, repo, "refs/remotes/origin/agents/zed", map[string]string{
-		render.SessionRecordPath("s2", "batch00"): line(t, observation("s2", 9, "later")),
+	commitFiles(t, repo, "refs/remotes/origin/agents/zed", map[string]string{ // written before layout 2
+		render.Layout1.SessionRecordPath("s2", "batch00"): line(t, observation("s2", 9, "later")),
 	})
 	got, err := Summaries(repo, func(string) bool { return false })
 	if err != nil {

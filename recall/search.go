@@ -68,19 +68,16 @@ func scanRef(s scanner, extra ...any) (Ref, error) {
 	err := s.Scan(append([]any{&r.ID, &r.Short, &r.Session, &ts, &r.Event, &r.Source, &r.Type, &r.Tool,
 		&r.Summary, &failed, &size, &r.Commit, &r.record, &r.Origin, &r.line, &form}, extra...)...)
 	r.Time, r.Failed, r.Tokens = time.Unix(0, ts).UTC(), failed != 0, (size+3)/4
-	if form != noFile {
+	if form > noFile && form <= len(render.Forms) {
 		o := memory.Observation{ID: r.ID, ToolName: r.Tool, MemoryType: memory.Type(r.Type), Timestamp: r.Time}
-		r.Path = render.Path(&o, form == longName)
+		r.Path = render.Forms[form-1].Path(&o)
 	}
 	return r, err
 }
 
-// The forms of an observation's markdown file's name, as the index keeps them.
-const (
-	noFile    = 0
-	shortName = 1
-	longName  = 2
-)
+// noFile is the form the index keeps of an entry without a markdown file; any other is
+// 1 + the index of its render.Form.
+const noFile = 0
 
 // Search finds the entries that match q, ranked by relevance (BM25; tool names,
 // summaries, errors and file paths count more than arguments and results), never by

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/agmem/agmem/memory"
@@ -28,13 +31,19 @@ func SessionJSON(repo *vcs.Git, id string, fn func(raw []byte) error) (int, erro
 	if err != nil {
 		return 0, err
 	}
-	dir := render.SessionDir(id)
 	var records []record
 	for _, s := range srcs {
-		rs, err := recordsIn(repo, s, dir)
-		if err != nil {
-			return 0, err
+		var rs []record
+		for _, l := range render.Layouts {
+			in, err := recordsIn(repo, s, l.SessionDir(id))
+			if err != nil {
+				return 0, err
+			}
+			rs = append(rs, in...)
 		}
+		// A session flushed before and after an upgrade has records in both layouts'
+		// directories: by batch, they are in time order.
+		slices.SortStableFunc(rs, func(a, b record) int { return strings.Compare(path.Base(a.parts[0]), path.Base(b.parts[0])) })
 		records = append(records, rs...)
 	}
 

@@ -35,7 +35,7 @@ func commitBatches(tb testing.TB, session string, batches ...[]memory.Entry) *vc
 		if err != nil {
 			tb.Fatal(err)
 		}
-		for _, part := range render.SessionRecordParts(session, fmt.Sprintf("batch%02d", i), batch) {
+		for _, part := range render.SessionRecordParts(render.CurrentLayout.SessionRecordPath(session, fmt.Sprintf("batch%02d", i)), batch) {
 			if err := d.Put(part.Path, part.Data); err != nil {
 				tb.Fatal(err)
 			}
@@ -127,7 +127,7 @@ func TestSessionJSONLineAcrossParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := render.SessionRecordPath("s1", "batch00")
+	first := render.CurrentLayout.SessionRecordPath("s1", "batch00")
 	second := strings.TrimSuffix(first, ".jsonl") + "-2.jsonl"
 	if err := d.Put(first, raw[:40]); err != nil {
 		t.Fatal(err)
@@ -157,10 +157,10 @@ func TestSessionJSONFetchedBrokenRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	broken := render.SessionRecordPath(s, "batch01")
+	broken := render.CurrentLayout.SessionRecordPath(s, "batch01")
 	files := map[string]string{
-		render.SessionRecordPath(s, "batch00"): string(goodRaw) + "\n",
-		broken:                                 string(lostRaw) + "\n" + `{"observation":{"id":5}}` + "\n",
+		render.CurrentLayout.SessionRecordPath(s, "batch00"): string(goodRaw) + "\n",
+		broken: string(lostRaw) + "\n" + `{"observation":{"id":5}}` + "\n",
 		strings.TrimSuffix(broken, ".jsonl") + "-2.jsonl": string(lostRaw) + "\n",
 	}
 	for path, data := range files {
@@ -190,7 +190,7 @@ func TestSessionJSONBrokenRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Put(render.SessionRecordPath("s1", "batch99"), []byte(`{"observation":{"id":"x"`+"\n")); err != nil {
+	if err := d.Put(render.CurrentLayout.SessionRecordPath("s1", "batch99"), []byte(`{"observation":{"id":"x"`+"\n")); err != nil {
 		t.Fatal(err)
 	}
 	branch, _ := repo.Branch()
@@ -221,7 +221,7 @@ func BenchmarkSessionJSON(b *testing.B) {
 	s, batch := benchBatch(observation)
 	repo := commitBatches(b, s, batch)
 	var size int64
-	for _, part := range render.SessionRecordParts(s, "batch00", batch) {
+	for _, part := range render.SessionRecordParts(render.CurrentLayout.SessionRecordPath(s, "batch00"), batch) {
 		size += int64(len(part.Data))
 	}
 	b.SetBytes(size)

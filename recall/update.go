@@ -278,11 +278,11 @@ func (w *writer) indexCommit(git *vcs.Git, c walked, origin string) error {
 		for i, e := range entries {
 			at := place{record: record, line: i + 1, origin: origin}
 			if o := e.Observation; o != nil {
-				switch {
-				case markdown[render.Path(o, false)]:
-					at.form = shortName
-				case markdown[render.Path(o, true)]:
-					at.form = longName
+				for i, f := range render.Forms {
+					if markdown[f.Path(o)] {
+						at.form = i + 1
+						break
+					}
 				}
 			}
 			if err := w.add(e, at); err != nil {

@@ -67,28 +67,6 @@ func isWindowsDevice(name string) bool {
 	return prefix == "COM" || prefix == "LPT"
 }
 
-// Path is where an observation's markdown lives, relative to the repo root, with '/'
-// separators:
-//
-//	episodic:   current/episodic/YYYY-MM-DD/HH-MM-SS-<tool>-<short id>.md
-//	semantic:   current/semantic/<tool>-<short id>.md
-//	procedural: current/procedural/<tool>-<short id>.md
-//
-// Date and time are o.Timestamp in UTC; <tool> is SafeName(o.ToolName); <short id> is
-// memory.ShortID(o.ID), or the whole id lowercased when long is true (the caller asks for
-// long when the short path is already taken). Any other memory type counts as episodic.
-func Path(o *memory.Observation, long bool) string {
-	name := SafeName(o.ToolName) + "-" + idPart(o.ID, long) + ".md"
-	switch o.MemoryType {
-	case memory.Semantic:
-		return "current/semantic/" + name
-	case memory.Procedural:
-		return "current/procedural/" + name
-	}
-	t := o.Timestamp.UTC()
-	return "current/episodic/" + t.Format("2006-01-02") + "/" + t.Format("15-04-05") + "-" + name
-}
-
 // idPart names an observation in a file name. Ids are lowercased so that two spellings
 // of one id cannot name two files on a case-insensitive file system. An id that is
 // neither ULID nor UUID (the journal admits none) is used whole, made safe.
@@ -101,18 +79,3 @@ func idPart(id string, long bool) string {
 	return SafeName(strings.ToLower(id))
 }
 
-// SessionsDir holds the session records.
-const SessionsDir = "sessions"
-
-// SessionDir is where a session's records are: sessions/<SafeName(session)>. Two session
-// ids may share a directory once made safe; the file names (batch ULIDs) keep records
-// apart, and each entry carries its own session id.
-func SessionDir(session string) string {
-	return SessionsDir + "/" + SafeName(session)
-}
-
-// SessionRecordPath is where one flush batch of a session is recorded:
-// sessions/<SafeName(session)>/<SafeName(batchID)>.jsonl.
-func SessionRecordPath(session, batchID string) string {
-	return SessionDir(session) + "/" + SafeName(batchID) + ".jsonl"
-}

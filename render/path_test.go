@@ -111,22 +111,24 @@ func TestPathSafety(t *testing.T) {
 	for _, tool := range hostileTools {
 		for _, id := range ids {
 			for _, typ := range types {
-				for _, long := range []bool{false, true} {
+				for _, f := range Forms {
 					o := memory.Observation{ID: id, ToolName: tool, MemoryType: typ, Timestamp: when}
-					checkPath(t, tool, Path(&o, long))
+					checkPath(t, tool, f.Path(&o))
 				}
 			}
 		}
-		checkPath(t, tool, SessionRecordPath(tool, tool))
+		for _, l := range Layouts {
+			checkPath(t, tool, l.SessionRecordPath(tool, tool))
+		}
 	}
 }
 
 // checkPath fails unless p is a relative path under current/ or sessions/ that every
 // file system and git accept, and not longer than the longest agmem makes:
-// "current/episodic/YYYY-MM-DD/" then "HH-MM-SS-" + 64 + "-" + 64 + ".md".
+// "current/procedural/YYYY-MM-DD/" then "HH-MM-SS-" + 64 + "-" + 64 + ".md".
 func checkPath(t testing.TB, in, p string) {
 	t.Helper()
-	const maxFile, maxPath = 9 + maxNameLen + 1 + maxNameLen + 3, 28 + 9 + maxNameLen + 1 + maxNameLen + 3
+	const maxFile, maxPath = 9 + maxNameLen + 1 + maxNameLen + 3, 30 + 9 + maxNameLen + 1 + maxNameLen + 3
 	if !strings.HasPrefix(p, "current/") && !strings.HasPrefix(p, "sessions/") {
 		t.Fatalf("%q: path %q is outside current/ and sessions/", in, p)
 	}
@@ -143,22 +145,27 @@ func checkPath(t testing.TB, in, p string) {
 
 func TestPath(t *testing.T) {
 	tests := []struct {
-		name string
-		obs  memory.Observation
-		long bool
-		want string
+		name   string
+		layout Layout
+		obs    memory.Observation
+		long   bool
+		want   string
 	}{
-		{"episodic", goldenObservations[0].obs, false, "current/episodic/2026-03-14/09-26-53-Bash-y7z8a9b0c1d2.md"},
-		{"episodic long", goldenObservations[0].obs, true, "current/episodic/2026-03-14/09-26-53-Bash-01jpb2n3v4w5x6y7z8a9b0c1d2.md"},
-		{"semantic", goldenObservations[1].obs, false, "current/semantic/Read-y7z8a9b0c1d3.md"},
-		{"procedural", goldenObservations[2].obs, false, "current/procedural/TodoWrite-y7z8a9b0c1d4.md"},
-		{"uuid", goldenObservations[3].obs, false, "current/episodic/2026-03-14/09-26-57-Bash-0197f3a25c1d.md"},
-		{"uuid long", goldenObservations[3].obs, true, "current/episodic/2026-03-14/09-26-57-Bash-0197f3a2-5c1d-7e4b-8a9f-0123456789ab.md"},
-		{"unknown type is episodic", memory.Observation{ID: "0197F3A2-5C1D-7E4B-8A9F-0123456789AB", ToolName: "x", MemoryType: "bogus",
+		{"episodic", Layout2, goldenObservations[0].obs, false, "current/episodic/2026-03-14/09-26-53-Bash-y7z8a9b0c1d2.md"},
+		{"episodic long", Layout2, goldenObservations[0].obs, true, "current/episodic/2026-03-14/09-26-53-Bash-01jpb2n3v4w5x6y7z8a9b0c1d2.md"},
+		{"semantic", Layout2, goldenObservations[1].obs, false, "current/semantic/2026-03-14/09-26-55-Read-y7z8a9b0c1d3.md"},
+		{"procedural", Layout2, goldenObservations[2].obs, false, "current/procedural/2026-03-14/09-26-56-TodoWrite-y7z8a9b0c1d4.md"},
+		{"episodic, layout 1", Layout1, goldenObservations[0].obs, false, "current/episodic/2026-03-14/09-26-53-Bash-y7z8a9b0c1d2.md"},
+		{"semantic, layout 1", Layout1, goldenObservations[1].obs, false, "current/semantic/Read-y7z8a9b0c1d3.md"},
+		{"semantic long, layout 1", Layout1, goldenObservations[1].obs, true, "current/semantic/Read-01jpb2n3v4w5x6y7z8a9b0c1d3.md"},
+		{"procedural, layout 1", Layout1, goldenObservations[2].obs, false, "current/procedural/TodoWrite-y7z8a9b0c1d4.md"},
+		{"uuid", Layout2, goldenObservations[3].obs, false, "current/episodic/2026-03-14/09-26-57-Bash-0197f3a25c1d.md"},
+		{"uuid long", Layout2, goldenObservations[3].obs, true, "current/episodic/2026-03-14/09-26-57-Bash-0197f3a2-5c1d-7e4b-8a9f-0123456789ab.md"},
+		{"unknown type is episodic", Layout2, memory.Observation{ID: "0197F3A2-5C1D-7E4B-8A9F-0123456789AB", ToolName: "x", MemoryType: "../bogus",
 			Timestamp: time.Date(2025, 12, 31, 23, 59, 59, 0, time.FixedZone("", -3600))}, false, "current/episodic/2026-01-01/00-59-59-x-0197f3a25c1d.md"},
 	}
 	for _, tc := range tests {
-		if got := Path(&tc.obs, tc.long); got != tc.want {
+		if got := tc.layout.Path(&tc.obs, tc.long); got != tc.want {
 			t.Errorf("%s: Path = %q, want %q", tc.name, got, tc.want)
 		}
 	}
@@ -169,7 +176,7 @@ func TestPathsUniqueInOneSecond(t *testing.T) {
 		seen := map[string]string{}
 		for range 1000 {
 			o := memory.Observation{ID: memory.NewID(when), ToolName: "Bash", MemoryType: typ, Timestamp: when}
-			p := strings.ToLower(Path(&o, false)) // case-insensitive file systems too
+			p := strings.ToLower(CurrentLayout.Path(&o, false)) // case-insensitive file systems too
 			if other, ok := seen[p]; ok {
 				t.Fatalf("%s and %s share %s", other, o.ID, p)
 			}
@@ -179,11 +186,18 @@ func TestPathsUniqueInOneSecond(t *testing.T) {
 }
 
 func TestSessionRecordPath(t *testing.T) {
-	got := SessionRecordPath("7f9c2ba4-e88f-4c6b-9a1e-3d2f1c0b5a68", "01JPB2N3V4W5X6Y7Z8A9B0C1D2")
-	if want := "sessions/7f9c2ba4-e88f-4c6b-9a1e-3d2f1c0b5a68/01JPB2N3V4W5X6Y7Z8A9B0C1D2.jsonl"; got != want {
-		t.Errorf("SessionRecordPath = %q, want %q", got, want)
-	}
-	if got := SessionRecordPath("../..", ".git"); got != "sessions/_.._._/_.git.jsonl" {
-		t.Errorf("SessionRecordPath of hostile names = %q", got)
+	for _, tc := range []struct {
+		layout               Layout
+		session, batch, want string
+	}{
+		{Layout1, "7f9c2ba4-e88f-4c6b-9a1e-3d2f1c0b5a68", "01JPB2N3V4W5X6Y7Z8A9B0C1D2", "sessions/7f9c2ba4-e88f-4c6b-9a1e-3d2f1c0b5a68/01JPB2N3V4W5X6Y7Z8A9B0C1D2.jsonl"},
+		{Layout1, "../..", ".git", "sessions/_.._._/_.git.jsonl"},
+		// The buckets: printf %s 7f9c…5a68 | sha256sum begins e3, and of _.._._ 0f.
+		{Layout2, "7f9c2ba4-e88f-4c6b-9a1e-3d2f1c0b5a68", "01JPB2N3V4W5X6Y7Z8A9B0C1D2", "sessions/e3/7f9c2ba4-e88f-4c6b-9a1e-3d2f1c0b5a68/01JPB2N3V4W5X6Y7Z8A9B0C1D2.jsonl"},
+		{Layout2, "../..", ".git", "sessions/0f/_.._._/_.git.jsonl"},
+	} {
+		if got := tc.layout.SessionRecordPath(tc.session, tc.batch); got != tc.want {
+			t.Errorf("layout %d: SessionRecordPath(%q, %q) = %q, want %q", tc.layout, tc.session, tc.batch, got, tc.want)
+		}
 	}
 }

@@ -88,12 +88,11 @@ type RecordPart struct {
 }
 
 // SessionRecordParts is the session record of one flush batch as the files a commit
-// holds, none over MaxRecordPart: SessionRecordPath(session, batchID) first, then
+// holds, none over MaxRecordPart: first (a Layout's SessionRecordPath), then
 // <batch>-2.jsonl, <batch>-3.jsonl, … The parts joined in order are
 // SessionRecord(entries). A part ends where a line ends, unless one line alone is longer
 // than a part; then that line goes on in the next part.
-func SessionRecordParts(session, batchID string, entries []memory.Entry) []RecordPart {
-	first := SessionRecordPath(session, batchID)
+func SessionRecordParts(first string, entries []memory.Entry) []RecordPart {
 	var parts []RecordPart
 	for i, data := range splitRecord(SessionRecord(entries), MaxRecordPart) {
 		path := first

@@ -42,7 +42,7 @@ func TestSessionRecordPartsJoinToTheRecord(t *testing.T) {
 			Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`"` + strings.Repeat("x", i*(MaxRecordPart/400)) + `"`),
 		}})
 	}
-	parts := SessionRecordParts("s/1", "01JPB2N3V4W5X6Y7Z8A9B0C1D2", entries)
+	parts := SessionRecordParts(Layout1.SessionRecordPath("s/1", "01JPB2N3V4W5X6Y7Z8A9B0C1D2"), entries)
 	if len(parts) < 2 {
 		t.Fatalf("%d part(s) for a record of %d bytes", len(parts), len(SessionRecord(entries)))
 	}
@@ -58,7 +58,7 @@ func TestSessionRecordPartsJoinToTheRecord(t *testing.T) {
 		joined = append(joined, p.Data...)
 		names = append(names, p.Path)
 	}
-	if parts[0].Path != SessionRecordPath("s/1", "01JPB2N3V4W5X6Y7Z8A9B0C1D2") || parts[1].Path != "sessions/s_1/01JPB2N3V4W5X6Y7Z8A9B0C1D2-2.jsonl" {
+	if parts[0].Path != Layout1.SessionRecordPath("s/1", "01JPB2N3V4W5X6Y7Z8A9B0C1D2") || parts[1].Path != "sessions/s_1/01JPB2N3V4W5X6Y7Z8A9B0C1D2-2.jsonl" {
 		t.Errorf("paths %q", names)
 	}
 	if !bytes.Equal(joined, SessionRecord(entries)) {

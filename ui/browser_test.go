@@ -286,8 +286,8 @@ func TestPagesInABrowser(t *testing.T) {
 	}
 	screenshot(t, ctx, "search")
 	do(t, ctx, click("#hits li a"), visible("#result"), click("#commit-link"), visible("#files"))
-	if n, message := count(t, ctx, "#files li"), text(t, ctx, "#message"); n != 5 || !strings.Contains(message, "Agmem-Session: s1") {
-		t.Errorf("the commit page lists %d files, want 5 (4 markdown, 1 record), and says:\n%s", n, message)
+	if n, message := count(t, ctx, "#files li"), text(t, ctx, "#message"); n != 6 || !strings.Contains(message, "Agmem-Session: s1") {
+		t.Errorf("the commit page lists %d files, want 6 (4 markdown, 1 record, the first commit's .agmem-layout), and says:\n%s", n, message)
 	}
 	screenshot(t, ctx, "commit")
 

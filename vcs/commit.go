@@ -259,9 +259,9 @@ func (r *Git) appendReflog(branch plumbing.ReferenceName, old, new plumbing.Hash
 
 // FindBatch looks for the commit that recorded batch: a commit between tip and base
 // (base excluded, and not looked past) whose trailer block says Agmem-Batch: batch and
-// whose tree holds recordPath. Both must agree, so a trailer typed into a message by
+// whose tree holds one of recordPaths. Both must agree, so a trailer typed into a message by
 // hand is not enough. If base is not in tip's history, the whole history is searched.
-func (r *Git) FindBatch(tip, base plumbing.Hash, batch, recordPath string) (plumbing.Hash, bool, error) {
+func (r *Git) FindBatch(tip, base plumbing.Hash, batch string, recordPaths []string) (plumbing.Hash, bool, error) {
 	var found plumbing.Hash
 	err := r.WalkBatches(tip, func(h plumbing.Hash, b string) (bool, error) {
 		if h == base {
@@ -272,9 +272,11 @@ func (r *Git) FindBatch(tip, base plumbing.Hash, batch, recordPath string) (plum
 			if err != nil {
 				return false, fmt.Errorf("read commit %s: %w", h, err)
 			}
-			if _, err := commit.File(recordPath); err == nil {
-				found = h
-				return false, errFound
+			for _, p := range recordPaths {
+				if _, err := commit.File(p); err == nil {
+					found = h
+					return false, errFound
+				}
 			}
 		}
 		return true, nil

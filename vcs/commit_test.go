@@ -707,15 +707,15 @@ func TestFindBatch(t *testing.T) {
 		{"unknown batch", plumbing.ZeroHash, "B-none", plumbing.ZeroHash, false},
 		{"empty batch", plumbing.ZeroHash, "", plumbing.ZeroHash, false},
 	} {
-		h, ok, err := r.FindBatch(tip, tc.base, tc.batch, rec(tc.batch))
+		h, ok, err := r.FindBatch(tip, tc.base, tc.batch, []string{rec(tc.batch)})
 		if err != nil || ok != tc.wantOK || h != tc.want {
 			t.Errorf("%s: FindBatch(%s) = %s, %v, %v; want %s, %v", tc.name, tc.batch, h, ok, err, tc.want, tc.wantOK)
 		}
 	}
-	if _, ok, err := r.FindBatch(norec, base, "B5", rec("B5")); ok || err != nil {
+	if _, ok, err := r.FindBatch(norec, base, "B5", []string{rec("B5")}); ok || err != nil {
 		t.Errorf("FindBatch below the batch's commit = %v, %v; want not found", ok, err)
 	}
-	if _, ok, err := r.FindBatch(plumbing.ZeroHash, plumbing.ZeroHash, "B6", rec("B6")); ok || err != nil {
+	if _, ok, err := r.FindBatch(plumbing.ZeroHash, plumbing.ZeroHash, "B6", []string{rec("B6")}); ok || err != nil {
 		t.Errorf("FindBatch on an unborn branch = %v, %v", ok, err)
 	}
 }
