@@ -78,4 +78,3 @@ func idPart(id string, long bool) string {
 	}
 	return SafeName(strings.ToLower(id))
 }
-
