@@ -177,8 +177,18 @@ func Entries(entries []memory.Entry) []Prepared {
 	return out
 }
 
-// Size is how many bytes of memory the encoded entry holds until it is stored.
-func (p Prepared) Size() int { return len(p.value) }
+// Size is about how many bytes of memory the entry holds until it is stored: encoded,
+// its bytes; not encoded yet, those of its largest values.
+func (p Prepared) Size() int {
+	if e := p.entry; e != nil {
+		n := 256
+		if o := e.Observation; o != nil {
+			n += len(o.Arguments) + len(o.Result) + len(o.Error) + len(o.Summary)
+		}
+		return n
+	}
+	return len(p.value)
+}
 
 // Observation tells an observation from an event.
 func (p Prepared) Observation() bool {
@@ -246,6 +256,9 @@ func appendAll(tx *bolt.Tx, entries []Prepared, o AppendOptions) ([]Appended, er
 	}
 	if err := a.finish(); err != nil {
 		return nil, err
+	}
+	if o.Staging != nil && o.Staging.placed { // it placed every entry, in this order
+		open, closed = o.Staging.open, o.Staging.closed
 	}
 	meta := tx.Bucket(bucketMeta)
 	switch {

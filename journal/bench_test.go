@@ -74,7 +74,7 @@ func BenchmarkStagedAppend(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		j := newJournal(b)
-		s, err := j.StartStaging(at)
+		s, err := j.StartStaging(at, 30*time.Minute)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -31,10 +31,18 @@ import (
 // Append is dropped by the next staging and by Compact; until then Check and Inventory
 // pass it by.
 type Staging struct {
-	j      *Journal
-	id     string
-	lock   *flock.Lock
-	staged []seqRange
+	j       *Journal
+	id      string
+	lock    *flock.Lock
+	staged  []seqRange
+	idleGap time.Duration
+	now     time.Time
+	// What Stage placed in sessions, as Append would have: the open session the entries
+	// that name none joined, or a session boundary passed. A staging takes the open
+	// session as it is when it first needs it.
+	open   *openSession
+	closed bool
+	placed bool
 }
 
 // ErrStagingDropped is returned when what a staging stored was dropped by another
@@ -50,14 +58,15 @@ type seqRange struct {
 }
 
 // StartStaging begins a large append, first dropping what stagings of processes that
-// died left behind. Close it when done, whether or not Append was called.
-func (j *Journal) StartStaging(now time.Time) (*Staging, error) {
+// died left behind. Entries that name no session are placed as Append places them with
+// idleGap and now. Close it when done, whether or not Append was called.
+func (j *Journal) StartStaging(now time.Time, idleGap time.Duration) (*Staging, error) {
 	id := memory.NewID(now)
 	lock, err := flock.TryAcquire(stagingLock(j, id))
 	if err != nil {
 		return nil, j.classify(err)
 	}
-	s := &Staging{j: j, id: id, lock: lock}
+	s := &Staging{j: j, id: id, lock: lock, idleGap: idleGap, now: now}
 	if err := j.update(func(tx *bolt.Tx) error { return dropAbandonedStagings(tx, j) }); err != nil {
 		s.Close()
 		return nil, err
@@ -65,10 +74,14 @@ func (j *Journal) StartStaging(now time.Time) (*Staging, error) {
 	return s, nil
 }
 
-// Stage stores the encoded entries among ps in a transaction of its own, and keeps in
-// ps only what Journal.Append needs of them. Entries not encoded yet (those that are to
-// join the open session) are left for the append.
+// Stage stores the entries of ps in a transaction of its own, and keeps in ps only what
+// Journal.Append needs of them. Those that name no session are placed first, as Append
+// would place them: memory follows the part, whatever the input names. Every entry
+// Append is given must have gone through Stage.
 func (s *Staging) Stage(ps []Prepared) error {
+	if err := s.place(ps); err != nil {
+		return err
+	}
 	var part seqRange
 	err := s.j.update(func(tx *bolt.Tx) error {
 		part = seqRange{}
@@ -110,6 +123,45 @@ func (s *Staging) Stage(ps []Prepared) error {
 		}
 	}
 	failpoint.Hit("staged-part") // a part is stored, and no index names it yet
+	return nil
+}
+
+// place places and encodes the entries of ps that name no session, in order, as
+// appendAll does.
+func (s *Staging) place(ps []Prepared) error {
+	for i := range ps {
+		p := &ps[i]
+		event := p.event()
+		if event == "SessionStart" {
+			s.open, s.closed, s.placed = nil, true, true
+		}
+		if e := p.entry; e != nil {
+			if (e.Observation != nil || e.Event != nil) && e.Session() == "" {
+				if s.open == nil {
+					err := s.j.view(func(tx *bolt.Tx) error {
+						s.open = currentSession(tx, s.idleGap, s.now, s.closed)
+						return nil
+					})
+					if err != nil {
+						return err
+					}
+				}
+				e.SetSession(s.open.ID)
+				s.placed = true
+			}
+			if err := e.Validate(); err != nil {
+				return fmt.Errorf("entry %s: %w", e.ID(), err)
+			}
+			enc, err := encoded(*e)
+			if err != nil {
+				return err
+			}
+			*p = enc
+		}
+		if event == "SessionEnd" {
+			s.open, s.closed, s.placed = nil, true, true
+		}
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -26,7 +27,7 @@ func prepared(t *testing.T, entries ...memory.Entry) []Prepared {
 
 func startStaging(t *testing.T, j *Journal) *Staging {
 	t.Helper()
-	s, err := j.StartStaging(t0)
+	s, err := j.StartStaging(t0, 30*time.Minute)
 	if err != nil {
 		t.Fatalf("StartStaging: %v", err)
 	}
@@ -67,7 +68,8 @@ func TestStagedEntriesAreSeenOnlyOnceAppended(t *testing.T) {
 	j := newJournal(t)
 	s := startStaging(t, j)
 	defer s.Close()
-	// The last one names no session: it joins the open one in Append, unstaged.
+	// The last one names no session: Stage places it in the open session (a new one
+	// here), as Append would, and stores it with the others.
 	loose := observation("", "Read", memory.Semantic, t0.Add(3))
 	ps := prepared(t, observation("s", "Read", memory.Semantic, t0), call("s", "toolu_1", t0.Add(1)),
 		event("s", "UserPromptSubmit", t0.Add(2)), loose)
@@ -77,7 +79,7 @@ func TestStagedEntriesAreSeenOnlyOnceAppended(t *testing.T) {
 	if err := s.Stage(ps[2:]); err != nil {
 		t.Fatal(err)
 	}
-	mustStore(t, j, 3, 1)
+	mustStore(t, j, 4, 1)
 	if b, err := j.Backlog(); err != nil || b.Observations+b.Events != 0 {
 		t.Fatalf("Backlog while staged = %+v, %v", b, err)
 	}
@@ -104,10 +106,18 @@ func TestStagedEntriesAreSeenOnlyOnceAppended(t *testing.T) {
 	if loose.Session() == "" || len(timeline(t, j, loose.Session())) != 1 {
 		t.Fatalf("the entry without a session joined none: %q", loose.Session())
 	}
+	// The session it opened stays open for the next entry that names none.
+	next := observation("", "Grep", memory.Semantic, t0.Add(5))
+	if _, err := j.Append(Entries([]memory.Entry{next}), AppendOptions{IdleGap: gap, Now: t0.Add(5)}); err != nil {
+		t.Fatal(err)
+	}
+	if next.Session() != loose.Session() {
+		t.Errorf("the next entry without a session joined %q, not the open %q", next.Session(), loose.Session())
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	mustStore(t, j, 4, 0)
+	mustStore(t, j, 5, 0)
 	mustCheck(t, j)
 	// Recorded once: the same call again is a duplicate, whether staged or not.
 	again := prepared(t, call("s", "toolu_1", t0.Add(5)))
@@ -120,7 +130,7 @@ func TestStagedEntriesAreSeenOnlyOnceAppended(t *testing.T) {
 	if err != nil || !out[0].Duplicate || out[0].ID != ps[1].head.id {
 		t.Fatalf("Append of a call recorded before = %+v, %v", out, err)
 	}
-	mustStore(t, j, 4, 0)
+	mustStore(t, j, 5, 0)
 	mustCheck(t, j)
 }
 

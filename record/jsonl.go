@@ -72,7 +72,7 @@ type bulk struct {
 // stage stores the entries not staged yet as a part of a staging, started if need be.
 func (b *bulk) stage() error {
 	if b.staging == nil {
-		s, err := b.r.journal.StartStaging(b.now)
+		s, err := b.r.journal.StartStaging(b.now, b.r.idle)
 		if err != nil {
 			return fmt.Errorf("record: %w", err)
 		}
