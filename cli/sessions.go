@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -41,13 +42,21 @@ func newSessionsCommand(e *env) *ucli.Command {
 
 // runSessions lists the limit sessions active most recently (0: all), oldest first.
 func runSessions(e *env, repo memrepo.Repo, asJSON bool, limit int) error {
-	rows, err := recall.ListSessions(repo)
+	var rows []recall.SessionRow
+	var err error
+	older := 0
+	if limit == 0 {
+		rows, err = recall.ListSessions(repo)
+	} else {
+		// The index is brought up to date for at most a second; then read as it is.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		var total int
+		rows, total, err = recall.RecentSessions(ctx, repo, limit)
+		older = total - len(rows)
+	}
 	if err != nil {
 		return err
-	}
-	older := 0
-	if limit > 0 && len(rows) > limit {
-		older, rows = len(rows)-limit, rows[len(rows)-limit:]
 	}
 	w := bufio.NewWriter(e.stdout)
 	defer w.Flush()

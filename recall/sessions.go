@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -53,6 +54,76 @@ func ListSessions(repo memrepo.Repo) ([]SessionRow, error) {
 	}
 	sort.SliceStable(rows, func(a, b int) bool { return rows[a].Last.Before(rows[b].Last) })
 	return rows, nil
+}
+
+// RecentSessions are the limit sessions active most recently, oldest first, as
+// ListSessions has them, and how many sessions there are in all. Those the journal no
+// longer knows come from the search index, which knows every session git holds
+// without reading their records: on a year's repo, listing them all from git reads
+// every record. The index is brought up to date first, for as long as ctx allows.
+func RecentSessions(ctx context.Context, repo memrepo.Repo, limit int) ([]SessionRow, int, error) {
+	infos, err := repo.Journal().Sessions()
+	if err != nil {
+		return nil, 0, err
+	}
+	var rows []SessionRow
+	known := map[string]bool{}
+	for _, s := range infos {
+		known[s.ID] = true
+		rows = append(rows, SessionRow{ID: s.ID, First: s.First, Last: s.Last, Observations: s.Observations,
+			Events: s.Events, Pending: s.Pending + s.PendingEvents, Source: s.Source, From: "journal", Repo: Local})
+	}
+	m, err := Open(ctx, repo)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer m.Close()
+	db := m.Index.db
+	total := len(rows)
+	ids, err := db.Query(`SELECT id FROM sessions`)
+	if err != nil {
+		return nil, 0, err
+	}
+	for ids.Next() {
+		var id string
+		if err := ids.Scan(&id); err != nil {
+			ids.Close()
+			return nil, 0, err
+		}
+		if !known[id] {
+			total++
+		}
+	}
+	ids.Close()
+	// Enough of the latest that, the journal's left out, limit remain.
+	latest, err := db.Query(`SELECT id, source, first, last, observations, origin FROM sessions
+		ORDER BY last DESC, id LIMIT ?`, limit+len(known))
+	if err != nil {
+		return nil, 0, err
+	}
+	for latest.Next() {
+		var r SessionRow
+		var first, last int64
+		if err := latest.Scan(&r.ID, &r.Source, &first, &last, &r.Observations, &r.Repo); err != nil {
+			latest.Close()
+			return nil, 0, err
+		}
+		if !known[r.ID] {
+			r.First, r.Last, r.From = time.Unix(0, first).UTC(), time.Unix(0, last).UTC(), "git"
+			rows = append(rows, r)
+		}
+	}
+	latest.Close()
+	sort.SliceStable(rows, func(a, b int) bool { return rows[a].Last.Before(rows[b].Last) })
+	rows = rows[max(0, len(rows)-limit):]
+	for i := range rows {
+		if r := &rows[i]; r.From == "git" {
+			if err := db.QueryRow(`SELECT count(*) FROM entries WHERE session = ? AND event <> ''`, r.ID).Scan(&r.Events); err != nil {
+				return nil, 0, err
+			}
+		}
+	}
+	return rows, total, nil
 }
 
 // Where is where a session's entries are.
