@@ -330,7 +330,7 @@ func printOwnPeak() {
 func settle() { exec.Command("sync").Run() }
 
 // makeHistory makes a git repo whose history holds files files, laid out as agmem lays
-// out memory (episodic by day, semantic and procedural flat), with git fast-import.
+// out memory (layout 2: each memory type by day, over a year), with git fast-import.
 func makeHistory(dir string, files int) error {
 	if _, err := run("", nil, nil, "git", "init", "-q", "-b", "main", dir); err != nil {
 		return err
@@ -339,15 +339,19 @@ func makeHistory(dir string, files int) error {
 	const perCommit = 10000
 	for c := 0; c*perCommit < files; c++ {
 		fmt.Fprintf(&b, "commit refs/heads/main\ncommitter bench <b@b> %d +0000\ndata 6\nbench\n", 1700000000+c)
+		if c == 0 {
+			fmt.Fprintf(&b, "M 100644 inline .agmem-layout\ndata 2\n2\n")
+		}
 		for i := c * perCommit; i < (c+1)*perCommit && i < files; i++ {
+			day := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i*365/max(files, 1)).Format("2006-01-02")
 			var path string
 			switch i % 10 {
 			case 0, 1, 2, 3, 4:
-				path = fmt.Sprintf("current/episodic/2025-%02d-%02d/10-00-%02d-run_command-%012d.md", 1+i%12, 1+i%28, i%60, i)
+				path = fmt.Sprintf("current/episodic/%s/10-00-%02d-run_command-%012d.md", day, i%60, i)
 			case 5, 6, 7, 8:
-				path = fmt.Sprintf("current/semantic/read_file-%012d.md", i)
+				path = fmt.Sprintf("current/semantic/%s/10-00-%02d-read_file-%012d.md", day, i%60, i)
 			default:
-				path = fmt.Sprintf("current/procedural/generate_code-%012d.md", i)
+				path = fmt.Sprintf("current/procedural/%s/10-00-%02d-generate_code-%012d.md", day, i%60, i)
 			}
 			content := fmt.Sprintf("---\nobservation_id: %d\n---\n\n# observation %d\n", i, i)
 			fmt.Fprintf(&b, "M 100644 inline %s\ndata %d\n%s\n", path, len(content), content)
