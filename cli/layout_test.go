@@ -102,7 +102,7 @@ func TestLayout1RepoReadsBackAfterUpgrade(t *testing.T) {
 		}
 		// Search cites old and new files by the paths their commits hold.
 		for query, path := range map[string]string{
-			"flat semantic directory":          "current/semantic/read_file-m6phfbfsw804.md",
+			"flat semantic directory":         "current/semantic/read_file-m6phfbfsw804.md",
 			`"semantic file goes by day now"`: "current/semantic/2026-04-01/08-00-00-read_file-m6phfbfsw901.md",
 		} {
 			var hit struct{ Commit, Path string }

@@ -50,7 +50,8 @@ func (d *Daemon) push(ctx context.Context, flushed <-chan struct{}) {
 		if err == nil {
 			backoff, retry = 0, nil
 			report.As, report.Tip = p.As.Short(), p.Tip.String()
-			d.Log.Info("pushed", "remote", opts.Remote, "as", report.As, "tip", report.Tip, "up_to_date", p.UpToDate)
+			d.Log.Info("pushed", "remote", opts.Remote, "as", report.As, "tip", report.Tip, "up_to_date", p.UpToDate,
+				"took", time.Since(report.At).Round(time.Millisecond).String())
 		} else {
 			backoff = min(max(2*backoff, 2*time.Second), maxPushBackoff)
 			retry = time.After(backoff)

@@ -2,12 +2,13 @@
 // clock, and says what the repo costs month by month. It is a benchmark, not a test
 // (its short form, TestShortSoak, checks the same invariants in CI):
 //
-//	go build -o /tmp/agmem . && go run ./scripts/soak -agmem /tmp/agmem [-days 365] [-observations 1000000] [-sessions 5000] [-png docs/soak.png]
+//	scripts/soak.sh [-days 365] [-observations 1000000] [-sessions 5000] [-png docs/soak-year.png]
 //
 // Each simulated day, three agents' sessions of that day (timestamps in the input) are
 // recorded with one agmem record --jsonl; the agmem daemon, running throughout, flushes
-// them and pushes to a bare remote; each simulated month ends with agmem gc. It prints,
-// per month, the daemon's flush p50 and p99 (from its log), the journal's bytes after
+// them and pushes to a bare remote, and the next day starts when both are done; each
+// simulated month ends with agmem gc. It prints, per month, the daemon's flush and push
+// p50 and p99 (from its log), the journal's bytes after
 // gc, .git's bytes, the files in the worktree and the largest directory agmem wrote;
 // at the end it checks that agmem verify and git fsck --strict are clean, that every
 // observation is in exactly one commit, that replay of 100 random sessions gives what
@@ -68,8 +69,9 @@ type config struct {
 // month is what one simulated month left.
 type month struct {
 	n                  int
-	observations       int // recorded so far
-	flushP50, flushP99 time.Duration
+	observations       int           // recorded so far
+	flushP50, flushP99 time.Duration // as the daemon logs them: a flush waits for a push under way
+	pushP50, pushP99   time.Duration
 	flushes            int
 	journal, git       int64
 	files, largestDir  int
@@ -120,7 +122,7 @@ func run(c config, out *os.File) (*result, error) {
 	var logOffset int64
 	monthStart := time.Now()
 	made := 0.0
-	fmt.Fprintf(out, "| month | observations | flush p50 | flush p99 | flushes | journal after gc | .git | worktree files | largest dir agmem wrote |\n|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	fmt.Fprintf(out, "| month | observations | flush p50 | flush p99 | flushes | push p50 | push p99 | journal after gc | .git | worktree files | largest dir agmem wrote | wall time |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n")
 	for day := range c.days {
 		made += sessionsPerDay
 		var lines bytes.Buffer
@@ -130,7 +132,7 @@ func run(c config, out *os.File) (*result, error) {
 		if err := s.record(lines.Bytes()); err != nil {
 			return nil, err
 		}
-		if err := s.waitFlushed(); err != nil {
+		if err := s.waitSettled(); err != nil {
 			return nil, err
 		}
 		if (day+1)%30 == 0 || day == c.days-1 {
@@ -138,19 +140,20 @@ func run(c config, out *os.File) (*result, error) {
 				return nil, err
 			}
 			m := month{n: len(res.months) + 1, observations: s.recorded, wall: time.Since(monthStart)}
-			took, next, err := flushTimes(filepath.Join(s.mem, ".agmem", "daemon.log"), logOffset)
+			flushes, pushes, next, err := logTimes(filepath.Join(s.mem, ".agmem", "daemon.log"), logOffset)
 			if err != nil {
 				return nil, err
 			}
 			logOffset = next
-			m.flushes = len(took)
-			m.flushP50, m.flushP99 = percentile(took, 50), percentile(took, 99)
+			m.flushes = len(flushes)
+			m.flushP50, m.flushP99 = percentile(flushes, 50), percentile(flushes, 99)
+			m.pushP50, m.pushP99 = percentile(pushes, 50), percentile(pushes, 99)
 			if err := s.measure(&m); err != nil {
 				return nil, err
 			}
 			res.months = append(res.months, m)
-			fmt.Fprintf(out, "| %d | %d | %s | %s | %d | %s | %s | %d | %d (%s) |\n", m.n, m.observations, ms(m.flushP50), ms(m.flushP99),
-				m.flushes, mib(m.journal), mib(m.git), m.files, m.largestDir, m.largestName)
+			fmt.Fprintf(out, "| %d | %d | %s | %s | %d | %s | %s | %s | %s | %d | %d (%s) | %s |\n", m.n, m.observations, ms(m.flushP50), ms(m.flushP99),
+				m.flushes, ms(m.pushP50), ms(m.pushP99), mib(m.journal), mib(m.git), m.files, m.largestDir, m.largestName, m.wall.Round(time.Second))
 			monthStart = time.Now()
 		}
 	}
@@ -225,8 +228,9 @@ func (s *soak) record(lines []byte) error {
 	return nil
 }
 
-// waitFlushed waits, bounded, for the daemon to have flushed everything.
-func (s *soak) waitFlushed() error {
+// waitSettled waits, bounded, for the daemon to have flushed everything and pushed it:
+// a day's flush then never waits for the last day's push, and its time is its own.
+func (s *soak) waitSettled() error {
 	deadline := time.Now().Add(5 * time.Minute)
 	for time.Now().Before(deadline) {
 		out, err := s.agmem("status", "--json")
@@ -240,11 +244,19 @@ func (s *soak) waitFlushed() error {
 			return err
 		}
 		if st.Pending == 0 {
-			return nil
+			head, err := s.gitOut("rev-parse", "HEAD")
+			if err != nil {
+				return err
+			}
+			pushed, _ := exec.Command("git", "-C", s.remote, "for-each-ref", "--format=%(objectname)", "refs/heads/agents/").Output()
+			if bytes.Equal(bytes.TrimSpace(pushed), bytes.TrimSpace(head)) {
+				return nil
+			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		// Seldom enough not to slow the flush it waits for.
+		time.Sleep(250 * time.Millisecond)
 	}
-	return errors.New("the daemon left observations pending for 5 minutes")
+	return errors.New("the daemon left observations pending or unpushed for 5 minutes")
 }
 
 // measure fills in what the repo holds at the end of a month.
@@ -446,28 +458,33 @@ func run1(name string, args ...string) error {
 	return nil
 }
 
-// flushTimes reads the daemon log's "flushed" lines from offset on: how long each
-// flush that committed took.
-func flushTimes(path string, offset int64) ([]time.Duration, int64, error) {
+// logTimes reads the daemon log from offset on: how long each flush that committed
+// took (its "flushed" lines), and each push that sent something ("pushed").
+func logTimes(path string, offset int64) (flushes, pushes []time.Duration, next int64, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, offset, err
+		return nil, nil, offset, err
 	}
-	var took []time.Duration
 	for _, l := range bytes.Split(data[offset:], []byte("\n")) {
 		var e struct {
-			Msg     string `json:"msg"`
-			Commits int    `json:"commits"`
-			Took    string `json:"took"`
+			Msg      string `json:"msg"`
+			Commits  int    `json:"commits"`
+			UpToDate bool   `json:"up_to_date"`
+			Took     string `json:"took"`
 		}
-		if json.Unmarshal(l, &e) != nil || e.Msg != "flushed" || e.Commits == 0 {
+		if json.Unmarshal(l, &e) != nil {
 			continue
 		}
-		if d, err := time.ParseDuration(e.Took); err == nil {
-			took = append(took, d)
+		d, err := time.ParseDuration(e.Took)
+		switch {
+		case err != nil:
+		case e.Msg == "flushed" && e.Commits > 0:
+			flushes = append(flushes, d)
+		case e.Msg == "pushed" && !e.UpToDate:
+			pushes = append(pushes, d)
 		}
 	}
-	return took, int64(len(data)), nil
+	return flushes, pushes, int64(len(data)), nil
 }
 
 func percentile(ds []time.Duration, p int) time.Duration {

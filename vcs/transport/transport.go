@@ -128,6 +128,11 @@ func Run(ctx context.Context, req Request) (upToDate bool, err error) {
 		}
 		switch req.Op {
 		case OpPush:
+			if len(specs) == 1 {
+				if err := pushFastForward(ctx, st, rc, ep, auth, specs[0]); !errors.Is(err, errNotFastForward) {
+					return err
+				}
+			}
 			return remote.PushContext(ctx, &git.PushOptions{RemoteName: req.Remote, RefSpecs: specs, Auth: auth})
 		case OpFetch:
 			return remote.FetchContext(ctx, &git.FetchOptions{RemoteName: req.Remote, RefSpecs: specs, Auth: auth, Tags: git.NoTags})

@@ -1,0 +1,191 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
+	gittransport "github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/plumbing/transport/client"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// maxFastForward bounds the commits pushFastForward walks looking for the remote's tip;
+// a push of more goes through go-git's own.
+const maxFastForward = 10000
+
+// errNotFastForward says pushFastForward cannot tell the push from a fast-forward of a
+// linear history it can walk: go-git's own push does it, and says what went wrong.
+var errNotFastForward = errors.New("not a short linear fast-forward")
+
+// pushFastForward pushes the one refspec src:dst as a fast-forward of a linear history,
+// sending the objects the new commits brought, found by comparing each commit's tree
+// with its parent's. go-git's push works out what to send by walking every object the
+// remote's refs reach, which grows with the history: a year's memory repo took
+// seconds a push. It gives errNotFastForward, having sent nothing, when the remote
+// has no dst yet, when dst is not found within maxFastForward first parents of src,
+// or when a merge is on the way.
+func pushFastForward(ctx context.Context, st *filesystem.Storage, rc *config.RemoteConfig, ep *gittransport.Endpoint,
+	auth gittransport.AuthMethod, spec config.RefSpec) error {
+	if spec.IsWildcard() || spec.IsDelete() || spec.IsForceUpdate() {
+		return errNotFastForward
+	}
+	src, err := st.Reference(plumbing.ReferenceName(spec.Src()))
+	if err != nil {
+		return errNotFastForward
+	}
+	c, err := client.NewClient(ep)
+	if err != nil {
+		return err
+	}
+	sess, err := c.NewReceivePackSession(ep, auth)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	ar, err := sess.AdvertisedReferencesContext(ctx)
+	if err != nil {
+		return err
+	}
+	refs, err := ar.AllReferences()
+	if err != nil {
+		return err
+	}
+	dst := spec.Dst(src.Name())
+	old, ok := refs[dst]
+	if !ok || old.Type() != plumbing.HashReference {
+		return errNotFastForward
+	}
+	if old.Hash() == src.Hash() {
+		return git.NoErrAlreadyUpToDate
+	}
+	objects, err := newObjects(st, src.Hash(), old.Hash())
+	if err != nil {
+		return err
+	}
+	req := packp.NewReferenceUpdateRequestFromCapabilities(ar.Capabilities)
+	req.Commands = []*packp.Command{{Name: dst, Old: old.Hash(), New: src.Hash()}}
+	cfg, err := st.Config()
+	if err != nil {
+		return err
+	}
+	pack, w := io.Pipe()
+	req.Packfile = pack
+	encoded := make(chan error, 1)
+	go func() {
+		_, err := packfile.NewEncoder(w, st, !ar.Capabilities.Supports(capability.OFSDelta)).Encode(objects, cfg.Pack.Window)
+		encoded <- w.CloseWithError(err)
+	}()
+	rs, err := sess.ReceivePack(ctx, req)
+	if err != nil {
+		pack.Close()
+		return err
+	}
+	if err := <-encoded; err != nil {
+		return err
+	}
+	if rs != nil {
+		if err := rs.Error(); err != nil {
+			return err
+		}
+	}
+	// The remote-tracking ref follows, as git's push and go-git's do.
+	for _, fetch := range rc.Fetch {
+		if fetch.Match(dst) {
+			if err := st.SetReference(plumbing.NewHashReference(fetch.Dst(dst), src.Hash())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// newObjects are the commits from tip back to base (base excluded) along a linear
+// history, and the trees and blobs each brought that its parent did not have.
+func newObjects(st *filesystem.Storage, tip, base plumbing.Hash) ([]plumbing.Hash, error) {
+	var commits []*object.Commit
+	for h := tip; h != base; {
+		if len(commits) == maxFastForward {
+			return nil, errNotFastForward
+		}
+		c, err := object.GetCommit(st, h)
+		if err != nil {
+			return nil, err
+		}
+		if len(c.ParentHashes) != 1 {
+			return nil, errNotFastForward
+		}
+		commits = append(commits, c)
+		h = c.ParentHashes[0]
+	}
+	seen := map[plumbing.Hash]bool{}
+	var out []plumbing.Hash
+	add := func(h plumbing.Hash) bool {
+		if seen[h] {
+			return false
+		}
+		seen[h] = true
+		out = append(out, h)
+		return true
+	}
+	for _, c := range commits {
+		add(c.Hash)
+		parent, err := object.GetCommit(st, c.ParentHashes[0])
+		if err != nil {
+			return nil, err
+		}
+		if err := newInTree(st, c.TreeHash, parent.TreeHash, add); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// newInTree adds tree, if add has not seen it, and what it holds that the tree was
+// (zero: none) does not hold at the same path. What was holds is on the remote, or
+// added when its own commit is compared with its parent.
+func newInTree(st *filesystem.Storage, tree, was plumbing.Hash, add func(plumbing.Hash) bool) error {
+	if tree == was || !add(tree) {
+		return nil
+	}
+	t, err := object.GetTree(st, tree)
+	if err != nil {
+		return err
+	}
+	before := map[string]object.TreeEntry{}
+	if !was.IsZero() {
+		w, err := object.GetTree(st, was)
+		if err != nil {
+			return err
+		}
+		for _, e := range w.Entries {
+			before[e.Name] = e
+		}
+	}
+	for _, e := range t.Entries {
+		b, had := before[e.Name]
+		switch {
+		case had && b.Hash == e.Hash:
+		case e.Mode == filemode.Dir:
+			var within plumbing.Hash
+			if had && b.Mode == filemode.Dir {
+				within = b.Hash
+			}
+			if err := newInTree(st, e.Hash, within, add); err != nil {
+				return err
+			}
+		case e.Mode == filemode.Submodule:
+		default:
+			add(e.Hash)
+		}
+	}
+	return nil
+}
