@@ -26,12 +26,11 @@ type SessionRow struct {
 	Repo         string    `json:"repo"` // Local, or the fetched branch of the repo it came from: "origin/agents/<id>"
 }
 
-// ListSessions joins what the journal knows of sessions with what only git holds,
-// oldest last activity first.
-func ListSessions(repo memrepo.Repo) ([]SessionRow, error) {
+// journalSessions are the rows of the sessions the journal knows, and their ids.
+func journalSessions(repo memrepo.Repo) ([]SessionRow, map[string]bool, error) {
 	infos, err := repo.Journal().Sessions()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var rows []SessionRow
 	known := map[string]bool{}
@@ -39,6 +38,16 @@ func ListSessions(repo memrepo.Repo) ([]SessionRow, error) {
 		known[s.ID] = true
 		rows = append(rows, SessionRow{ID: s.ID, First: s.First, Last: s.Last, Observations: s.Observations,
 			Events: s.Events, Pending: s.Pending + s.PendingEvents, Source: s.Source, From: "journal", Repo: Local})
+	}
+	return rows, known, nil
+}
+
+// ListSessions joins what the journal knows of sessions with what only git holds,
+// oldest last activity first.
+func ListSessions(repo memrepo.Repo) ([]SessionRow, error) {
+	rows, known, err := journalSessions(repo)
+	if err != nil {
+		return nil, err
 	}
 	git, err := vcs.Open(repo.Root)
 	if err != nil {
@@ -62,16 +71,9 @@ func ListSessions(repo memrepo.Repo) ([]SessionRow, error) {
 // without reading their records: on a year's repo, listing them all from git reads
 // every record. The index is brought up to date first, for as long as ctx allows.
 func RecentSessions(ctx context.Context, repo memrepo.Repo, limit int) ([]SessionRow, int, error) {
-	infos, err := repo.Journal().Sessions()
+	rows, known, err := journalSessions(repo)
 	if err != nil {
 		return nil, 0, err
-	}
-	var rows []SessionRow
-	known := map[string]bool{}
-	for _, s := range infos {
-		known[s.ID] = true
-		rows = append(rows, SessionRow{ID: s.ID, First: s.First, Last: s.Last, Observations: s.Observations,
-			Events: s.Events, Pending: s.Pending + s.PendingEvents, Source: s.Source, From: "journal", Repo: Local})
 	}
 	m, err := Open(ctx, repo)
 	if err != nil {

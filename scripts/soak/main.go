@@ -70,7 +70,7 @@ type config struct {
 type month struct {
 	n                  int
 	observations       int           // recorded so far
-	flushP50, flushP99 time.Duration // as the daemon logs them: a flush waits for a push under way
+	flushP50, flushP99 time.Duration // as the daemon logs them
 	pushP50, pushP99   time.Duration
 	flushes            int
 	journal, git       int64
