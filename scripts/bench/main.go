@@ -239,7 +239,7 @@ func flushes(args []string) error {
 	printOwnPeak()
 
 	fmt.Printf("median of %d runs each\n", *reps)
-	fmt.Printf("%-8s  %-12s  %-14s  %-7s  %s\n", "pending", "new repo", "100k history", "ratio", "git add -A && git commit, same files, same history")
+	fmt.Printf("%-8s  %-12s  %-14s  %-7s  %s\n", "pending", "new repo", fmt.Sprintf("%dk history", *history/1000), "ratio", "git add -A && git commit, same files, same history")
 	for _, n := range ns {
 		var dNew, dHist, dGit []time.Duration
 		var peak int64 // RSS, of the flushes into the big history

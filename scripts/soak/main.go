@@ -45,16 +45,24 @@ func main() {
 	flag.IntVar(&c.sessions, "sessions", 5000, "sessions in all")
 	flag.StringVar(&c.work, "work", "", "directory to work in (default: a new temporary one, removed after)")
 	flag.StringVar(&c.png, "png", "", "write the plot here")
+	replot := flag.String("replot", "", "only make the plot (-png) again, from the table of an earlier run's output in this file")
 	flag.Parse()
+	if *replot != "" && c.png != "" {
+		months, err := readTable(*replot)
+		if err == nil {
+			err = plot(months, c.png)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "soak:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if c.agmem == "" {
 		fmt.Fprintln(os.Stderr, "soak: -agmem BINARY is required (go build -o /tmp/agmem .)")
 		os.Exit(1)
 	}
-	res, err := run(c, os.Stdout)
-	if err == nil && c.png != "" {
-		err = plot(res.months, c.png)
-	}
-	if err != nil {
+	if _, err := run(c, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
 		os.Exit(1)
 	}
@@ -155,6 +163,12 @@ func run(c config, out *os.File) (*result, error) {
 			fmt.Fprintf(out, "| %d | %d | %s | %s | %d | %s | %s | %s | %s | %d | %d (%s) | %s |\n", m.n, m.observations, ms(m.flushP50), ms(m.flushP99),
 				m.flushes, ms(m.pushP50), ms(m.pushP99), mib(m.journal), mib(m.git), m.files, m.largestDir, m.largestName, m.wall.Round(time.Second))
 			monthStart = time.Now()
+		}
+	}
+	// The year's picture, whatever the checks find.
+	if c.png != "" {
+		if err := plot(res.months, c.png); err != nil {
+			return nil, err
 		}
 	}
 	daemon.Process.Signal(syscall.SIGTERM)
@@ -349,9 +363,15 @@ func (s *soak) check(out *os.File, rng *rand.Rand) error {
 	if err := run1("git", "-C", clone, "remote", "add", "origin", s.remote); err != nil {
 		return err
 	}
-	if o, err := exec.Command(s.c.agmem, "--repo", clone, "pull").CombinedOutput(); err != nil {
+	// The first pull fetches the whole year, which takes longer than [sync] timeout's
+	// default allows a push or pull of a day's work.
+	pull := exec.Command(s.c.agmem, "--repo", clone, "pull")
+	pull.Env = append(soakEnv(), "AGMEM_SYNC_TIMEOUT=30m")
+	t0 := time.Now()
+	if o, err := pull.CombinedOutput(); err != nil {
 		return fmt.Errorf("pull into a fresh clone: %v: %s", err, o)
 	}
+	fmt.Fprintf(out, "\na fresh clone's first pull of the year: %s\n", time.Since(t0).Round(time.Second))
 	if err := s.replays(clone, s.sessions[rng.IntN(len(s.sessions))]); err != nil {
 		return fmt.Errorf("in a fresh clone: %w", err)
 	}

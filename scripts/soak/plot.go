@@ -7,25 +7,28 @@ import (
 	"image/draw"
 	"image/png"
 	"os"
+	"strings"
+	"time"
 
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/basicfont"
 	"golang.org/x/image/math/fixed"
 )
 
-// plot draws the soak's months as a PNG: flush time above, repo size below.
+// plot draws the soak's months as a PNG: flush and push time above, repo size below.
 func plot(months []month, path string) error {
 	const w, h = 900, 560
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
-	p50, p99, size, files := make([]float64, len(months)), make([]float64, len(months)), make([]float64, len(months)), make([]float64, len(months))
+	n := len(months)
+	p50, p99, push, size, files := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	for i, m := range months {
-		p50[i], p99[i] = float64(m.flushP50.Milliseconds()), float64(m.flushP99.Milliseconds())
+		p50[i], p99[i], push[i] = float64(m.flushP50.Milliseconds()), float64(m.flushP99.Milliseconds()), float64(m.pushP50.Milliseconds())
 		size[i], files[i] = float64(m.git)/(1<<20), float64(m.files)/1000
 	}
 	blue, red, green := color.RGBA{31, 119, 180, 255}, color.RGBA{214, 39, 40, 255}, color.RGBA{44, 160, 44, 255}
-	chart{img, image.Rect(70, 40, w-30, 250), "flush time by simulated month (ms): p50 blue, p99 red"}.
-		lines(len(months), []series{{p50, blue}, {p99, red}})
+	chart{img, image.Rect(70, 40, w-30, 250), "by simulated month (ms): flush p50 blue, flush p99 red, push p50 green"}.
+		lines(len(months), []series{{p50, blue}, {p99, red}, {push, green}})
 	chart{img, image.Rect(70, 320, w-30, h-50), ".git (MiB) blue, files in the worktree (thousands) green"}.
 		lines(len(months), []series{{size, blue}, {files, green}})
 	label(img, w/2-60, h-15, "simulated month", color.Black)
@@ -127,4 +130,37 @@ func sign(v int) int {
 		return -1
 	}
 	return 0
+}
+
+// readTable reads the months back from the table a run printed.
+func readTable(path string) ([]month, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var months []month
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Split(strings.Trim(l, "| "), " | ")
+		if len(f) < 10 {
+			continue
+		}
+		var m month
+		if _, err := fmt.Sscan(f[0], &m.n); err != nil {
+			continue // a heading
+		}
+		var p50, p99, push, gitMiB float64
+		fmt.Sscanf(f[1], "%d", &m.observations)
+		fmt.Sscanf(f[2], "%f ms", &p50)
+		fmt.Sscanf(f[3], "%f ms", &p99)
+		fmt.Sscanf(f[5], "%f ms", &push)
+		fmt.Sscanf(f[8], "%f MiB", &gitMiB)
+		fmt.Sscanf(f[9], "%d", &m.files)
+		m.flushP50, m.flushP99, m.pushP50 = time.Duration(p50)*time.Millisecond, time.Duration(p99)*time.Millisecond, time.Duration(push)*time.Millisecond
+		m.git = int64(gitMiB * (1 << 20))
+		months = append(months, m)
+	}
+	if len(months) == 0 {
+		return nil, fmt.Errorf("%s holds no table of months", path)
+	}
+	return months, nil
 }

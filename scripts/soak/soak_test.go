@@ -18,18 +18,27 @@ func TestShortSoak(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	work := t.TempDir()
-	res, err := run(config{agmem: bin, days: 40, observations: 4000, sessions: 40, work: work}, os.Stdout)
+	out, err := os.Create(filepath.Join(t.TempDir(), "soak.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	png := filepath.Join(work, "soak.png")
+	res, err := run(config{agmem: bin, days: 40, observations: 4000, sessions: 40, work: work, png: png}, out)
+	table, _ := os.ReadFile(out.Name())
+	t.Logf("the soak printed:\n%s", table)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.months) != 2 || res.months[1].observations != 4000 {
 		t.Fatalf("months: %+v", res.months)
 	}
-	png := filepath.Join(work, "soak.png")
-	if err := plot(res.months, png); err != nil {
-		t.Fatal(err)
-	}
 	if fi, err := os.Stat(png); err != nil || fi.Size() < 1000 {
 		t.Fatalf("the plot: %v", err)
+	}
+	// The plot is made again from the printed table.
+	months, err := readTable(out.Name())
+	if err != nil || len(months) != 2 || months[1].observations != 4000 || months[1].files != res.months[1].files {
+		t.Fatalf("the table read back: %+v, %v", months, err)
 	}
 }
