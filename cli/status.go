@@ -112,19 +112,22 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 	} else if last != nil {
 		s.Signing.Last, s.Signing.Signed, s.Signing.Unsigned = last.Commit, last.Signing.Signed, last.Signing.Failed
 	}
-	var headLine string
 	if !tip.IsZero() {
 		s.Head = tip.String()
-		if c, err := git.Commit(tip); err == nil {
-			headLine = fmt.Sprintf("%s %s (%s)", vcs.Short(tip.String()), clip(strings.SplitN(c.Message, "\n", 2)[0], 72),
-				c.Committer.When.Local().Format(time.DateTime))
-		}
 	}
-
 	if asJSON {
 		out, _ := json.MarshalIndent(s, "", "  ")
 		fmt.Fprintf(e.stdout, "%s\n", out)
 		return nil
+	}
+	// Read only for the text: the first read of an object in a big pack is most of what
+	// status costs on a year's repo, and scripts polling --json need none of it.
+	var headLine string
+	if !tip.IsZero() {
+		if c, err := git.Commit(tip); err == nil {
+			headLine = fmt.Sprintf("%s %s (%s)", vcs.Short(tip.String()), clip(strings.SplitN(c.Message, "\n", 2)[0], 72),
+				c.Committer.When.Local().Format(time.DateTime))
+		}
 	}
 	fmt.Fprintf(e.stdout, "repo:     %s (branch %s)\n", s.Repo, s.Branch)
 	fmt.Fprintf(e.stdout, "last commit: %s\n", orDash(headLine))
