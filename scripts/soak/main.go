@@ -47,8 +47,11 @@ func main() {
 	flag.StringVar(&c.png, "png", "", "write the plot here")
 	replot := flag.String("replot", "", "only make the plot (-png) again, from the table of an earlier run's output in this file")
 	flag.Parse()
-	if *replot != "" && c.png != "" {
+	if *replot != "" {
 		months, err := readTable(*replot)
+		if err == nil && c.png == "" {
+			err = errors.New("-replot needs -png FILE, where the plot goes")
+		}
 		if err == nil {
 			err = plot(months, c.png)
 		}
