@@ -13,7 +13,6 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/klauspost/compress/zlib"
 )
@@ -61,57 +60,88 @@ func (r *Git) openBlob(h plumbing.Hash) (io.ReadCloser, error) {
 // openPacked opens blob h where a pack holds it, and returns a nil reader where none
 // does.
 func (r *Git) openPacked(h plumbing.Hash) (io.ReadCloser, error) {
-	packs, err := r.packs.load(filepath.Join(r.gitDir, "objects", "pack"))
-	if err != nil {
+	p, at, err := r.findPacked(h)
+	if p == nil || err != nil {
 		return nil, err
 	}
-	for _, p := range packs {
-		at, err := p.idx.FindOffset(h)
+	f, err := os.Open(p.path)
+	if err != nil {
+		return nil, nil // gone since it was indexed: go-git has its say
+	}
+	var head [16]byte
+	n, err := f.ReadAt(head[:], at)
+	if n == 0 {
+		f.Close()
+		return nil, fmt.Errorf("read %s: %w", p.path, err)
+	}
+	typ, size, hlen, err := entryHeader(head[:n])
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("read %s: object %s: %w", p.path, h, err)
+	}
+	switch typ {
+	case plumbing.BlobObject:
+		br := bufio.NewReaderSize(io.NewSectionReader(f, at+int64(hlen), 1<<62), 64<<10)
+		zr, err := zlib.NewReader(br)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("read %s: blob %s: %w", p.path, h, err)
+		}
+		return &packedBlob{f: f, zr: zr, left: size, hash: h}, nil
+	case plumbing.OFSDeltaObject, plumbing.REFDeltaObject:
+		o, err := r.resolve(f, *p, at, 0)
+		f.Close()
+		switch {
+		case errors.Is(err, errOtherPack) || err == nil && o.typ != plumbing.BlobObject:
+			return nil, nil
+		case err != nil:
+			return nil, fmt.Errorf("blob %s: %w", h, err)
+		}
+		return io.NopCloser(bytes.NewReader(o.data)), nil
+	}
+	f.Close()
+	return nil, nil
+}
+
+// packedObject reads object h whole where a pack holds it; ok is false where none does
+// (a loose object, or a delta against another pack's object), for go-git to read.
+func (r *Git) packedObject(h plumbing.Hash) (o unpackedObject, ok bool, err error) {
+	p, at, err := r.findPacked(h)
+	if p == nil || err != nil {
+		return o, false, err
+	}
+	f, err := os.Open(p.path)
+	if err != nil {
+		return o, false, nil // gone since it was indexed
+	}
+	defer f.Close()
+	o, err = r.resolve(f, *p, at, 0)
+	if errors.Is(err, errOtherPack) {
+		return o, false, nil
+	}
+	if err != nil {
+		return o, false, fmt.Errorf("object %s: %w", h, err)
+	}
+	return o, true, nil
+}
+
+// findPacked is the pack that holds object h and where, or a nil pack.
+func (r *Git) findPacked(h plumbing.Hash) (*packIndex, int64, error) {
+	packs, err := r.packs.load(filepath.Join(r.gitDir, "objects", "pack"))
+	if err != nil {
+		return nil, 0, err
+	}
+	for i := range packs {
+		at, err := packs[i].idx.FindOffset(h)
 		if errors.Is(err, plumbing.ErrObjectNotFound) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, fmt.Errorf("%s: %w", packs[i].path, err)
 		}
-		f, err := os.Open(p.path)
-		if err != nil {
-			return nil, nil // gone since it was indexed: go-git has its say
-		}
-		var head [16]byte
-		n, err := f.ReadAt(head[:], at)
-		if n == 0 {
-			f.Close()
-			return nil, fmt.Errorf("read %s: %w", p.path, err)
-		}
-		typ, size, hlen, err := entryHeader(head[:n])
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("read %s: object %s: %w", p.path, h, err)
-		}
-		switch typ {
-		case plumbing.BlobObject:
-			br := bufio.NewReaderSize(io.NewSectionReader(f, at+int64(hlen), 1<<62), 64<<10)
-			zr, err := zlib.NewReader(br)
-			if err != nil {
-				f.Close()
-				return nil, fmt.Errorf("read %s: blob %s: %w", p.path, h, err)
-			}
-			return &packedBlob{f: f, zr: zr, left: size, hash: h}, nil
-		case plumbing.OFSDeltaObject, plumbing.REFDeltaObject:
-			o, err := r.resolve(f, p, at, 0)
-			f.Close()
-			switch {
-			case errors.Is(err, errOtherPack) || err == nil && o.typ != plumbing.BlobObject:
-				return nil, nil
-			case err != nil:
-				return nil, fmt.Errorf("blob %s: %w", h, err)
-			}
-			return io.NopCloser(bytes.NewReader(o.data)), nil
-		}
-		f.Close()
-		return nil, nil
+		return &packs[i], at, nil
 	}
-	return nil, nil
+	return nil, 0, nil
 }
 
 // entryHeader reads a pack entry's type and size header (see objectHeader), and its
@@ -162,7 +192,7 @@ type packIndexes struct {
 
 type packIndex struct {
 	path string // the .pack
-	idx  *idxfile.MemoryIndex
+	idx  *packIdx
 }
 
 // load returns the indexes of the packs in dir, reading them the first time.
@@ -182,7 +212,7 @@ func (c *packIndexes) load(dir string) ([]packIndex, error) {
 		if !exists(base + ".pack") {
 			continue // git and go-git pass over an .idx alone too
 		}
-		idx, err := readPackIndex(name)
+		idx, err := readPackIdx(name)
 		if err != nil {
 			return nil, err
 		}
@@ -197,18 +227,4 @@ func (c *packIndexes) forget() {
 	c.mu.Lock()
 	c.packs = nil
 	c.mu.Unlock()
-}
-
-// readPackIndex reads a pack index file.
-func readPackIndex(path string) (*idxfile.MemoryIndex, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	idx := idxfile.NewMemoryIndex()
-	if err := idxfile.NewDecoder(bufio.NewReader(f)).Decode(idx); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return idx, nil
 }

@@ -81,7 +81,7 @@ func TestOpenFileCutShortPack(t *testing.T) {
 	if len(packs) != 1 {
 		t.Fatalf("%d packs", len(packs))
 	}
-	idx, err := readPackIndex(strings.TrimSuffix(packs[0], ".pack") + ".idx")
+	idx, err := readPackIdx(strings.TrimSuffix(packs[0], ".pack") + ".idx")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -478,24 +478,9 @@ func dedupe(hashes []plumbing.Hash) []plumbing.Hash {
 
 // packEntries lists the objects a pack index names, with their offsets and CRCs.
 func packEntries(idxPath string) ([]idxfile.Entry, error) {
-	idx, err := readPackIndex(idxPath)
+	idx, err := readPackIdx(idxPath)
 	if err != nil {
 		return nil, err
 	}
-	iter, err := idx.Entries()
-	if err != nil {
-		return nil, err
-	}
-	defer iter.Close()
-	var out []idxfile.Entry
-	for {
-		e, err := iter.Next()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *e)
-	}
+	return idx.entries()
 }

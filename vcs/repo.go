@@ -34,7 +34,7 @@ var ErrDetached = hint.NewCause("HEAD is detached",
 type Git struct {
 	Root     string // the worktree
 	gitDir   string
-	st       *filesystem.Storage
+	st       objectStore
 	trees    treeCache
 	packs    packIndexes
 	unpacked unpacked
@@ -66,8 +66,10 @@ func Open(root string) (*Git, error) {
 	if _, err := st.Reference(plumbing.HEAD); err != nil {
 		return nil, fmt.Errorf("open git repo %s: %w", root, err)
 	}
-	return &Git{Root: root, gitDir: gitDir, st: st, trees: treeCache{max: maxCachedTreeBytes},
-		unpacked: unpacked{max: maxUnpackedBytes}}, nil
+	r := &Git{Root: root, gitDir: gitDir, trees: treeCache{max: maxCachedTreeBytes},
+		unpacked: unpacked{max: maxUnpackedBytes}}
+	r.st = objectStore{st, r}
+	return r, nil
 }
 
 // Init makes root a git repository on branch main, unless it is one already, and

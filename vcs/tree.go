@@ -79,7 +79,10 @@ func (r *Git) parseTree(h plumbing.Hash) (parsedTree, error) {
 
 // wholeObject reads the object h from the repository.
 func (r *Git) wholeObject(h plumbing.Hash) (stagedObject, error) {
-	obj, err := r.st.EncodedObject(plumbing.AnyObject, h)
+	if o, ok, err := r.packedObject(h); ok || err != nil {
+		return stagedObject{typ: o.typ, data: o.data}, err
+	}
+	obj, err := r.st.Storage.EncodedObject(plumbing.AnyObject, h)
 	if err != nil {
 		return stagedObject{}, err
 	}

@@ -1,0 +1,51 @@
+package vcs
+
+import (
+	"bytes"
+	"errors"
+	"io"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// objectStore is go-git's storage with packed objects read by agmem (findPacked,
+// resolve): every commit and tree go-git's object package reads for agmem goes through
+// it. Loose objects, and what agmem cannot read, are go-git's.
+type objectStore struct {
+	*filesystem.Storage
+	r *Git
+}
+
+func (s objectStore) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	o, ok, err := s.r.packedObject(h)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return s.Storage.EncodedObject(t, h)
+	}
+	if t != plumbing.AnyObject && o.typ != t {
+		return nil, plumbing.ErrObjectNotFound // as go-git answers
+	}
+	return readObject{h, o}, nil
+}
+
+// readObject is an object read from a pack, whose id is known: go-git's MemoryObject
+// would hash it again.
+type readObject struct {
+	h plumbing.Hash
+	unpackedObject
+}
+
+var errReadOnly = errors.New("an object read from a pack cannot be changed")
+
+func (o readObject) Hash() plumbing.Hash         { return o.h }
+func (o readObject) Type() plumbing.ObjectType   { return o.typ }
+func (o readObject) SetType(plumbing.ObjectType) {}
+func (o readObject) Size() int64                 { return int64(len(o.data)) }
+func (o readObject) SetSize(int64)               {}
+func (o readObject) Reader() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(o.data)), nil
+}
+func (o readObject) Writer() (io.WriteCloser, error) { return nil, errReadOnly }
