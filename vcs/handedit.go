@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -27,8 +26,7 @@ func (l *IndexLock) withoutRecorded(changes []Change) []Change {
 }
 
 func (l *IndexLock) recorded(c Change) bool {
-	i := sort.Search(len(l.entries), func(i int) bool { return l.entries[i].name >= c.Path })
-	if i == len(l.entries) || l.entries[i].name != c.Path || !l.entries[i].holds(c.hash) {
+	if e, ok := l.index.lookup(c.Path); !ok || !e.holds(c.hash) {
 		return false
 	}
 	_, err := os.Lstat(filepath.Join(l.r.Root, filepath.FromSlash(c.Path)))

@@ -12,10 +12,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
-// The index is rewritten whole, as git does, but without decoding the entries agmem does
-// not touch: each is kept as the bytes it was, and agmem's own are merged in by name.
-// This keeps a flush's cost near a copy of the file rather than a decode and re-encode
-// of every entry in the repo.
+// The index is rewritten without decoding the entries agmem does not touch: each is kept
+// as the bytes it was, and agmem's own are merged in by name. A big repo's index is
+// split, as git's core.splitIndex does it (splitindex.go): a flush writes only its own
+// entries and a link to a shared index holding the rest.
 
 // indexEntry is one index entry in git's on-disk form (version 2 or 3).
 type indexEntry struct {
@@ -51,77 +51,103 @@ func newIndexEntry(name string, h plumbing.Hash, fi os.FileInfo) indexEntry {
 	return indexEntry{name: name, raw: raw}
 }
 
-// spliceIndex returns an index of the given version holding the entries kept (as
-// readIndex read them) with entries in place of every one of the same paths (conflict
-// stages included). Extensions are dropped: they describe the old entries, and git
-// rebuilds them as it needs.
-func spliceIndex(version uint32, kept, entries []indexEntry) []byte {
-	replaced := make(map[string]bool, len(entries))
-	size := 12 + sha1.Size
-	for _, e := range entries {
-		replaced[e.name] = true
-		size += len(e.raw)
-	}
-	for _, e := range kept {
-		size += len(e.raw)
-	}
-	// One buffer, sized once: for a repo of 100,000 files it holds some 10 MB.
-	out := append(make([]byte, 0, size), "DIRC"...)
-	out = binary.BigEndian.AppendUint32(out, version)
-	out = binary.BigEndian.AppendUint32(out, 0) // the count, known at the end
-	count := 0
-	write := func(e indexEntry) {
-		out = append(out, e.raw...)
-		count++
-	}
-	i := 0
-	for _, e := range kept {
-		if replaced[e.name] {
-			continue
-		}
-		for ; i < len(entries) && entries[i].name < e.name; i++ {
-			write(entries[i])
-		}
-		write(e)
-	}
-	for ; i < len(entries); i++ {
-		write(entries[i])
-	}
-	binary.BigEndian.PutUint32(out[8:], uint32(count))
-	sum := sha1.Sum(out)
-	return append(out, sum[:]...)
+// An index holds the entries it was given in order, whatever else it holds.
+type indexWriter struct {
+	out   []byte
+	count int
 }
 
-// readIndex splits an index into its entries, in order. Versions 2 and 3 are read as
-// they are; version 4 (path-compressed) is decoded by go-git and re-encoded as 3.
-func readIndex(data []byte) (version uint32, entries []indexEntry, err error) {
+func newIndexWriter(version uint32, size int) *indexWriter {
+	w := &indexWriter{out: make([]byte, 0, 12+size+sha1.Size)}
+	w.out = append(w.out, "DIRC"...)
+	w.out = binary.BigEndian.AppendUint32(w.out, version)
+	w.out = binary.BigEndian.AppendUint32(w.out, 0) // the count, known at the end
+	return w
+}
+
+func (w *indexWriter) add(e indexEntry) {
+	w.out = append(w.out, e.raw...)
+	w.count++
+}
+
+// finish appends the extensions and the checksum, and returns the file's bytes.
+func (w *indexWriter) finish(extensions []byte) []byte {
+	binary.BigEndian.PutUint32(w.out[8:], uint32(w.count))
+	w.out = append(w.out, extensions...)
+	sum := sha1.Sum(w.out)
+	return append(w.out, sum[:]...)
+}
+
+// readIndex reads an index file. Versions 2 and 3 are read as they are; version 4
+// (path-compressed) is decoded by go-git and re-encodes as 3. A split index (git's
+// "link" extension) names its shared index, read from gitDir.
+func readIndex(data []byte, gitDir string) (*gitIndex, error) {
 	if len(data) == 0 {
-		return 2, nil, nil
+		return &gitIndex{version: 2}, nil
 	}
-	if len(data) < 12+sha1.Size || string(data[:4]) != "DIRC" {
-		return 0, nil, errors.New("read index: not a git index")
+	version, entries, ext, err := readIndexFile(data)
+	if err != nil {
+		return nil, err
+	}
+	x := &gitIndex{version: version, own: entries}
+	link, err := checkExtensions(ext)
+	if err != nil || link == nil {
+		return x, err
+	}
+	if err := x.readLink(link, gitDir); err != nil {
+		x.close()
+		return nil, err
+	}
+	return x, nil
+}
+
+// readIndexFile splits an index file into its entries, in order, and its extensions.
+func readIndexFile(data []byte) (version uint32, entries []indexEntry, ext []byte, err error) {
+	version, count, err := indexHeader(data)
+	if err != nil {
+		return 0, nil, nil, err
 	}
 	// index.skipHash leaves the checksum zero; any other must match.
 	if want := data[len(data)-sha1.Size:]; !bytes.Equal(want, make([]byte, sha1.Size)) {
 		if sum := sha1.Sum(data[:len(data)-sha1.Size]); !bytes.Equal(sum[:], want) {
-			return 0, nil, errors.New("read index: checksum mismatch")
+			return 0, nil, nil, errors.New("read index: checksum mismatch")
 		}
 	}
-	version = binary.BigEndian.Uint32(data[4:8])
-	count := binary.BigEndian.Uint32(data[8:12])
-	switch version {
-	case 2, 3:
-	case 4:
-		return readIndexV4(data)
-	default:
-		return 0, nil, fmt.Errorf("read index: version %d is not supported", version)
+	if version == 4 {
+		version, entries, err = readIndexV4(data)
+		return version, entries, nil, err
 	}
+	entries = make([]indexEntry, 0, count)
+	off, err := scanEntries(data, count, func(at, nameAt, nameLen, size int) {
+		entries = append(entries, indexEntry{name: string(data[nameAt : nameAt+nameLen]), raw: data[at : at+size]})
+	})
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	return version, entries, data[off : len(data)-sha1.Size], nil
+}
+
+// indexHeader reads an index's version and number of entries.
+func indexHeader(data []byte) (version uint32, count int, err error) {
+	if len(data) < 12+sha1.Size || string(data[:4]) != "DIRC" {
+		return 0, 0, errors.New("read index: not a git index")
+	}
+	switch version = binary.BigEndian.Uint32(data[4:8]); version {
+	case 2, 3, 4:
+		return version, int(binary.BigEndian.Uint32(data[8:12])), nil
+	}
+	return 0, 0, fmt.Errorf("read index: version %d is not supported", version)
+}
+
+// scanEntries calls fn with where each of the count entries of an index of version 2 or
+// 3 starts, where its name starts, its name's length and its size, and returns where
+// the entries end.
+func scanEntries(data []byte, count int, fn func(at, nameAt, nameLen, size int)) (int, error) {
 	end := len(data) - sha1.Size
 	off := 12
-	entries = make([]indexEntry, 0, count)
-	for n := uint32(0); n < count; n++ {
+	for n := 0; n < count; n++ {
 		if off+entryFixedLen > end {
-			return 0, nil, errors.New("read index: entries run past the end")
+			return 0, errors.New("read index: entries run past the end")
 		}
 		flags := binary.BigEndian.Uint16(data[off+60:])
 		head := entryFixedLen
@@ -134,36 +160,38 @@ func readIndex(data []byte) (version uint32, entries []indexEntry, err error) {
 		}
 		size := (head + nameLen + 8) &^ 7
 		if nameLen < 0 || off+size > end {
-			return 0, nil, errors.New("read index: an entry runs past the end")
+			return 0, errors.New("read index: an entry runs past the end")
 		}
-		entries = append(entries, indexEntry{name: string(data[off+head : off+head+nameLen]), raw: data[off : off+size]})
+		fn(off, off+head, nameLen, size)
 		off += size
 	}
-	if err := checkExtensions(data[off:end]); err != nil {
-		return 0, nil, err
-	}
-	return version, entries, nil
+	return off, nil
 }
 
-// checkExtensions refuses an index whose meaning depends on a mandatory extension (a
-// lower-case signature such as "link" for a split index): it cannot be dropped.
-func checkExtensions(ext []byte) error {
+// checkExtensions returns the "link" extension of a split index, if there is one, and
+// refuses an index whose meaning depends on another mandatory extension (a lower-case
+// signature, such as "sdir" for a sparse index): it cannot be dropped. The others are
+// caches, which git rebuilds as it needs.
+func checkExtensions(ext []byte) (link []byte, err error) {
 	for len(ext) >= 8 {
 		sig := ext[:4]
-		if sig[0] < 'A' || sig[0] > 'Z' {
-			return fmt.Errorf("read index: extension %q is not supported (split or sparse index)", sig)
-		}
 		size := int(binary.BigEndian.Uint32(ext[4:8]))
 		if 8+size > len(ext) {
-			return errors.New("read index: an extension runs past the end")
+			return nil, errors.New("read index: an extension runs past the end")
+		}
+		switch {
+		case string(sig) == "link":
+			link = ext[8 : 8+size]
+		case sig[0] < 'A' || sig[0] > 'Z':
+			return nil, fmt.Errorf("read index: extension %q is not supported (a sparse index)", sig)
 		}
 		ext = ext[8+size:]
 	}
-	return nil
+	return link, nil
 }
 
 // readIndexV4 decodes a version 4 index with go-git and re-encodes its entries as
-// version 3, which every git reads.
+// version 3, which every git reads. go-git reads no split index of version 4.
 func readIndexV4(data []byte) (uint32, []indexEntry, error) {
 	var idx index.Index
 	if err := index.NewDecoder(bytes.NewReader(data)).Decode(&idx); err != nil {

@@ -17,10 +17,9 @@ import (
 // The index is read when the lock is taken, so an index agmem cannot update is refused
 // before anything is committed.
 type IndexLock struct {
-	r       *Git
-	lock    *lockFile
-	version uint32
-	entries []indexEntry
+	r     *Git
+	lock  *lockFile
+	index *gitIndex
 }
 
 // LockIndex takes .git/index.lock and reads the index.
@@ -35,16 +34,19 @@ func (r *Git) LockIndex() (*IndexLock, error) {
 		lock.abort()
 		return nil, fmt.Errorf("read index: %w", err)
 	}
-	version, entries, err := readIndex(old)
+	index, err := readIndex(old, r.gitDir)
 	if err != nil {
 		lock.abort()
 		return nil, err
 	}
-	return &IndexLock{r: r, lock: lock, version: version, entries: entries}, nil
+	return &IndexLock{r: r, lock: lock, index: index}, nil
 }
 
 // Release gives the lock up, leaving the index as it was, unless Materialize wrote it.
-func (l *IndexLock) Release() { l.lock.abort() }
+func (l *IndexLock) Release() {
+	l.lock.abort()
+	l.index.close()
+}
 
 // Materialize writes committed files into the worktree and records them in the index,
 // so that the worktree, the index and HEAD agree (`git status` is clean for them), then
@@ -88,13 +90,30 @@ func (l *IndexLock) Materialize(changes []Change) error {
 		entries = append(entries, newIndexEntry(path, c.hash, fi))
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
-	if _, err := l.lock.Write(spliceIndex(l.version, l.entries, entries)); err != nil {
+	u := l.index.withEntries(r.gitDir, entries, gitBool(r.GitConfig()("core.splitIndex")))
+	if err := u.place(); err != nil {
+		return fmt.Errorf("write shared index: %w", err)
+	}
+	if _, err := l.lock.Write(u.index); err != nil {
 		return fmt.Errorf("write index: %w", err)
 	}
 	if err := l.lock.commit(false); err != nil {
 		return fmt.Errorf("write index: %w", err)
 	}
+	u.finish()
 	return nil
+}
+
+// gitBool is a boolean git setting as "true" or "false", or "" when it is unset or not
+// one git reads as either.
+func gitBool(v string) string {
+	switch strings.ToLower(v) {
+	case "true", "yes", "on", "1":
+		return "true"
+	case "false", "no", "off", "0":
+		return "false"
+	}
+	return ""
 }
 
 // prepareDirs makes the directories on path's way, refusing any that is a symbolic

@@ -265,6 +265,14 @@ func flushes(args []string) error {
 			if _, err := run(root, nil, nil, "cp", "-a", work, gitCopy); err != nil {
 				return err
 			}
+			// The history's index is git's, written whole by its checkout; agmem's first flush
+			// makes it a split index, as a repo agmem flushes into has (vcs/splitindex.go).
+			// That flush is timed apart: it happens once in a repo's life.
+			first, err := timeFlush(*bin, work, 1)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("first flush into the history (its index split): %s\n", ms(first.wall))
 			if m, err = timeFlush(*bin, work, n); err != nil {
 				return err
 			}

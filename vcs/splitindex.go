@@ -1,0 +1,362 @@
+package vcs
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// A memory repo's index holds every file agmem ever wrote: a year's is 1,000,000
+// entries, 129 MB, and rewriting it took most of a flush's time. Past splitIndexFrom
+// entries agmem writes it as git's split index (git's core.splitIndex, described in
+// git's index-format document): a shared index, .git/sharedindex.<its checksum>,
+// holding most entries and written once in a while, and the index itself, holding the
+// entries added since, a bitmap of the shared ones left out, and the shared index's
+// name (the "link" extension). git reads and keeps it as it is when core.splitIndex is
+// unset; core.splitIndex = false makes agmem write the whole index, true makes it split
+// the smallest.
+//
+// A new entry whose path the shared index holds leaves the shared one out and is added,
+// which git reads as it reads a replaced entry. The index's own entries are folded into
+// a new shared index once they pass maxShareChange of its size, as git does.
+
+// splitIndexFrom is how many entries an index holds before agmem splits it.
+var splitIndexFrom = 10000
+
+// maxShareChange is git's splitIndex.maxPercentChange default: past this share of the
+// shared index's entries, the index's own are folded into a new one.
+const maxShareChange = 0.2
+
+// gitIndex is an index as read: its own entries, and for a split index, the shared
+// index it links to and the positions of the shared entries it leaves out.
+type gitIndex struct {
+	version uint32
+	own     []indexEntry // in name order; for a split index, those it adds
+	base    *sharedIndex // nil: not split
+	deleted map[int]bool // positions in base
+}
+
+// sharedIndex is a shared index file, mapped, with where each entry starts.
+type sharedIndex struct {
+	path  string
+	hash  plumbing.Hash
+	data  []byte
+	at    []uint32 // one more than the entries: the last is where they end
+	unmap func()
+}
+
+func (s *sharedIndex) len() int { return len(s.at) - 1 }
+
+func (s *sharedIndex) raw(i int) []byte { return s.data[s.at[i]:s.at[i+1]] }
+
+func (s *sharedIndex) name(i int) []byte {
+	raw := s.raw(i)
+	return bytes.TrimRight(raw[entryHead(raw):], "\x00")
+}
+
+func (s *sharedIndex) entry(i int) indexEntry {
+	return indexEntry{name: string(s.name(i)), raw: s.raw(i)}
+}
+
+// find is the first position whose entry has name, and whether there is one.
+func (s *sharedIndex) find(name string) (int, bool) {
+	i := sort.Search(s.len(), func(i int) bool { return string(s.name(i)) >= name })
+	return i, i < s.len() && string(s.name(i)) == name
+}
+
+// readShared maps .git/sharedindex.<h>. Its checksum is its name, and is not
+// recomputed: git checks it when it reads the file, and agmem copies its entries only
+// when it writes a new shared index (fold), which git then checks too.
+func readShared(gitDir string, h plumbing.Hash) (*sharedIndex, error) {
+	path := filepath.Join(gitDir, "sharedindex."+h.String())
+	data, unmap, err := mapFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read index: its shared index: %w (git reset rewrites the index from HEAD, leaving the files)", err)
+	}
+	s := &sharedIndex{path: path, hash: h, data: data, unmap: unmap}
+	version, count, err := indexHeader(data)
+	if err == nil && version == 4 {
+		err = errors.New("read index: a shared index of version 4 is not supported")
+	}
+	if err == nil {
+		// index.skipHash leaves the checksum zero.
+		if sum := data[len(data)-len(h):]; !bytes.Equal(sum, h[:]) && !bytes.Equal(sum, plumbing.ZeroHash[:]) {
+			err = fmt.Errorf("read index: %s is not the shared index it names", path)
+		}
+	}
+	if err != nil {
+		unmap()
+		return nil, err
+	}
+	s.at = make([]uint32, 0, min(count, len(data)/64)+1) // an entry is 64 bytes or more
+	end, err := scanEntries(data, count, func(at, _, _, _ int) { s.at = append(s.at, uint32(at)) })
+	if err != nil {
+		unmap()
+		return nil, err
+	}
+	s.at = append(s.at, uint32(end))
+	return s, nil
+}
+
+// readLink reads a split index's link extension: the shared index's name, the bitmap of
+// the shared entries left out, and the bitmap of those replaced by the first of x's own
+// entries (git's way), which becomes leaving them out and adding those.
+func (x *gitIndex) readLink(link []byte, gitDir string) error {
+	if len(link) < 20 {
+		return errors.New("read index: its link extension is cut short")
+	}
+	base, err := readShared(gitDir, plumbing.Hash(link[:20]))
+	if err != nil {
+		return err
+	}
+	x.base = base
+	deleted, rest, err := readEWAH(link[20:], base.len())
+	if err != nil {
+		return err
+	}
+	replaced, _, err := readEWAH(rest, base.len())
+	if err != nil {
+		return err
+	}
+	if len(replaced) > len(x.own) {
+		return errEWAH
+	}
+	x.deleted = make(map[int]bool, len(deleted)+len(replaced))
+	for _, p := range deleted {
+		x.deleted[p] = true
+	}
+	for i, p := range replaced {
+		if x.deleted[p] || x.own[i].name != "" {
+			return errEWAH
+		}
+		x.deleted[p] = true
+		x.own[i] = named(x.own[i].raw, string(base.name(p)))
+	}
+	slices.SortStableFunc(x.own, func(a, b indexEntry) int { return strings.Compare(a.name, b.name) })
+	return nil
+}
+
+// named is entry raw (git writes one that replaces a shared entry without a name)
+// under name.
+func named(raw []byte, name string) indexEntry {
+	head := entryHead(raw)
+	out := append(make([]byte, 0, (head+len(name)+8)&^7), raw[:head]...)
+	flags := binary.BigEndian.Uint16(out[60:])&^flagNameMask | uint16(min(len(name), flagNameMask))
+	binary.BigEndian.PutUint16(out[60:], flags)
+	out = append(out, name...)
+	for len(out) == head+len(name) || len(out)%8 != 0 {
+		out = append(out, 0) // 1 to 8 NULs end the name and pad the entry
+	}
+	return indexEntry{name: name, raw: out}
+}
+
+// entryHead is the length of an entry before its name.
+func entryHead(raw []byte) int {
+	if binary.BigEndian.Uint16(raw[60:])&flagExtended != 0 {
+		return entryFixedLen + 2
+	}
+	return entryFixedLen
+}
+
+func (x *gitIndex) close() {
+	if x.base != nil {
+		x.base.unmap()
+		x.base = nil
+	}
+}
+
+// lookup is the stage-0 entry, or the first, of name.
+func (x *gitIndex) lookup(name string) (indexEntry, bool) {
+	i := sort.Search(len(x.own), func(i int) bool { return x.own[i].name >= name })
+	if i < len(x.own) && x.own[i].name == name {
+		return x.own[i], true
+	}
+	if x.base == nil {
+		return indexEntry{}, false
+	}
+	for p, ok := x.base.find(name); ok && p < x.base.len() && string(x.base.name(p)) == name; p++ {
+		if !x.deleted[p] {
+			return x.base.entry(p), true
+		}
+	}
+	return indexEntry{}, false
+}
+
+// count is how many entries the index holds.
+func (x *gitIndex) count() int {
+	n := len(x.own)
+	if x.base != nil {
+		n += x.base.len() - len(x.deleted)
+	}
+	return n
+}
+
+// with returns own with entries in place of every one of the same paths (conflict
+// stages included), in name order.
+func with(own, entries []indexEntry) []indexEntry {
+	own = withoutPaths(own, entries)
+	out := make([]indexEntry, 0, len(own)+len(entries))
+	i := 0
+	for _, e := range own {
+		for ; i < len(entries) && entries[i].name < e.name; i++ {
+			out = append(out, entries[i])
+		}
+		out = append(out, e)
+	}
+	return append(out, entries[i:]...)
+}
+
+// withoutPaths is own without the entries of the paths of entries.
+func withoutPaths(own, entries []indexEntry) []indexEntry {
+	paths := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		paths[e.name] = true
+	}
+	out := make([]indexEntry, 0, len(own))
+	for _, e := range own {
+		if !paths[e.name] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// writeAll writes top (in name order) and the shared entries not in skip, merged by name.
+func (x *gitIndex) writeAll(w *indexWriter, top []indexEntry, skip map[int]bool) {
+	i := 0
+	if x.base != nil {
+		for p := 0; p < x.base.len(); p++ {
+			if skip[p] {
+				continue
+			}
+			for name := string(x.base.name(p)); i < len(top) && top[i].name < name; i++ {
+				w.add(top[i])
+			}
+			w.out = append(w.out, x.base.raw(p)...)
+			w.count++
+		}
+	}
+	for ; i < len(top); i++ {
+		w.add(top[i])
+	}
+}
+
+// update is what Materialize writes: the index, and, when it folds its entries into a
+// new shared index, that one, to be in place first.
+type update struct {
+	index      []byte
+	shared     []byte       // the new shared index; nil: none to write
+	sharedPath string       // the shared index the index links to, "" for none
+	dropped    *sharedIndex // the shared index no longer linked to, to be removed
+}
+
+// withEntries is x with entries (in name order) in place of every one of the same
+// paths, split or not as core.splitIndex (setting: "true", "false", "" for unset) and
+// its size say.
+func (x *gitIndex) withEntries(gitDir string, entries []indexEntry, setting string) update {
+	size := 0
+	for _, e := range entries {
+		size += len(e.raw)
+	}
+	for _, e := range x.own {
+		size += len(e.raw)
+	}
+	skip := x.sharedWithout(entries)
+	split := setting == "true" || setting == "" && x.count()+len(entries) >= splitIndexFrom
+	if !split {
+		w := newIndexWriter(x.version, size+x.sharedSize())
+		x.writeAll(w, with(x.own, entries), skip)
+		return update{index: w.finish(nil), dropped: x.base}
+	}
+	own := with(x.own, entries)
+	if x.base != nil && float64(len(own)) <= maxShareChange*float64(x.base.len()) {
+		w := newIndexWriter(x.version, size)
+		for _, e := range own {
+			w.add(e)
+		}
+		return update{index: w.finish(linkExtension(x.base.hash, skip)), sharedPath: x.base.path}
+	}
+	// Folded: the shared index takes every entry but the new ones, which the index adds.
+	sw := newIndexWriter(x.version, size+x.sharedSize())
+	x.writeAll(sw, withoutPaths(x.own, entries), skip)
+	shared := sw.finish(nil)
+	h := plumbing.Hash(shared[len(shared)-len(plumbing.ZeroHash):])
+	w := newIndexWriter(x.version, size)
+	for _, e := range entries {
+		w.add(e)
+	}
+	return update{index: w.finish(linkExtension(h, nil)), shared: shared,
+		sharedPath: filepath.Join(gitDir, "sharedindex."+h.String()), dropped: x.base}
+}
+
+func (x *gitIndex) sharedSize() int {
+	if x.base == nil {
+		return 0
+	}
+	return len(x.base.data)
+}
+
+// sharedWithout is the positions of the shared entries to leave out: those left out
+// already, and those of the paths of entries.
+func (x *gitIndex) sharedWithout(entries []indexEntry) map[int]bool {
+	if x.base == nil {
+		return nil
+	}
+	skip := make(map[int]bool, len(x.deleted)+len(entries))
+	for p := range x.deleted {
+		skip[p] = true
+	}
+	for _, e := range entries {
+		for p, ok := x.base.find(e.name); ok && p < x.base.len() && string(x.base.name(p)) == e.name; p++ {
+			skip[p] = true
+		}
+	}
+	return skip
+}
+
+// linkExtension names the shared index h and the positions of its entries left out;
+// none is replaced.
+func linkExtension(h plumbing.Hash, deleted map[int]bool) []byte {
+	positions := make([]int, 0, len(deleted))
+	for p := range deleted {
+		positions = append(positions, p)
+	}
+	slices.Sort(positions)
+	body := append([]byte(nil), h[:]...)
+	body = appendEWAH(body, positions)
+	body = appendEWAH(body, nil)
+	return append(binary.BigEndian.AppendUint32([]byte("link"), uint32(len(body))), body...)
+}
+
+// place writes the new shared index, if there is one. After the index is in place,
+// finish removes the shared index no longer linked to, or makes the one still linked
+// to look used to git, which removes those unused for two weeks.
+func (u update) place() error {
+	if u.shared == nil || exists(u.sharedPath) {
+		return nil
+	}
+	return writeFileAtomic(u.sharedPath, func(w io.Writer) error {
+		_, err := w.Write(u.shared)
+		return err
+	})
+}
+
+func (u update) finish() {
+	if u.dropped != nil && u.dropped.path != u.sharedPath {
+		os.Remove(u.dropped.path)
+	}
+	if u.shared == nil && u.sharedPath != "" {
+		now := time.Now()
+		os.Chtimes(u.sharedPath, now, now)
+	}
+}
