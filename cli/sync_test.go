@@ -310,6 +310,20 @@ func testSyncFailures(t *testing.T) {
 	if out := mustAgmemEnv(t, dir, creds, "push"); !strings.HasPrefix(out, "pushed main") {
 		t.Errorf("push once the remote answers: %q", out)
 	}
+
+	// A first pull brings every agent's history and is not held to [sync] timeout (a
+	// year's took over a minute); a later one is.
+	fresh := filepath.Join(root, "b")
+	mustAgmem(t, root, "", "init", fresh)
+	git(t, fresh, "remote", "add", "origin", srv.URL()+"/memory.git")
+	hurried := append([]string{"AGMEM_SYNC_TIMEOUT=1ns"}, creds...)
+	if out := mustAgmemEnv(t, fresh, hurried, "pull"); !strings.Contains(out, "agents/") {
+		t.Errorf("first pull, [sync] timeout 1ns: %q", out)
+	}
+	_, err := agmem(t, fresh, hurried, "", "pull")
+	if err == nil || !strings.Contains(err.Error(), "no answer within 1ns ([sync] timeout)") {
+		t.Errorf("second pull, [sync] timeout 1ns: %v", err)
+	}
 }
 
 // closedAddr is a localhost address where nothing listens.

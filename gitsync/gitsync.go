@@ -41,9 +41,15 @@ type Options struct {
 	// empty, a git credential helper is asked if the server wants credentials.
 	Username, Password string
 	SSHKey             string
-	// Timeout bounds the whole exchange with the remote.
+	// Timeout bounds the whole exchange with the remote; a first pull from it gets at
+	// least FirstPullTimeout.
 	Timeout time.Duration
 }
+
+// FirstPullTimeout bounds a pull from a remote none of whose branches this repo has
+// fetched before: it brings their whole history, 400 MB for a year of 1,000,000
+// observations.
+const FirstPullTimeout = 30 * time.Minute
 
 // Pushed is what a push did.
 type Pushed struct {
@@ -105,6 +111,10 @@ func Pull(repo memrepo.Repo, opts Options) ([]Update, error) {
 	before, err := git.FetchedAgents(opts.Remote)
 	if err != nil {
 		return nil, err
+	}
+	if len(before) == 0 {
+		// A first pull brings every agent's history: a year's took over a minute.
+		opts.Timeout = max(opts.Timeout, FirstPullTimeout)
 	}
 	_, err = run(repo, git, transport.OpFetch, opts, vcs.AgentsFetchSpec(opts.Remote))
 	var f *transport.Failure
