@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -58,6 +59,7 @@ type gitServer struct {
 	root, user, password string
 	addr                 string // kept across a stop, so that start listens there again
 	srv                  *http.Server
+	slowPush             time.Duration // how long each push's upload waits for an answer
 }
 
 func (g *gitServer) start() error {
@@ -89,6 +91,9 @@ func (g *gitServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="memory"`)
 		http.Error(w, "who are you?", http.StatusUnauthorized)
 		return
+	}
+	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-receive-pack") {
+		time.Sleep(g.slowPush)
 	}
 	gitPath, _ := exec.LookPath("git")
 	backend := &cgi.Handler{Path: gitPath, Args: []string{"http-backend"}, InheritEnv: []string{"PATH"},
@@ -323,6 +328,22 @@ func testSyncFailures(t *testing.T) {
 	_, err := agmem(t, fresh, hurried, "", "pull")
 	if err == nil || !strings.Contains(err.Error(), "no answer within 1ns ([sync] timeout)") {
 		t.Errorf("second pull, [sync] timeout 1ns: %v", err)
+	}
+
+	// So is a first push of a branch, which sends its whole history: a remote that takes
+	// 1.5 s to answer a push gets it past a bound of 1 s, the first time only.
+	srv.slowPush = 1500 * time.Millisecond
+	defer func() { srv.slowPush = 0 }()
+	mustAgmem(t, fresh, observations(3, 1, "b"), "record", "--jsonl")
+	mustAgmem(t, fresh, "", "flush")
+	slow := append([]string{"AGMEM_SYNC_TIMEOUT=1s"}, creds...)
+	if out := mustAgmemEnv(t, fresh, slow, "push"); !strings.HasPrefix(out, "pushed main") {
+		t.Errorf("first push, [sync] timeout 1s, a remote answering in 1.5 s: %q", out)
+	}
+	mustAgmem(t, fresh, observations(3, 2, "c"), "record", "--jsonl")
+	mustAgmem(t, fresh, "", "flush")
+	if _, err := agmem(t, fresh, slow, "", "push"); err == nil || !strings.Contains(err.Error(), "no answer within 1s ([sync] timeout)") {
+		t.Errorf("second push, [sync] timeout 1s, a remote answering in 1.5 s: %v", err)
 	}
 }
 

@@ -41,15 +41,16 @@ type Options struct {
 	// empty, a git credential helper is asked if the server wants credentials.
 	Username, Password string
 	SSHKey             string
-	// Timeout bounds the whole exchange with the remote; a first pull from it gets at
-	// least FirstPullTimeout.
+	// Timeout bounds the whole exchange with the remote, but for a first push or pull
+	// (WholeHistoryTimeout).
 	Timeout time.Duration
 }
 
-// FirstPullTimeout bounds a pull from a remote none of whose branches this repo has
-// fetched before: it brings their whole history, 400 MB for a year of 1,000,000
-// observations.
-const FirstPullTimeout = 30 * time.Minute
+// WholeHistoryTimeout is the least bound on an exchange that moves a whole history: a
+// pull from a remote none of whose agents branches this repo fetched before, a push
+// of a branch the remote lacks. A year of 1,000,000 observations is 400 MB of git, and
+// its first pull took over three minutes.
+const WholeHistoryTimeout = 30 * time.Minute
 
 // Pushed is what a push did.
 type Pushed struct {
@@ -80,7 +81,7 @@ func Push(repo memrepo.Repo, opts Options) (Pushed, error) {
 		return p, err
 	}
 	p.As = vcs.AgentBranch(id)
-	upToDate, err := run(repo, git, transport.OpPush, opts, p.Branch.String()+":"+p.As.String())
+	upToDate, err := run(repo, git, transport.OpPush, opts, p.Branch.String()+":"+p.As.String(), false)
 	var f *transport.Failure
 	if errors.As(err, &f) {
 		e := failed("push to", opts, git, f)
@@ -112,11 +113,8 @@ func Pull(repo memrepo.Repo, opts Options) ([]Update, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(before) == 0 {
-		// A first pull brings every agent's history: a year's took over a minute.
-		opts.Timeout = max(opts.Timeout, FirstPullTimeout)
-	}
-	_, err = run(repo, git, transport.OpFetch, opts, vcs.AgentsFetchSpec(opts.Remote))
+	// A first pull brings every agent's whole history.
+	_, err = run(repo, git, transport.OpFetch, opts, vcs.AgentsFetchSpec(opts.Remote), len(before) == 0)
 	var f *transport.Failure
 	if errors.As(err, &f) {
 		return nil, failed("pull from", opts, git, f)
@@ -141,8 +139,10 @@ func Pull(repo memrepo.Repo, opts Options) ([]Update, error) {
 	return moved, nil
 }
 
-// run does op with refspec on the remote, under the writer lock, within opts.Timeout.
-func run(repo memrepo.Repo, git *vcs.Git, op transport.Op, opts Options, refspec string) (upToDate bool, err error) {
+// run does op with refspec on the remote, under the writer lock, within opts.Timeout,
+// or WholeHistoryTimeout if it moves a whole history (whole, or a push the transport
+// finds to be one).
+func run(repo memrepo.Repo, git *vcs.Git, op transport.Op, opts Options, refspec string, whole bool) (upToDate bool, err error) {
 	if _, err := git.RemoteURL(opts.Remote); err != nil {
 		return false, &Error{Err: err, Hint: fmt.Sprintf(`add it: git -C %s remote add %s URL (a path, file://, http(s):// or ssh://)`,
 			shell.Readable(repo.Root), opts.Remote)}
@@ -152,13 +152,25 @@ func run(repo memrepo.Repo, git *vcs.Git, op transport.Op, opts Options, refspec
 		return false, err
 	}
 	defer lock.Release()
-	ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	bound := opts.Timeout
+	if whole {
+		bound = max(bound, WholeHistoryTimeout)
+	}
+	timer := time.AfterFunc(bound, cancel)
+	defer timer.Stop()
+	moreTime := func() { // called by transport.Run, in this goroutine
+		if bound < WholeHistoryTimeout && timer.Stop() { // not expired yet
+			bound = WholeHistoryTimeout
+			timer.Reset(bound)
+		}
+	}
 	upToDate, err = transport.Run(ctx, transport.Request{Op: op, GitDir: git.GitDir(), Dir: repo.Root, Remote: opts.Remote,
-		RefSpecs: []string{refspec}, Username: opts.Username, Password: opts.Password, SSHKey: opts.SSHKey})
+		RefSpecs: []string{refspec}, Username: opts.Username, Password: opts.Password, SSHKey: opts.SSHKey, Whole: moreTime})
 	if ctx.Err() != nil {
 		return false, &transport.Failure{Kind: transport.KindUnreachable,
-			Message: fmt.Sprintf("no answer within %s ([sync] timeout)", opts.Timeout)}
+			Message: fmt.Sprintf("no answer within %s ([sync] timeout)", bound)}
 	}
 	return upToDate, err
 }

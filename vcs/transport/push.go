@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/go-git/go-git/v5"
@@ -25,6 +26,10 @@ const maxFastForward = 10000
 // errNotFastForward says pushFastForward cannot tell the push from a fast-forward of a
 // linear history it can walk: go-git's own push does it, and says what went wrong.
 var errNotFastForward = errors.New("not a short linear fast-forward")
+
+// errNoBranchThere is errNotFastForward for a branch the remote lacks: go-git's push
+// sends all of its history.
+var errNoBranchThere = fmt.Errorf("%w: the remote lacks the branch", errNotFastForward)
 
 // pushFastForward pushes the one refspec src:dst as a fast-forward of a linear history,
 // sending the objects the new commits brought, found by comparing each commit's tree
@@ -61,7 +66,10 @@ func pushFastForward(ctx context.Context, st *filesystem.Storage, rc *config.Rem
 	}
 	dst := spec.Dst(src.Name())
 	old, ok := refs[dst]
-	if !ok || old.Type() != plumbing.HashReference {
+	if !ok {
+		return errNoBranchThere
+	}
+	if old.Type() != plumbing.HashReference {
 		return errNotFastForward
 	}
 	if old.Hash() == src.Hash() {

@@ -58,6 +58,9 @@ type Request struct {
 	Username, Password string
 	// SSHKey is a private key file for ssh remotes; "" uses the ssh agent.
 	SSHKey string
+	// Whole, when set, is told that a push sends a branch the remote lacks, and so all
+	// of its history, before that is sent.
+	Whole func()
 }
 
 // Failure is why the remote did not do what was asked.
@@ -129,7 +132,11 @@ func Run(ctx context.Context, req Request) (upToDate bool, err error) {
 		switch req.Op {
 		case OpPush:
 			if len(specs) == 1 {
-				if err := pushFastForward(ctx, st, rc, ep, auth, specs[0]); !errors.Is(err, errNotFastForward) {
+				err := pushFastForward(ctx, st, rc, ep, auth, specs[0])
+				if errors.Is(err, errNoBranchThere) && req.Whole != nil {
+					req.Whole()
+				}
+				if !errors.Is(err, errNotFastForward) {
 					return err
 				}
 			}
