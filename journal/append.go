@@ -11,8 +11,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"runtime/debug"
-
 	"github.com/agmem/agmem/internal/failpoint"
 	"github.com/agmem/agmem/memory"
 )
@@ -54,9 +52,6 @@ type AppendOptions struct {
 	// its session, and a SessionStart or SessionEnd among them ends no session of the
 	// live agent's.
 	Elsewhere bool
-	// Staging, when set, stored some of the entries ahead in parts; the append indexes
-	// them with the others and ends it (see Staging).
-	Staging *Staging
 	// Watched, when set, moves a followed file's mark in the same transaction as the
 	// entries read up to it, so that a line is recorded exactly once whatever moment
 	// the reader dies at.
@@ -74,42 +69,19 @@ type Watched struct {
 // and the session chosen is written back into it. An entry recorded before (the same
 // id, or the same session and tool_use_id) is kept once.
 func (j *Journal) Append(entries []Prepared, o AppendOptions) ([]Appended, error) {
-	if o.Staging != nil {
-		// This one transaction holds every entry's index keys, and bbolt's copy of each
-		// until it commits: collected at half the usual growth of the heap, the process
-		// stays nearer the size of what it holds.
-		previous := debug.SetGCPercent(stagingGCPercent)
-		if previous < stagingGCPercent { // a lower GOGC, or off, stays
-			debug.SetGCPercent(previous)
-		}
-		defer debug.SetGCPercent(previous)
-	}
 	var out []Appended
 	err := j.update(func(tx *bolt.Tx) error {
-		if o.Staging != nil {
-			if err := o.Staging.check(tx); err != nil {
-				return err
-			}
-		}
 		var err error
 		if out, err = appendAll(tx, entries, o); err != nil {
 			return err
 		}
 		if o.Watched != nil {
-			if err := putJSON(tx.Bucket(bucketWatches), []byte(o.Watched.Path), &o.Watched.Mark); err != nil {
-				return err
-			}
-		}
-		if o.Staging != nil {
-			return tx.Bucket(bucketMeta).Delete(stagingKey(o.Staging.id))
+			return putJSON(tx.Bucket(bucketWatches), []byte(o.Watched.Path), &o.Watched.Mark)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
-	}
-	if o.Staging != nil {
-		o.Staging.staged = nil
 	}
 	return out, nil
 }
@@ -122,8 +94,8 @@ func (j *Journal) Append(entries []Prepared, o AppendOptions) ([]Appended, error
 type Prepared struct {
 	entry *memory.Entry // not encoded yet; nil for an encoded entry
 	head  head          // of an encoded entry, what the indexes need
-	value []byte        // the encoded entry; nil once staged
-	seq   uint64        // where a Staging stored the entry; 0: not stored yet
+	value []byte        // the encoded entry; nil once stored
+	seq   uint64        // where the entry is stored already; 0: not stored yet
 }
 
 // head is what a transaction reads of an entry it appends: the keys of its indexes and
@@ -215,7 +187,7 @@ func appendAll(tx *bolt.Tx, entries []Prepared, o AppendOptions) ([]Appended, er
 	// Entries and ids mostly arrive in key order: full pages, not half-empty ones, keep
 	// the file near the size of what it holds.
 	tx.Bucket(bucketEntries).FillPercent = appendFill
-	a := newAppendTx(tx, len(entries))
+	a := newAppendTx(tx, nil, len(entries))
 	var open *openSession // as this transaction leaves it; nil while untouched
 	closed := false       // a session boundary passed: the next entry without one starts anew
 	for i, p := range entries {
@@ -242,13 +214,9 @@ func appendAll(tx *bolt.Tx, entries []Prepared, o AppendOptions) ([]Appended, er
 		if event == "SessionEnd" && !o.Elsewhere {
 			open, closed = nil, true
 		}
-		kept, answered, err := a.entry(p)
-		if err != nil {
+		var err error
+		if out[i], err = a.appended(p); err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i+1, err)
-		}
-		out[i] = Appended{ID: p.head.id}
-		if kept != "" {
-			out[i] = Appended{ID: kept, Duplicate: !answered}
 		}
 		if i == len(entries)/2 {
 			failpoint.Hit("append-midway") // inside the transaction: bbolt must drop it whole
@@ -257,18 +225,21 @@ func appendAll(tx *bolt.Tx, entries []Prepared, o AppendOptions) ([]Appended, er
 	if err := a.finish(); err != nil {
 		return nil, err
 	}
-	if o.Staging != nil && o.Staging.placed { // it placed every entry, in this order
-		open, closed = o.Staging.open, o.Staging.closed
-	}
+	return out, leaveOpen(tx, open, closed, o.Now)
+}
+
+// leaveOpen writes down the open session as a transaction leaves it: open, last active
+// at now; or none, after a session boundary (closed); or as it was (neither).
+func leaveOpen(tx *bolt.Tx, open *openSession, closed bool, now time.Time) error {
 	meta := tx.Bucket(bucketMeta)
 	switch {
 	case open != nil:
-		open.Last = o.Now
-		return out, putJSON(meta, keyOpenSession, open)
+		open.Last = now
+		return putJSON(meta, keyOpenSession, open)
 	case closed:
-		return out, meta.Delete(keyOpenSession)
+		return meta.Delete(keyOpenSession)
 	}
-	return out, nil
+	return nil
 }
 
 // currentSession is the open session, or a new one if it was idle for idleGap or fresh
@@ -285,14 +256,19 @@ func currentSession(tx *bolt.Tx, idleGap time.Duration, now time.Time, fresh boo
 const appendFill = 0.95
 
 // sessionUpdates are the sessions a transaction changes, read once and written once
-// at its end rather than once per entry.
+// at its end rather than once per entry; or what a staging adds to each session, kept
+// until its last transaction adds it to what the session holds then.
 type sessionUpdates map[string]*SessionInfo
 
+// get is session id as u changes it, read from tx the first time; tx nil starts from
+// nothing, as a staging's additions do.
 func (u sessionUpdates) get(tx *bolt.Tx, id string) *SessionInfo {
 	s, ok := u[id]
 	if !ok {
 		s = &SessionInfo{ID: id}
-		getSession(tx.Bucket(bucketSessions), id, s)
+		if tx != nil {
+			getSession(tx.Bucket(bucketSessions), id, s)
+		}
 		if s.PendingByType == nil {
 			s.PendingByType = map[memory.Type]int{}
 		}
@@ -339,6 +315,44 @@ func (s *SessionInfo) count(h head) {
 	}
 }
 
+// uncount takes out of the session's figures an entry count added: a staged entry
+// found recorded elsewhere meanwhile. Its times stay: a duplicate's are the kept
+// entry's.
+func (s *SessionInfo) uncount(h head) {
+	if h.event == "" {
+		s.Observations--
+		s.Pending--
+		if s.PendingByType[h.memoryType]--; s.PendingByType[h.memoryType] <= 0 {
+			delete(s.PendingByType, h.memoryType)
+		}
+	} else {
+		s.Events--
+		s.PendingEvents--
+	}
+}
+
+// add adds to the session's figures those of more, a staging's additions to it.
+func (s *SessionInfo) add(more *SessionInfo) {
+	if !more.First.IsZero() && (s.First.IsZero() || more.First.Before(s.First)) {
+		s.First = more.First
+	}
+	if more.Last.After(s.Last) {
+		s.Last = more.Last
+	}
+	s.Observations += more.Observations
+	s.Events += more.Events
+	s.Pending += more.Pending
+	s.PendingEvents += more.PendingEvents
+	for t, n := range more.PendingByType {
+		if s.PendingByType[t] += n; s.PendingByType[t] <= 0 {
+			delete(s.PendingByType, t)
+		}
+	}
+	if s.Source == "" {
+		s.Source = more.Source
+	}
+}
+
 func (u sessionUpdates) write(tx *bolt.Tx) error {
 	for id, s := range u {
 		if err := putSession(tx.Bucket(bucketSessions), id, s); err != nil {
@@ -348,14 +362,22 @@ func (u sessionUpdates) write(tx *bolt.Tx) error {
 	return nil
 }
 
-// appendTx is one transaction's appends. The index buckets (ids, calls, timeline,
-// pending) get their keys put in key order at its end: bbolt keeps a transaction's
-// nodes in memory until it commits, and keys put out of order into one node move all
-// the keys after them, which made a 100,000-line --jsonl quadratic.
+// appendTx is one transaction's appends. The index keys get put in key order at its
+// end: bbolt keeps a transaction's nodes in memory until it commits, and keys put out
+// of order into one node move all the keys after them, which made a 100,000-line
+// --jsonl quadratic.
+//
+// A plain append looks earlier entries up in the visible indexes and puts its keys
+// there. A staging's part looks them up in what the staging stored before too, and puts
+// its keys into the staging's own indexes (see Staging).
 type appendTx struct {
 	tx       *bolt.Tx
 	entries  *bolt.Bucket
+	visible  indexes
+	into     indexes  // where this transaction's keys go: visible, or the staging's own
+	staging  *Staging // nil for a plain append
 	sessions sessionUpdates
+	read     *bolt.Tx          // where sessions are read from: tx, or nil for a staging's additions
 	ids      map[string][]byte // ids this transaction recorded -> the entry's key
 	calls    map[string]string // session\0tool_use_id -> id, recorded by this transaction
 	puts     map[string][]put  // index bucket name -> puts, made at the end in key order
@@ -364,17 +386,50 @@ type appendTx struct {
 
 type put struct{ k, v []byte }
 
-// newAppendTx begins appending, n entries or so.
-func newAppendTx(tx *bolt.Tx, n int) *appendTx {
-	a := &appendTx{tx: tx, entries: tx.Bucket(bucketEntries), sessions: sessionUpdates{},
+// newAppendTx begins appending, n entries or so: a plain append, or a part of staging s.
+func newAppendTx(tx *bolt.Tx, s *Staging, n int) *appendTx {
+	a := &appendTx{tx: tx, entries: tx.Bucket(bucketEntries), visible: visibleIndexes(tx), staging: s,
+		sessions: sessionUpdates{}, read: tx,
 		ids: make(map[string][]byte, n), calls: make(map[string]string, n), puts: map[string][]put{}}
+	a.into = a.visible
+	if s != nil {
+		a.sessions, a.read = s.sessions, nil
+	}
 	// Sized once: a large append's index keys are much of what its transaction holds,
 	// and nearly every entry is a call.
-	for _, b := range [][]byte{bucketIDs, bucketTimeline, bucketPending, bucketCalls} {
+	for _, b := range indexBuckets {
 		a.puts[string(b)] = make([]put, 0, n)
 	}
 	return a
 }
+
+// where an earlier entry of the same id or call was found.
+type where int
+
+const (
+	nowhere   where = iota
+	inThisTx        // recorded by this transaction: its keys are still to be put
+	inStaging       // stored by an earlier part of this staging, in its own indexes
+	inVisible       // in the visible indexes
+)
+
+// lookup finds key in the index of: what this staging stored before, then the visible
+// indexes.
+func (a *appendTx) lookup(of func(indexes) index, key []byte) ([]byte, where) {
+	if a.staging != nil {
+		if v := of(a.into).Get(key); v != nil {
+			return v, inStaging
+		}
+	}
+	if v := of(a.visible).Get(key); v != nil {
+		return v, inVisible
+	}
+	return nil, nowhere
+}
+
+func idsOf(xs indexes) index     { return xs.ids }
+func callsOf(xs indexes) index   { return xs.calls }
+func pendingOf(xs indexes) index { return xs.pending }
 
 // entry stores p, encoded, or, if it was recorded before, returns the id of the entry
 // kept: p itself, in the earlier entry's place, when that was a call reported before
@@ -390,22 +445,17 @@ func (a *appendTx) entry(p Prepared) (kept string, answered bool, err error) {
 	}
 	kept, err = a.recorded(h.id, callKey)
 	if kept != "" && err == nil && !h.noResult && h.event == "" {
-		answered, err = a.answer(kept, p)
+		answered, err = a.answer(kept, &p)
 	}
 	if kept != "" || err != nil {
-		if p.seq != 0 && err == nil { // staged, and no index will name it
+		if p.seq != 0 && err == nil { // stored, and no index will name it
 			err = a.entries.Delete(seqKey(p.seq))
 		}
 		return kept, answered, err
 	}
-	seq := p.seq
-	if seq == 0 {
-		if seq, err = a.entries.NextSequence(); err != nil {
-			return "", false, err
-		}
-		if err := a.entries.Put(seqKey(seq), p.value); err != nil {
-			return "", false, err
-		}
+	seq, err := a.store(&p)
+	if err != nil {
+		return "", false, err
 	}
 	k := seqKey(seq)
 	a.ids[h.id] = k
@@ -416,8 +466,36 @@ func (a *appendTx) entry(p Prepared) (kept string, answered bool, err error) {
 		a.calls[string(callKey)] = h.id
 		a.later(bucketCalls, callKey, k)
 	}
-	a.sessions.get(a.tx, h.session).count(h)
+	a.sessions.get(a.read, h.session).count(h)
 	return "", false, nil
+}
+
+// appended records p, encoded, and says what became of it.
+func (a *appendTx) appended(p Prepared) (Appended, error) {
+	kept, answered, err := a.entry(p)
+	switch {
+	case err != nil:
+		return Appended{}, err
+	case kept != "":
+		return Appended{ID: kept, Duplicate: !answered}, nil
+	}
+	return Appended{ID: p.head.id}, nil
+}
+
+// store stores p's entry, unless it is stored already, and returns its sequence.
+func (a *appendTx) store(p *Prepared) (uint64, error) {
+	if p.seq != 0 {
+		return p.seq, nil
+	}
+	seq, err := a.entries.NextSequence()
+	if err == nil {
+		err = a.entries.Put(seqKey(seq), p.value)
+	}
+	if err != nil {
+		return 0, err
+	}
+	p.seq, p.value = seq, nil
+	return seq, nil
 }
 
 // answer puts p in the place of the entry id, if that is a call reported before its
@@ -426,10 +504,13 @@ func (a *appendTx) entry(p Prepared) (kept string, answered bool, err error) {
 // took, takes the time between the two as its duration. A call committed before its
 // result came stays as it was: history is not rewritten (the flush holds such calls
 // back for a while, see PrepareBatches).
-func (a *appendTx) answer(id string, p Prepared) (bool, error) {
-	k, here := a.ids[id], true // recorded by this transaction, which put it in the pending set
+//
+// A staging's part leaves a visible call as it is until its last transaction: it
+// stores p and notes it as an answer to make then, and says it answered.
+func (a *appendTx) answer(id string, p *Prepared) (bool, error) {
+	k, at := a.ids[id], inThisTx
 	if k == nil {
-		k, here = a.tx.Bucket(bucketIDs).Get([]byte(id)), false
+		k, at = a.lookup(idsOf, []byte(id))
 	}
 	if k == nil {
 		return false, nil
@@ -443,11 +524,21 @@ func (a *appendTx) answer(id string, p Prepared) (bool, error) {
 		return false, nil
 	}
 	pendingKey := sessionKey(before.SessionID, k)
-	if !here && a.tx.Bucket(bucketPending).Get(pendingKey) == nil {
-		return false, nil
+	if at != inThisTx {
+		if x, _ := a.lookup(pendingOf, pendingKey); x == nil {
+			return false, nil
+		}
+	}
+	if at == inVisible && a.staging != nil {
+		seq, err := a.store(p)
+		if err != nil {
+			return false, err
+		}
+		p.seq = 0 // stays stored, for the last transaction: not a duplicate's to drop
+		return true, a.staging.deferAnswer(a.tx, seq, id)
 	}
 	value := p.value
-	if value == nil { // staged
+	if value == nil { // stored
 		value = a.entries.Get(seqKey(p.seq))
 	}
 	raw, err := entryJSON(value)
@@ -483,11 +574,17 @@ func (a *appendTx) answer(id string, p Prepared) (bool, error) {
 		return false, err
 	}
 	h := headOf(now)
-	for _, old := range []struct {
-		bucket []byte
-		key    []byte
-	}{{bucketPending, pendingKey}, {bucketTimeline, timelineKey(h.session, h.at, seqOf(k))}} {
-		if err := a.unput(old.bucket, old.key, here); err != nil {
+	old := []struct{ bucket, key []byte }{{bucketPending, pendingKey}, {bucketTimeline, timelineKey(h.session, h.at, seqOf(k))}}
+	if at != inThisTx {
+		// Put again below, under the new sequence: taken out first wherever they are, so
+		// that no part holds the old value when a merge copies it.
+		old = append(old, struct{ bucket, key []byte }{bucketIDs, []byte(id)})
+		if h.toolUseID != "" {
+			old = append(old, struct{ bucket, key []byte }{bucketCalls, sessionKey(h.session, []byte(h.toolUseID))})
+		}
+	}
+	for _, o := range old {
+		if err := a.unput(o.bucket, o.key, at); err != nil {
 			return false, err
 		}
 	}
@@ -499,7 +596,7 @@ func (a *appendTx) answer(id string, p Prepared) (bool, error) {
 		a.later(bucketCalls, sessionKey(h.session, []byte(h.toolUseID)), nk)
 	}
 	if h.memoryType != before.MemoryType {
-		s := a.sessions.get(a.tx, before.SessionID)
+		s := a.sessions.get(a.read, before.SessionID)
 		if s.PendingByType[before.MemoryType]--; s.PendingByType[before.MemoryType] <= 0 {
 			delete(s.PendingByType, before.MemoryType)
 		}
@@ -509,22 +606,28 @@ func (a *appendTx) answer(id string, p Prepared) (bool, error) {
 }
 
 // unput takes key out of an index: out of the puts this transaction is to make, when it
-// made the entry (here), else out of the bucket.
-func (a *appendTx) unput(bucket, key []byte, here bool) error {
-	if !here {
-		return a.tx.Bucket(bucket).Delete(key)
+// made the entry, else out of the index the entry was found in.
+func (a *appendTx) unput(bucket, key []byte, at where) error {
+	switch at {
+	case inThisTx:
+		if a.unputs == nil {
+			a.unputs = map[string]bool{}
+		}
+		a.unputs[string(bucket)+"\x00"+string(key)] = true
+		return nil
+	case inStaging:
+		return a.into.byName(bucket).Delete(key)
 	}
-	if a.unputs == nil {
-		a.unputs = map[string]bool{}
-	}
-	a.unputs[string(bucket)+"\x00"+string(key)] = true
-	return nil
+	return a.visible.byName(bucket).Delete(key)
 }
 
 // recorded returns the id of the entry kept if an entry was recorded before with this
 // id, or, for a call, with this session and tool_use_id (callKey, nil for no call).
 func (a *appendTx) recorded(id string, callKey []byte) (kept string, err error) {
-	if a.ids[id] != nil || a.tx.Bucket(bucketIDs).Get([]byte(id)) != nil {
+	if a.ids[id] != nil {
+		return id, nil
+	}
+	if _, at := a.lookup(idsOf, []byte(id)); at != nowhere {
 		return id, nil
 	}
 	if callKey == nil {
@@ -533,30 +636,36 @@ func (a *appendTx) recorded(id string, callKey []byte) (kept string, err error) 
 	if earlier, ok := a.calls[string(callKey)]; ok {
 		return earlier, nil
 	}
-	if seq := a.tx.Bucket(bucketCalls).Get(callKey); seq != nil {
-		earlier, err := decodeEntry(a.entries.Get(seq))
-		if err != nil {
-			return "", fmt.Errorf("decode entry %d, recorded for the same call: %w", seqOf(seq), err)
-		}
-		return earlier.ID(), nil
+	if seq, _ := a.lookup(callsOf, callKey); seq != nil {
+		return a.idAt(seq)
 	}
 	return "", nil
+}
+
+// idAt is the id of the entry stored under seq.
+func (a *appendTx) idAt(seq []byte) (string, error) {
+	earlier, err := decodeEntry(a.entries.Get(seq))
+	if err != nil {
+		return "", fmt.Errorf("decode entry %d, recorded for the same call: %w", seqOf(seq), err)
+	}
+	return earlier.ID(), nil
 }
 
 func (a *appendTx) later(bucket []byte, k, v []byte) {
 	a.puts[string(bucket)] = append(a.puts[string(bucket)], put{k, v})
 }
 
-// finish makes the index puts, each bucket's in key order, and writes the sessions.
+// finish makes the index puts, each bucket's in key order, and writes the sessions,
+// but a staging's additions, which wait for its last transaction.
 func (a *appendTx) finish() error {
 	// bbolt copies each key it is given, and holds the copies until the transaction
 	// commits: what is done with is let go first, for a large append's sake.
 	a.ids, a.calls = nil, nil
 	for name, puts := range a.puts {
-		b := a.tx.Bucket([]byte(name))
+		x := a.into.byName([]byte(name))
 		// Ids and times grow: most keys land at the end of their bucket, or of their
 		// session's part of it, where half-full pages would stay half empty.
-		b.FillPercent = appendFill
+		x.main.FillPercent = appendFill
 		// Stable: of two puts of one key (a call answered in the transaction that recorded
 		// it) the later wins.
 		slices.SortStableFunc(puts, func(x, y put) int { return bytes.Compare(x.k, y.k) })
@@ -564,11 +673,14 @@ func (a *appendTx) finish() error {
 			if a.unputs != nil && a.unputs[name+"\x00"+string(p.k)] {
 				continue
 			}
-			if err := b.Put(p.k, p.v); err != nil {
+			if err := x.Put(p.k, p.v); err != nil {
 				return err
 			}
 		}
 		delete(a.puts, name)
+	}
+	if a.staging != nil {
+		return nil
 	}
 	return a.sessions.write(a.tx)
 }

@@ -52,7 +52,7 @@ func (j *Journal) PlanBatches(base string, now time.Time, maxBatch int) ([]strin
 		var fresh []*Batch
 		var waiting []waitingCall
 		scan := newWaitScan(now)
-		if err := tx.Bucket(bucketPending).ForEach(func(k, v []byte) error {
+		if err := indexOf(tx, bucketPending).ForEach(func(k, v []byte) error {
 			i := bytes.IndexByte(k, 0)
 			session, seq := string(k[:i]), binary.BigEndian.Uint64(k[i+1:])
 			if n := len(fresh); n == 0 || fresh[n-1].Session != session || maxBatch > 0 && len(fresh[n-1].Seqs) >= maxBatch {
@@ -79,10 +79,7 @@ func (j *Journal) PlanBatches(base string, now time.Time, maxBatch int) ([]strin
 		// Every pending entry is in a batch now: the set is dropped whole, a page at a
 		// time, where deleting it key by key was a third of this transaction, which
 		// holds the lock every record waits for.
-		if err := tx.DeleteBucket(bucketPending); err != nil {
-			return err
-		}
-		pending, err := tx.CreateBucket(bucketPending)
+		pending, err := dropIndex(tx, bucketPending)
 		if err != nil {
 			return err
 		}

@@ -70,7 +70,7 @@ func TestSchema1EntriesRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		a := newAppendTx(tx, 1)
+		a := newAppendTx(tx, nil, 1)
 		raw, _ := json.Marshal(old)
 		if _, _, err := a.entry(Prepared{head: headOf(old), value: raw}); err != nil {
 			return err

@@ -5,8 +5,10 @@
 //   - No process keeps the journal open. Every call takes the journal lock, opens the
 //     file, runs one transaction, closes it and releases the lock; so any number of
 //     record, flush and other agmem processes share it, and none holds it across git work.
-//   - A large append may store its entries in parts first (Staging): no index names
-//     them, so no reader sees them, until one last transaction indexes them all.
+//   - A large append may store its entries in parts first (Staging), their index keys
+//     in indexes of its own that no reader looks at, until one last transaction makes
+//     them a part of the indexes, which every reader sees (index.go). An entry is
+//     indexed once, in the indexes or in one part.
 //   - An entry, once appended, is never changed. It counts as pending (in status and
 //     sessions) until the batch holding it is marked committed.
 //   - A batch intent (the entries of one future commit and the branch tip it was planned

@@ -106,7 +106,7 @@ func busySessions(tx *bolt.Tx) (map[string]bool, error) {
 	if getJSON(tx.Bucket(bucketMeta), keyOpenSession, &open) {
 		busy[open.ID] = true
 	}
-	c := tx.Bucket(bucketPending).Cursor()
+	c := indexOf(tx, bucketPending).Cursor()
 	for k, _ := c.First(); k != nil; {
 		session := k[:bytes.IndexByte(k, 0)]
 		busy[string(session)] = true
@@ -126,7 +126,7 @@ func busySessions(tx *bolt.Tx) (map[string]bool, error) {
 // forgetSession drops one session's entries, timeline and info, and returns how many
 // entries it dropped.
 func forgetSession(tx *bolt.Tx, session string) (int, error) {
-	entries, timeline := tx.Bucket(bucketEntries), tx.Bucket(bucketTimeline)
+	entries, timeline := tx.Bucket(bucketEntries), indexOf(tx, bucketTimeline)
 	prefix := sessionKey(session)
 	var keys [][]byte
 	c := timeline.Cursor()

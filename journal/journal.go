@@ -67,8 +67,11 @@ var (
 	bucketWatches  = []byte("watches")  // watched file's path → WatchMark as JSON
 	bucketLedger   = []byte("ledger")   // seq → Committed as JSON, every commit a flush wrote
 
+	// And the stagings of index.go.
 	allBuckets = [][]byte{bucketMeta, bucketEntries, bucketIDs, bucketCalls, bucketSessions,
-		bucketTimeline, bucketPending, bucketBatches, bucketWatches, bucketLedger}
+		bucketTimeline, bucketPending, bucketBatches, bucketWatches, bucketLedger, bucketStagings}
+	// newBuckets are those a journal an older agmem wrote lacks until its next write.
+	newBuckets = [][]byte{bucketLedger, bucketStagings}
 
 	keySchema      = []byte("schema")
 	keyOpenSession = []byte("open_session")
@@ -114,8 +117,7 @@ func (j *Journal) update(fn func(*bolt.Tx) error) error {
 }
 
 // view runs fn in a read transaction. A journal that does not exist yet, or has no
-// buckets yet, is created first, so that fn always sees every bucket but the ledger,
-// which a journal an older agmem wrote lacks until its next write.
+// buckets yet, is created first, so that fn always sees every bucket but newBuckets.
 func (j *Journal) view(fn func(*bolt.Tx) error) error {
 	err := j.with(true, func(db *bolt.DB) error {
 		return db.View(func(tx *bolt.Tx) error {

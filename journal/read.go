@@ -66,7 +66,7 @@ func (j *Journal) TimelineJSON(session string, fn func(raw []byte) error) error 
 		var chunk [][]byte
 		err := j.view(func(tx *bolt.Tx) error {
 			entries := tx.Bucket(bucketEntries)
-			c := tx.Bucket(bucketTimeline).Cursor()
+			c := indexOf(tx, bucketTimeline).Cursor()
 			k, _ := c.Seek(after)
 			if bytes.Equal(k, after) {
 				k, _ = c.Next()
@@ -107,11 +107,13 @@ func (j *Journal) Session(id string) (info SessionInfo, ok bool, err error) {
 }
 
 // Since calls fn with each entry recorded after the entry numbered after (0: every
-// entry), in the order recorded, and returns the number of the last entry recorded: a
-// reader that keeps it reads only what is new the next time. A number lower than one
-// given before means the journal was made anew. What gc left of a forgotten call (its
-// id alone) is passed over, as is what a large record has only staged so far.
+// entry), in the order recorded, and returns the number to give it the next time: a
+// reader that keeps it reads only what is new then, and again what was passed over
+// (and what came after it). A number lower than one given before means the journal was
+// made anew. What gc left of a forgotten call (its id alone) is passed over, as is what
+// a large record has only staged so far, until it is recorded.
 func (j *Journal) Since(after uint64, fn func(memory.Entry) error) (last uint64, err error) {
+	unseen := uint64(0) // the first staged entry passed over
 	for {
 		var chunk [][]byte
 		more := false
@@ -130,8 +132,11 @@ func (j *Journal) Since(after uint64, fn func(memory.Entry) error) (last uint64,
 					break
 				}
 				after = seqOf(k)
-				if !staged(k) {
+				switch {
+				case !staged(k):
 					chunk = append(chunk, bytes.Clone(v))
+				case unseen == 0:
+					unseen = after
 				}
 			}
 			return nil
@@ -152,6 +157,9 @@ func (j *Journal) Since(after uint64, fn func(memory.Entry) error) (last uint64,
 			}
 		}
 		if !more {
+			if unseen != 0 {
+				return unseen - 1, nil
+			}
 			return last, nil
 		}
 	}
@@ -162,7 +170,7 @@ func (j *Journal) Since(after uint64, fn func(memory.Entry) error) (last uint64,
 func (j *Journal) Entries(ids []string, fn func(memory.Entry) error) error {
 	var seqs [][]byte
 	err := j.view(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketIDs)
+		b := indexOf(tx, bucketIDs)
 		for _, id := range ids {
 			if seq := b.Get([]byte(id)); seq != nil {
 				seqs = append(seqs, bytes.Clone(seq))

@@ -46,7 +46,7 @@ func (j *Journal) Inventory() (*Inventory, error) {
 			return err
 		}
 		pending := map[uint64]bool{}
-		if err := tx.Bucket(bucketPending).ForEach(func(k, _ []byte) error {
+		if err := indexOf(tx, bucketPending).ForEach(func(k, _ []byte) error {
 			pending[binary.BigEndian.Uint64(k[bytes.IndexByte(k, 0)+1:])] = true
 			return nil
 		}); err != nil {
@@ -128,7 +128,7 @@ func (j *Journal) Requeue(ids []string) (int, error) {
 		var seqs []uint64
 		dropped := map[string]bool{}
 		for _, id := range ids {
-			raw := tx.Bucket(bucketIDs).Get([]byte(id))
+			raw := indexOf(tx, bucketIDs).Get([]byte(id))
 			if raw == nil {
 				return fmt.Errorf("requeue %s: no such entry in the journal", id)
 			}
@@ -148,7 +148,7 @@ func (j *Journal) Requeue(ids []string) (int, error) {
 			}
 		}
 		sessions := sessionUpdates{}
-		pending := tx.Bucket(bucketPending)
+		pending := indexOf(tx, bucketPending)
 		for _, seq := range seqs {
 			e, err := decodeEntry(tx.Bucket(bucketEntries).Get(seqKey(seq)))
 			if err == nil {
@@ -185,7 +185,7 @@ func (j *Journal) Uncommitted(session string) (map[string]bool, error) {
 	err := j.view(func(tx *bolt.Tx) error {
 		var seqs [][]byte
 		prefix := append([]byte(session), 0)
-		c := tx.Bucket(bucketPending).Cursor()
+		c := indexOf(tx, bucketPending).Cursor()
 		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 			seqs = append(seqs, k[len(prefix):])
 		}

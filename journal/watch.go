@@ -63,7 +63,7 @@ func (j *Journal) backlog(now time.Time) (Backlog, error) {
 			seq     uint64
 		}
 		var young []report
-		c := tx.Bucket(bucketPending).Cursor()
+		c := indexOf(tx, bucketPending).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			i := bytes.IndexByte(k, 0)
 			seq := k[i+1:]

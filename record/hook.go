@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -129,7 +130,7 @@ func sizeName(n int) string {
 // printOutcome prints the id of each new observation on stdout, what was refused on
 // stderr, and, with --verbose, what was passed over and what was recorded before.
 func printOutcome(e Env, f Flags, out Outcome) {
-	var ids bytes.Buffer
+	ids := bufio.NewWriter(e.Stdout) // a --jsonl's million ids, not held twice
 	for _, rec := range out.Recorded {
 		switch {
 		case rec.Duplicate:
@@ -141,7 +142,7 @@ func printOutcome(e Env, f Flags, out Outcome) {
 			ids.WriteByte('\n')
 		}
 	}
-	e.Stdout.Write(ids.Bytes())
+	ids.Flush()
 	if f.Tool == "" {
 		for _, err := range out.Refused {
 			fmt.Fprintln(e.Stderr, "agmem: "+hint.OneLine(err.Error()))

@@ -178,18 +178,14 @@ func cwdOf(e memory.Entry) string {
 }
 
 // write appends entries in one transaction, as o says, and notes in out what became of
-// each. Nothing is written when there is nothing to write; a bad session given fails
-// the call when an entry would have taken it, and only then.
+// each. Nothing is written when there is nothing to write.
 func (r *Recorder) write(entries []admitted, o journal.AppendOptions, out *Outcome) error {
 	if len(entries) == 0 && o.Watched == nil {
 		return nil
 	}
-	if r.sessionErr != nil && slices.ContainsFunc(entries, func(e admitted) bool { return e.defaulted }) {
-		return r.sessionErr
-	}
-	ps := make([]journal.Prepared, len(entries))
-	for i, e := range entries {
-		ps[i] = e.p
+	ps, err := r.prepared(entries)
+	if err != nil {
+		return err
 	}
 	o.IdleGap = r.idle
 	if o.Now.IsZero() {
@@ -199,10 +195,28 @@ func (r *Recorder) write(entries []admitted, o journal.AppendOptions, out *Outco
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
+	note(out, entries, appended)
+	return nil
+}
+
+// prepared are what the journal is given of entries: a bad session given fails the
+// call when an entry would have taken it, and only then.
+func (r *Recorder) prepared(entries []admitted) ([]journal.Prepared, error) {
+	if r.sessionErr != nil && slices.ContainsFunc(entries, func(e admitted) bool { return e.defaulted }) {
+		return nil, r.sessionErr
+	}
+	ps := make([]journal.Prepared, len(entries))
+	for i, e := range entries {
+		ps[i] = e.p
+	}
+	return ps, nil
+}
+
+// note notes in out what the journal did with each of entries.
+func note(out *Outcome, entries []admitted, appended []journal.Appended) {
 	for i, a := range appended {
 		out.Recorded = append(out.Recorded, Recorded{ID: a.ID, Event: entries[i].event, Duplicate: a.Duplicate})
 	}
-	return nil
 }
 
 // optOuts are the opt-out files found above each directory a Recorder asked about: a

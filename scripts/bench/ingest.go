@@ -96,14 +96,74 @@ func ingest(args []string) error {
 
 const benchSession = "bench-ingest"
 
+// looseIngest records n calls of a few hundred bytes that name no session, as one
+// `agmem record --jsonl`, into a new memory repo: the lines join agmem's open session,
+// and a large record is stored in parts that become visible together. Each binary
+// (agmem, and -against) records the same input, the runs interleaved; each reports its
+// wall time and peak RSS.
+func looseIngest(args []string) error {
+	fs := flag.NewFlagSet("jsonl", flag.ExitOnError)
+	bin := fs.String("agmem", "agmem", "the agmem binary")
+	against := fs.String("against", "", "another agmem binary, measured in the same runs")
+	n := fs.Int("n", 1000000, "lines")
+	reps := fs.Int("reps", 2, "runs of each binary")
+	fs.Parse(args)
+	tmp, err := os.MkdirTemp("", "agmem-bench-jsonl-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	input := filepath.Join(tmp, "input.jsonl")
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if _, err := run(tmp, nil, nil, self, "observations", "-loose", "-n", strconv.Itoa(*n), "-o", input); err != nil {
+		return err
+	}
+	fi, err := os.Stat(input)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("input: %d lines naming no session, %.1f MB of JSONL\n", *n, float64(fi.Size())/1e6)
+	printOwnPeak()
+	bins := []string{*bin}
+	if *against != "" {
+		bins = append(bins, *against)
+	}
+	for rep := range *reps {
+		for _, b := range bins {
+			dir, err := newMemoryRepo(b, "agmem-bench-jsonl-")
+			if err != nil {
+				return err
+			}
+			m, err := measure(dir, input, os.DevNull, b, "--repo", dir, "record", "--jsonl")
+			os.RemoveAll(dir)
+			if err != nil {
+				return err
+			}
+			m.row(fmt.Sprintf("run %d: %s", rep+1, filepath.Base(filepath.Dir(b))+"/"+filepath.Base(b)), *n)
+			if b == *bin && rep == *reps-1 {
+				row(fmt.Sprintf("ingest: record --jsonl of %d lines naming no session, peak RSS", *n), "≤ 200 MB", mb(m.rss), m.rss <= 200e6)
+			}
+		}
+	}
+	return nil
+}
+
 // observations writes n native observations to a file: read_file calls whose results
 // are about 1 KiB pieces of Go's standard library, as a coding agent reads them.
 func observations(args []string) error {
 	fs := flag.NewFlagSet("observations", flag.ExitOnError)
 	n := fs.Int("n", 100000, "observations")
 	path := fs.String("o", "observations.jsonl", "the file to write")
+	loose := fs.Bool("loose", false, "shell calls of a few hundred bytes that name no session and no call id")
 	fs.Parse(args)
-	pieces, err := sourcePieces(*n, 1000)
+	size := 1000
+	if *loose {
+		size = 300
+	}
+	pieces, err := sourcePieces(min(*n, 100000), size)
 	if err != nil {
 		return err
 	}
@@ -114,14 +174,24 @@ func observations(args []string) error {
 	w := bufio.NewWriter(f)
 	start := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	for i := 0; i < *n; i++ {
+		p := pieces[i%len(pieces)]
+		at := start.Add(time.Duration(i) * 100 * time.Millisecond).Format(time.RFC3339Nano)
 		line, err := json.Marshal(map[string]any{
 			"tool_name":   "read_file",
 			"tool_use_id": fmt.Sprintf("toolu_%08d", i),
-			"arguments":   map[string]string{"path": pieces[i].path},
-			"result":      pieces[i].text,
+			"arguments":   map[string]string{"path": p.path},
+			"result":      p.text,
 			"session_id":  benchSession,
-			"timestamp":   start.Add(time.Duration(i) * 100 * time.Millisecond).Format(time.RFC3339Nano),
+			"timestamp":   at,
 		})
+		if *loose {
+			line, err = json.Marshal(map[string]any{
+				"tool_name": "Bash",
+				"arguments": map[string]string{"command": fmt.Sprintf("go test ./%s # %d", filepath.Dir(p.path), i)},
+				"result":    p.text,
+				"timestamp": at,
+			})
+		}
 		if err != nil {
 			return err
 		}

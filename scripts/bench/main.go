@@ -6,6 +6,7 @@
 //	go run ./scripts/bench flush -agmem BIN [-n 1000,10000] [-history 100000]
 //	go run ./scripts/bench concurrent -agmem BIN [-writers 16] [-n 10000]
 //	go run ./scripts/bench ingest -agmem BIN [-n 100000]
+//	go run ./scripts/bench jsonl -agmem BIN [-n 1000000] [-against OLD_BIN]
 //	go run ./scripts/bench search -agmem BIN [-n 1000000]
 package main
 
@@ -27,7 +28,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench hook|flush|concurrent|mcp|ingest|search [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench hook|flush|concurrent|mcp|ingest|jsonl|search [flags]")
 		os.Exit(1)
 	}
 	var err error
@@ -42,6 +43,8 @@ func main() {
 		err = mcpLatency(os.Args[2:])
 	case "ingest":
 		err = ingest(os.Args[2:])
+	case "jsonl":
+		err = looseIngest(os.Args[2:])
 	case "search":
 		err = searchBench(os.Args[2:])
 	case "observations": // ingest's input, written by a process of its own
