@@ -1,7 +1,6 @@
 package vcs
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/klauspost/compress/zlib"
 )
 
 // OpenFile opens the file at path in commit h, to be read as a stream.
@@ -39,6 +37,9 @@ func (r *Git) OpenFile(h plumbing.Hash, file string) (io.ReadCloser, error) {
 	}
 	return rd, nil
 }
+
+// OpenBlob opens blob h, to be read as a stream.
+func (r *Git) OpenBlob(h plumbing.Hash) (io.ReadCloser, error) { return r.openBlob(h) }
 
 // openBlob opens blob h as a stream. go-git reads an object whole into memory before it
 // hands out a reader, inflating it a byte at a time through its pack scanner: for the
@@ -81,8 +82,7 @@ func (r *Git) openPacked(h plumbing.Hash) (io.ReadCloser, error) {
 	}
 	switch typ {
 	case plumbing.BlobObject:
-		br := bufio.NewReaderSize(io.NewSectionReader(f, at+int64(hlen), 1<<62), 64<<10)
-		zr, err := zlib.NewReader(br)
+		zr, err := newInflater(f, at+int64(hlen))
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("read %s: blob %s: %w", p.path, h, err)
@@ -179,7 +179,11 @@ func (b *packedBlob) Read(p []byte) (int, error) {
 
 // Close closes the inflater and the pack file.
 func (b *packedBlob) Close() error {
+	if b.zr == nil {
+		return nil
+	}
 	b.zr.Close()
+	b.zr = nil
 	return b.f.Close()
 }
 

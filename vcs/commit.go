@@ -109,7 +109,7 @@ func (d *Draft) Put(path string, data []byte) error {
 	if err := d.tree.Put(path, h); err != nil {
 		return err
 	}
-	d.changes = append(d.changes, Change{Path: path, Data: data, hash: h})
+	d.changes = append(d.changes, Change{Path: path, Data: data, Hash: h})
 	return nil
 }
 
@@ -405,7 +405,7 @@ func (r *Git) diffTrees(prefix string, old, new plumbing.Hash, read func(string)
 				return err
 			}
 		case e.Mode.IsFile() && !read(path):
-			*out = append(*out, Change{Path: path, hash: e.Hash})
+			*out = append(*out, Change{Path: path, Hash: e.Hash})
 		case e.Mode.IsFile():
 			rd, err := r.openBlob(e.Hash)
 			if err != nil {
@@ -417,7 +417,7 @@ func (r *Git) diffTrees(prefix string, old, new plumbing.Hash, read func(string)
 			if err != nil {
 				return err
 			}
-			*out = append(*out, Change{Path: path, Data: buf.Bytes(), hash: e.Hash})
+			*out = append(*out, Change{Path: path, Data: buf.Bytes(), Hash: e.Hash})
 		}
 	}
 	return nil

@@ -26,7 +26,7 @@ func (l *IndexLock) withoutRecorded(changes []Change) []Change {
 }
 
 func (l *IndexLock) recorded(c Change) bool {
-	if e, ok := l.index.lookup(c.Path); !ok || !e.holds(c.hash) {
+	if e, ok := l.index.lookup(c.Path); !ok || !e.holds(c.Hash) {
 		return false
 	}
 	_, err := os.Lstat(filepath.Join(l.r.Root, filepath.FromSlash(c.Path)))

@@ -23,7 +23,7 @@ func (r *Git) FilesAt(h plumbing.Hash, paths []string) ([]Change, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read %s at %s: %w", path, h, err)
 		}
-		out = append(out, Change{Path: path, Data: []byte(data), hash: f.Hash})
+		out = append(out, Change{Path: path, Data: []byte(data), Hash: f.Hash})
 	}
 	return out, nil
 }

@@ -17,7 +17,7 @@ import (
 type Change struct {
 	Path string // slash-separated, relative to the repo root
 	Data []byte
-	hash plumbing.Hash
+	Hash plumbing.Hash // its blob's
 }
 
 // dir is one directory of the tree being edited, kept as git encodes it: the tree object

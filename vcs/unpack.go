@@ -2,11 +2,11 @@ package vcs
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
@@ -103,18 +103,61 @@ func (r *Git) resolve(f *os.File, p packIndex, at int64, depth int) (unpackedObj
 
 // inflate reads the size bytes that the zlib stream at at of f inflates to.
 func inflate(f *os.File, at, size int64) ([]byte, error) {
-	zr, err := zlib.NewReader(bufio.NewReaderSize(io.NewSectionReader(f, at, 1<<62), 64<<10))
+	zr, err := newInflater(f, at)
 	if err != nil {
 		return nil, err
 	}
 	defer zr.Close()
-	var buf bytes.Buffer
-	buf.Grow(int(size) + bytes.MinRead)
-	if _, err := buf.ReadFrom(io.LimitReader(zr, size+1)); err != nil {
+	// Read into a buffer of the size the header says, and one byte more only to find
+	// an entry longer than that: a bytes.Buffer grown to the size doubled itself at its
+	// end, for the room ReadFrom wants before it sees EOF.
+	data := make([]byte, size)
+	if n, err := io.ReadFull(zr, data); err != nil {
+		return nil, fmt.Errorf("an entry of %d bytes where its header says %d: %w", n, size, err)
+	}
+	if n, _ := zr.Read(make([]byte, 1)); n > 0 {
+		return nil, fmt.Errorf("an entry longer than its header's %d bytes", size)
+	}
+	return data, nil
+}
+
+// An inflater reads the zlib stream of a pack entry. Its buffer and its decompressor's
+// tables are kept for the next one: a search reads dozens of small objects, and making
+// both anew for each was most of what reading one cost.
+type inflater struct {
+	br *bufio.Reader
+	zr io.ReadCloser
+}
+
+var inflaters sync.Pool
+
+// newInflater starts reading the zlib stream at at of f. Close gives it back.
+func newInflater(f *os.File, at int64) (*inflater, error) {
+	src := io.NewSectionReader(f, at, 1<<62)
+	in, _ := inflaters.Get().(*inflater)
+	if in == nil {
+		in = &inflater{br: bufio.NewReaderSize(src, 64<<10)}
+	} else {
+		in.br.Reset(src)
+	}
+	var err error
+	if in.zr == nil {
+		in.zr, err = zlib.NewReader(in.br)
+	} else {
+		err = in.zr.(zlib.Resetter).Reset(in.br, nil)
+	}
+	if err != nil {
 		return nil, err
 	}
-	if int64(buf.Len()) != size {
-		return nil, fmt.Errorf("an entry of %d bytes where its header says %d", buf.Len(), size)
-	}
-	return buf.Bytes(), nil
+	return in, nil
+}
+
+func (in *inflater) Read(p []byte) (int, error) { return in.zr.Read(p) }
+
+// Close gives the inflater back, for the next stream.
+func (in *inflater) Close() error {
+	err := in.zr.Close()
+	in.br.Reset(nil)
+	inflaters.Put(in)
+	return err
 }

@@ -87,7 +87,7 @@ func (l *IndexLock) Materialize(changes []Change) error {
 		if err != nil {
 			return fmt.Errorf("stat %s: %w", path, err)
 		}
-		entries = append(entries, newIndexEntry(path, c.hash, fi))
+		entries = append(entries, newIndexEntry(path, c.Hash, fi))
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
 	u := l.index.withEntries(r.gitDir, entries, gitBool(r.GitConfig()("core.splitIndex")))
