@@ -1,0 +1,273 @@
+package fulltext
+
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+)
+
+// end is the document of an iterator past its last.
+const end = math.MaxUint32
+
+// An iterator walks the documents a part of a query matches, in order. It starts on its
+// first; doc is end past the last.
+type iterator interface {
+	doc() uint32
+	next()
+	advance(target uint32) // to the first document not before target
+}
+
+// A source is an iterator over a term's documents, or over those of a prefix's terms,
+// that says where in each field the current document holds it.
+type source interface {
+	iterator
+	tf(field int) uint32
+	positions(field int, into []uint32) []uint32
+}
+
+// termIter walks one term's postings in one segment.
+type termIter struct {
+	fields int
+	index  []byte // the block index
+	data   []byte // the blocks
+	pos    []byte // the positions
+	blocks int
+	df     int
+	entry  blockEntry // the current block's
+	b      int        // the current block
+	left   int        // postings of the block not read yet
+	at     int        // where the next posting is in data
+	prev   int64      // the document before the next posting
+	cur    uint32
+	mask   byte
+	tfs    [MaxFields]uint32
+	// Where the current posting's positions are: positions are read only for a phrase,
+	// a posting at a time, past those of the block's postings before it.
+	inBlock  int               // the current posting's place in its block; -1 before
+	totals   [blockSize]uint32 // each posting read's count over its fields, in the block
+	posAt    int               // where the positions of the block's posting posIndex start
+	posIndex int
+	err      *error // where damage found is told
+}
+
+// newTermIter starts on the first document of term number i of s; damage found while
+// it is read sets *err.
+func newTermIter(s *Segment, i int, err *error) *termIter {
+	r := s.record(i)
+	fields := int(s.f.fields)
+	blocks := (int(r.df) + blockSize - 1) / blockSize
+	post := s.sec[secPostings]
+	indexLen := uint64(blocks * blockEntrySize(fields))
+	t := &termIter{fields: fields, blocks: blocks, df: int(r.df), err: err, cur: end}
+	if r.postings+indexLen > uint64(len(post)) || blocks == 0 {
+		*err = ErrDamaged
+		return t
+	}
+	t.index = post[r.postings : r.postings+indexLen]
+	var last blockEntry
+	readBlockEntry(t.index[(blocks-1)*blockEntrySize(fields):], fields, &last)
+	positions := s.sec[secPositions]
+	if r.postings+indexLen+uint64(last.end) > uint64(len(post)) || r.positions+uint64(last.posEnd) > uint64(len(positions)) {
+		*err = ErrDamaged
+		return t
+	}
+	t.data = post[r.postings+indexLen : r.postings+indexLen+uint64(last.end)]
+	t.pos = positions[r.positions : r.positions+uint64(last.posEnd)]
+	t.openBlock(0)
+	t.next()
+	return t
+}
+
+// openBlock makes block b the current one, before its first posting.
+func (t *termIter) openBlock(b int) {
+	t.b = b
+	readBlockEntry(t.index[b*blockEntrySize(t.fields):], t.fields, &t.entry)
+	t.left = blockSize
+	if b == t.blocks-1 && t.df%blockSize != 0 {
+		t.left = t.df % blockSize
+	}
+	t.at, t.prev, t.posAt = 0, -1, 0
+	if b > 0 {
+		var before blockEntry
+		readBlockEntry(t.index[(b-1)*blockEntrySize(t.fields):], t.fields, &before)
+		t.at, t.prev, t.posAt = int(before.end), int64(before.last), int(before.posEnd)
+	}
+	t.inBlock, t.posIndex = -1, 0
+}
+
+func (t *termIter) doc() uint32 { return t.cur }
+
+func (t *termIter) damaged() {
+	*t.err = ErrDamaged
+	t.cur, t.left, t.b = end, 0, t.blocks
+}
+
+func (t *termIter) next() {
+	if t.left == 0 {
+		if t.b+1 >= t.blocks {
+			t.cur = end
+			return
+		}
+		t.openBlock(t.b + 1)
+	}
+	delta, n := binary.Uvarint(t.data[min(t.at, len(t.data)):])
+	if n <= 0 || t.at+n >= len(t.data) {
+		t.damaged()
+		return
+	}
+	t.at += n
+	doc := t.prev + int64(delta)
+	if doc >= end || delta == 0 {
+		t.damaged()
+		return
+	}
+	t.mask = t.data[t.at]
+	t.at++
+	total := uint32(0)
+	for f := range t.fields {
+		t.tfs[f] = 0
+		if t.mask&(1<<f) == 0 {
+			continue
+		}
+		tf, n := binary.Uvarint(t.data[min(t.at, len(t.data)):])
+		if n <= 0 || tf == 0 || tf > math.MaxUint32 {
+			t.damaged()
+			return
+		}
+		t.at += n
+		t.tfs[f] = uint32(tf)
+		total += uint32(tf)
+	}
+	t.inBlock++
+	t.totals[t.inBlock] = total
+	t.left--
+	t.prev, t.cur = doc, uint32(doc)
+}
+
+func (t *termIter) advance(target uint32) {
+	if t.cur >= target {
+		return // end too
+	}
+	if target > t.entry.last {
+		// Past this block: find the first whose last document is not before target.
+		b := t.b + 1
+		size := blockEntrySize(t.fields)
+		lo, hi := b, t.blocks
+		for lo < hi {
+			m := (lo + hi) / 2
+			if binary.LittleEndian.Uint32(t.index[m*size:]) < target {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo >= t.blocks {
+			t.cur, t.left, t.b = end, 0, t.blocks-1
+			return
+		}
+		t.openBlock(lo)
+	}
+	for t.next(); t.cur < target; t.next() {
+	}
+}
+
+func (t *termIter) tf(field int) uint32 { return t.tfs[field] }
+
+// positions appends to into where field holds the term in the current document.
+func (t *termIter) positions(field int, into []uint32) []uint32 {
+	if t.mask&(1<<field) == 0 {
+		return into
+	}
+	// Past the positions of the block's postings before the current one.
+	for ; t.posIndex < t.inBlock; t.posIndex++ {
+		for range t.totals[t.posIndex] {
+			_, n := binary.Uvarint(t.pos[min(t.posAt, len(t.pos)):])
+			if n <= 0 {
+				t.damaged()
+				return into
+			}
+			t.posAt += n
+		}
+	}
+	at := t.posAt
+	for f := range field {
+		for range t.tfs[f] {
+			_, n := binary.Uvarint(t.pos[min(at, len(t.pos)):])
+			if n <= 0 {
+				t.damaged()
+				return into
+			}
+			at += n
+		}
+	}
+	p := uint64(0)
+	for range t.tfs[field] {
+		d, n := binary.Uvarint(t.pos[min(at, len(t.pos)):])
+		if n <= 0 {
+			t.damaged()
+			return into
+		}
+		at += n
+		p += d
+		into = append(into, uint32(p))
+	}
+	return into
+}
+
+// prefixIter walks the documents of any of a prefix's terms, as one term.
+type prefixIter struct {
+	terms []*termIter
+	cur   uint32
+}
+
+func newPrefixIter(terms []*termIter) *prefixIter {
+	p := &prefixIter{terms: terms}
+	p.settle()
+	return p
+}
+
+func (p *prefixIter) settle() {
+	p.cur = end
+	for _, t := range p.terms {
+		p.cur = min(p.cur, t.doc())
+	}
+}
+
+func (p *prefixIter) doc() uint32 { return p.cur }
+
+func (p *prefixIter) next() {
+	for _, t := range p.terms {
+		if t.doc() == p.cur {
+			t.next()
+		}
+	}
+	p.settle()
+}
+
+func (p *prefixIter) advance(target uint32) {
+	for _, t := range p.terms {
+		t.advance(target)
+	}
+	p.settle()
+}
+
+func (p *prefixIter) tf(field int) uint32 {
+	n := uint32(0)
+	for _, t := range p.terms {
+		if t.doc() == p.cur {
+			n += t.tf(field)
+		}
+	}
+	return n
+}
+
+func (p *prefixIter) positions(field int, into []uint32) []uint32 {
+	start := len(into)
+	for _, t := range p.terms {
+		if t.doc() == p.cur {
+			into = t.positions(field, into)
+		}
+	}
+	slices.Sort(into[start:])
+	return into
+}

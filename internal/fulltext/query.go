@@ -1,0 +1,229 @@
+package fulltext
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxQuery bounds a query's length, in bytes.
+const MaxQuery = 1000
+
+// ErrQuery is a query Parse cannot take; the error says why.
+var ErrQuery = errors.New("bad query")
+
+// A Query is what a search looks for: a tree of phrases joined by AND, OR and NOT.
+type Query struct {
+	root node
+	// Words are the query's terms, in order, a prefix ending in *: what a snippet marks.
+	Words []string
+}
+
+// node is a phrase, or an operator and its two sides.
+type node interface{ isNode() }
+
+// phrase matches its terms in a row, in one field; a single term is a phrase of one. With
+// prefix set, the last term matches every term it starts.
+type phrase struct {
+	terms  []string
+	prefix bool
+}
+
+type operator struct {
+	op          string // AND, OR, NOT
+	left, right node
+}
+
+func (*phrase) isNode()   {}
+func (*operator) isNode() {}
+
+// Parse reads what a person or an agent typed:
+//
+//   - words match words, whatever their case; every word must match (AND) unless OR
+//     stands between two;
+//   - "a phrase" matches its words in a row;
+//   - a word ending in * matches every word it starts (serv* matches server);
+//   - AND, OR and NOT (in capitals) combine what stands around them, NOT binding
+//     closest, then AND, then OR, and parentheses group; NOT needs something before it;
+//   - anything else that is not a letter or a digit separates words, so that a path
+//     (src/app.go) or an identifier (parse_config) matches as the phrase of its words.
+//
+// No input is an error other than ErrQuery.
+func Parse(q string) (*Query, error) {
+	q = strings.TrimSpace(q)
+	switch {
+	case q == "":
+		return nil, fmt.Errorf("%w: the query is empty", ErrQuery)
+	case len(q) > MaxQuery:
+		return nil, fmt.Errorf("%w: the query is longer than %d bytes", ErrQuery, MaxQuery)
+	case !utf8.ValidString(q):
+		return nil, fmt.Errorf("%w: the query is not UTF-8", ErrQuery)
+	}
+	toks, words, err := lex(q)
+	noWord := fmt.Errorf("%w: the query holds no word to look for", ErrQuery)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: %v", ErrQuery, err)
+	case len(toks) == 0:
+		return nil, noWord
+	}
+	p := parser{toks: toks}
+	root, err := p.or()
+	if err == nil && p.at < len(p.toks) {
+		err = p.unexpected() // a ) with nothing open
+	}
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: %v", ErrQuery, err)
+	case len(words) == 0:
+		return nil, noWord
+	}
+	return &Query{root: root, Words: words}, nil
+}
+
+// token is a phrase, a parenthesis, or an operator.
+type token struct {
+	kind   string // "phrase", "(", ")", "AND", "OR", "NOT"
+	phrase *phrase
+}
+
+// lex splits a query into tokens, and returns its words.
+func lex(q string) ([]token, []string, error) {
+	var toks []token
+	var words []string
+	add := func(terms []string, prefix bool) {
+		if len(terms) == 0 {
+			return // punctuation alone: nothing to look for
+		}
+		for i, t := range terms {
+			if prefix && i == len(terms)-1 {
+				t += "*"
+			}
+			words = append(words, t)
+		}
+		toks = append(toks, token{kind: "phrase", phrase: &phrase{terms: terms, prefix: prefix}})
+	}
+	for pos := 0; pos < len(q); {
+		r, size := utf8.DecodeRuneInString(q[pos:])
+		switch {
+		case unicode.IsSpace(r):
+			pos += size
+		case r == '"':
+			end := strings.IndexByte(q[pos+1:], '"')
+			if end < 0 {
+				return nil, nil, errors.New(`a " is not closed`)
+			}
+			add(TermsOf(q[pos+1:pos+1+end]), false)
+			pos += end + 2
+		case r == '(' || r == ')':
+			toks = append(toks, token{kind: string(r)})
+			pos++
+		default:
+			start := pos
+			for pos < len(q) {
+				r, size := utf8.DecodeRuneInString(q[pos:])
+				if unicode.IsSpace(r) || r == '"' || r == '(' || r == ')' {
+					break
+				}
+				pos += size
+			}
+			switch w := q[start:pos]; w {
+			case "AND", "OR", "NOT":
+				toks = append(toks, token{kind: w})
+			default:
+				add(TermsOf(strings.TrimRight(w, "*")), strings.HasSuffix(w, "*"))
+			}
+		}
+	}
+	return toks, words, nil
+}
+
+// parser reads tokens by precedence: OR of ANDs of NOTs of phrases or groups.
+type parser struct {
+	toks []token
+	at   int
+}
+
+func (p *parser) peek() string {
+	if p.at < len(p.toks) {
+		return p.toks[p.at].kind
+	}
+	return ""
+}
+
+func (p *parser) or() (node, error) {
+	left, err := p.and()
+	for err == nil && p.peek() == "OR" {
+		p.at++
+		var right node
+		if right, err = p.and(); err == nil {
+			left = &operator{"OR", left, right}
+		}
+	}
+	return left, err
+}
+
+// and reads NOTs joined by AND, or side by side.
+func (p *parser) and() (node, error) {
+	left, err := p.not()
+	for err == nil {
+		switch p.peek() {
+		case "AND":
+			p.at++
+		case "phrase", "(":
+		default:
+			return left, nil
+		}
+		var right node
+		if right, err = p.not(); err == nil {
+			left = &operator{"AND", left, right}
+		}
+	}
+	return left, err
+}
+
+func (p *parser) not() (node, error) {
+	left, err := p.primary()
+	for err == nil && p.peek() == "NOT" {
+		p.at++
+		var right node
+		if right, err = p.primary(); err == nil {
+			left = &operator{"NOT", left, right}
+		}
+	}
+	return left, err
+}
+
+func (p *parser) primary() (node, error) {
+	switch p.peek() {
+	case "phrase":
+		p.at++
+		return p.toks[p.at-1].phrase, nil
+	case "(":
+		p.at++
+		n, err := p.or()
+		if err != nil {
+			return nil, err
+		}
+		if p.peek() != ")" {
+			return nil, errors.New("a ( is not closed")
+		}
+		p.at++
+		return n, nil
+	}
+	return nil, p.unexpected()
+}
+
+// unexpected is the error of a token where an operand should be.
+func (p *parser) unexpected() error {
+	switch k := p.peek(); k {
+	case "":
+		return errors.New("the query ends in an operator")
+	case ")":
+		return errors.New("a ) closes nothing, or an empty group")
+	default:
+		return fmt.Errorf("%s needs something to its left", k)
+	}
+}
