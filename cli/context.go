@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -190,16 +189,13 @@ func newIndexCommand(e *env) *ucli.Command {
 	return &ucli.Command{
 		Name:  "index",
 		Usage: "bring the search index up to date now (flush, pull and import do it themselves)",
-		Description: "The index (.agmem/index.db) is derived from git and the journal: --rebuild makes it\n" +
+		Description: "The index (.agmem/index.db, .agmem/search/) is derived from git and the journal: --rebuild makes it\n" +
 			"anew, which loses nothing.",
 		Flags: []ucli.Flag{&ucli.BoolFlag{Name: "rebuild", Usage: "make the index anew"}},
 		Action: onRepo(e, func(c *ucli.Context, repo memrepo.Repo) error {
 			if c.Bool("rebuild") {
-				path := filepath.Join(repo.StateDir(), recall.IndexFile)
-				for _, p := range []string{path, path + "-wal", path + "-shm"} {
-					if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-						return err
-					}
+				if err := recall.RemoveIndex(repo.StateDir()); err != nil {
+					return err
 				}
 			}
 			git, err := vcs.Open(repo.Root)

@@ -5,34 +5,44 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
 	_ "modernc.org/sqlite" // the engine: SQLite, with FTS5, in pure Go
 
+	"github.com/agmem/agmem/internal/fulltext"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/vcs"
 )
 
-// The search index is derived, never the truth: .agmem/index.db, a SQLite file that
-// Update fills from what git holds (this repo's branch and every fetched agents/*
-// branch) and what the journal holds that no commit does yet. Deleting it loses
-// nothing: the next Open makes it anew, and Update fills it again.
+// The search index is derived, never the truth: .agmem/index.db, a SQLite file of what
+// each entry is and where (its session, tool, time, commit, record), and the segment
+// files of agmem's full-text engine in .agmem/search/, which hold the entries' words.
+// Update fills them from what git holds (this repo's branch and every fetched
+// agents/* branch) and what the journal holds that no commit does yet. Deleting them
+// loses nothing: the next Open makes them anew, and Update fills them again.
 //
-// Why SQLite's FTS5 (BENCHMARKS.md): measured beside bleve on 200,000 observations,
-// it built 4 times faster into an index half the size, ranks by BM25, takes phrases,
-// prefixes and AND/OR/NOT, and keeps the metadata that filters and context need in
-// ordinary tables of the same file. Its FTS table is contentless: it holds the words,
-// not the text, which stays in git and the journal; snippets are cut from there.
+// Why an engine of agmem's own for the words (internal/fulltext, BENCHMARKS.md): SQLite's
+// FTS5, which held them before, took half a second and more to rank a common word over a
+// year of memory; bleve built four times slower into twice the size. SQLite keeps what
+// filters and context need, and says which segments make up the index: an update writes
+// its segment, synced, before the transaction that names it commits, so that a reader
+// sees a whole index, the old or the new.
 
-// IndexFile is the index's file in a memory repo's state directory.
-const IndexFile = "index.db"
+// IndexFile is the index's file in a memory repo's state directory, and SegmentsDir the
+// directory of its segments.
+const (
+	IndexFile   = "index.db"
+	SegmentsDir = "search"
+)
 
-// indexVersion is the layout of the tables below. An index of another version is made
-// anew.
-const indexVersion = 4
+// indexVersion is the layout of the tables below and of the segments. An index of
+// another version is made anew.
+const indexVersion = 5
 
 const schema = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -60,7 +70,8 @@ CREATE TABLE entries (
 	size    INTEGER NOT NULL, -- bytes of the entry's JSON
 	record  INTEGER NOT NULL, -- the record that holds it; 0 while pending
 	line    INTEGER NOT NULL, -- its line in that record, from 1
-	form    INTEGER NOT NULL  -- its markdown file's name (render.Path): 0 none, 1 short, 2 long
+	form    INTEGER NOT NULL, -- its markdown file's name (render.Path): 0 none, 1 short, 2 long
+	md      BLOB              -- its markdown file's blob's hash, NULL for none
 );
 CREATE INDEX entries_session ON entries (session, ts);
 CREATE INDEX entries_short ON entries (short);
@@ -78,55 +89,80 @@ CREATE TABLE sessions (
 	origin       TEXT NOT NULL
 );
 CREATE INDEX sessions_last ON sessions (last);
-CREATE VIRTUAL TABLE words USING fts5 (tool, summary, arguments, result, error, paths,
-	content = '', contentless_delete = 1, tokenize = 'unicode61');
--- Merge the index's segments more often and in bigger steps: measured faster to build.
-INSERT INTO words (words, rank) VALUES ('automerge', 8);
-INSERT INTO words (words, rank) VALUES ('hashsize', 16777216);
+CREATE TABLE segments (id INTEGER PRIMARY KEY AUTOINCREMENT, docs INTEGER NOT NULL);
+-- An entry indexed again in segment before, or gone (before the largest id there is):
+-- its words in the segments before that one are dead.
+CREATE TABLE dead (entry INTEGER NOT NULL, before INTEGER NOT NULL, PRIMARY KEY (entry, before)) WITHOUT ROWID;
 `
 
-// Index is an open search index.
+// Index is an open search index: its tables, and the segments they name, mapped.
 type Index struct {
 	db   *sql.DB
 	path string
+	dir  string    // the segments'
+	segs []segment // nil until loaded
+	gen  string    // their generation when loaded
+}
+
+// segment is a segment file of the index, open.
+type segment struct {
+	id int64
+	*fulltext.Segment
 }
 
 // OpenIndex opens the index in stateDir, made anew when it is missing, damaged, or of
 // another version: without a word to the caller, since it loses nothing.
 func OpenIndex(stateDir string) (*Index, error) {
 	path := filepath.Join(stateDir, IndexFile)
-	ix, err := openIndex(path)
+	dir := filepath.Join(stateDir, SegmentsDir)
+	ix, err := openIndex(path, dir)
 	if err == nil {
 		return ix, nil
 	}
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("search index: %w", err)
-		}
+	if err := removeIndex(path, dir); err != nil {
+		return nil, fmt.Errorf("search index: %w", err)
 	}
-	if ix, err = openIndex(path); err != nil {
+	if ix, err = openIndex(path, dir); err != nil {
 		return nil, fmt.Errorf("search index %s: %w", path, err)
 	}
 	return ix, nil
 }
 
-func openIndex(path string) (*Index, error) {
-	// WAL: a search reads while an update writes; busy_timeout: two updates take turns.
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+// RemoveIndex removes the index in stateDir, which the next OpenIndex makes anew.
+func RemoveIndex(stateDir string) error {
+	return removeIndex(filepath.Join(stateDir, IndexFile), filepath.Join(stateDir, SegmentsDir))
+}
+
+// removeIndex removes an index's files.
+func removeIndex(path, dir string) error {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return os.RemoveAll(dir)
+}
+
+func openIndex(path, dir string) (*Index, error) {
+	// WAL: a search reads while an update writes; busy_timeout: two updates take turns;
+	// a page cache of up to 64 MiB, filled as pages are read: a rebuild's inserts into the
+	// entries' indexes read pages from the file for a third of their time with the
+	// default 2 MiB.
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-65536)")
 	if err != nil {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1) // one connection: a transaction sees its own writes
-	ix := &Index{db: db, path: path}
+	ix := &Index{db: db, path: path, dir: dir}
 	if err := ix.check(); err != nil {
-		db.Close()
+		ix.Close()
 		return nil, err
 	}
 	return ix, nil
 }
 
 // check makes sure the file is an index of this version, making the tables in a file
-// that has none yet.
+// that has none yet, and opens its segments.
 func (ix *Index) check() error {
 	var version int
 	if err := ix.db.QueryRow("PRAGMA user_version").Scan(&version); err != nil {
@@ -137,7 +173,9 @@ func (ix *Index) check() error {
 		// A damaged file fails here or soon after; quick_check reads every page, which
 		// costs too much on every open.
 		var n int
-		return ix.db.QueryRow("SELECT count(*) FROM meta").Scan(&n)
+		if err := ix.db.QueryRow("SELECT count(*) FROM meta").Scan(&n); err != nil {
+			return err
+		}
 	case 0:
 		tx, err := ix.db.Begin()
 		if err != nil {
@@ -150,13 +188,138 @@ func (ix *Index) check() error {
 		if _, err := tx.Exec("PRAGMA user_version = " + strconv.Itoa(indexVersion)); err != nil {
 			return err
 		}
-		return tx.Commit()
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("an index of version %d", version)
 	}
-	return fmt.Errorf("an index of version %d", version)
+	return ix.loadSegments()
+}
+
+// loadSegments opens the segments the index names, as it names them now, and lets go
+// of those it named before; unless nothing changed them since they were opened (their
+// generation in meta). A segment removed since it was read (a merge in another process)
+// is read again.
+func (ix *Index) loadSegments() error {
+	for try := 0; ; try++ {
+		var gen string
+		err := ix.db.QueryRow(`SELECT coalesce((SELECT value FROM meta WHERE key = ?), '0')`, metaSegments).Scan(&gen)
+		if err != nil {
+			return err
+		}
+		if ix.gen == gen && ix.segs != nil {
+			return nil
+		}
+		segs, err := ix.openSegments()
+		if errors.Is(err, os.ErrNotExist) && try < 3 {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		ix.closeSegments()
+		ix.segs, ix.gen = segs, gen
+		return nil
+	}
+}
+
+// metaSegments is the meta key of the segments' generation, a number each change to
+// the segments or their dead entries counts up.
+const metaSegments = "segments"
+
+// changedSegments counts up the segments' generation.
+func changedSegments(tx *sql.Tx) error {
+	_, err := tx.Exec(`INSERT INTO meta (key, value) VALUES (?, '1')
+		ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`, metaSegments)
+	return err
+}
+
+func (ix *Index) openSegments() ([]segment, error) {
+	return openSegments(ix.db, ix.dir)
+}
+
+// openSegments opens the segments the index names, as q reads it, each with its dead
+// entries left out.
+func openSegments(q querier, dir string) ([]segment, error) {
+	type died struct{ entry, before int64 }
+	var dead []died
+	rows, err := q.Query(`SELECT entry, before FROM dead`)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var d died
+		if err := rows.Scan(&d.entry, &d.before); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		dead = append(dead, d)
+	}
+	rows.Close()
+	ids, err := segmentIDs(q)
+	if err != nil {
+		return nil, err
+	}
+	var segs []segment
+	for _, id := range ids {
+		s, err := fulltext.Open(segmentPath(dir, id))
+		if err != nil {
+			for _, s := range segs {
+				s.Close()
+			}
+			return nil, err
+		}
+		killed := map[int64]bool{}
+		for _, d := range dead {
+			if id < d.before {
+				killed[d.entry] = true
+			}
+		}
+		s.Kill(killed)
+		segs = append(segs, segment{id, s})
+	}
+	return segs, nil
+}
+
+type querier interface {
+	Query(query string, args ...any) (*sql.Rows, error)
+}
+
+// segmentIDs are the ids of the index's segments, oldest first.
+func segmentIDs(q querier) ([]int64, error) {
+	rows, err := q.Query(`SELECT id FROM segments WHERE docs > 0 ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+func segmentPath(dir string, id int64) string {
+	return filepath.Join(dir, fmt.Sprintf("%06d.seg", id))
+}
+
+func (ix *Index) closeSegments() {
+	for _, s := range ix.segs {
+		s.Close()
+	}
+	ix.segs, ix.gen = nil, ""
 }
 
 // Close closes the index.
-func (ix *Index) Close() error { return ix.db.Close() }
+func (ix *Index) Close() error {
+	ix.closeSegments()
+	return ix.db.Close()
+}
 
 // Updated is what an Update added.
 type Updated struct {
@@ -193,8 +356,118 @@ func (ix *Index) Update(ctx context.Context, git *vcs.Git, j *journal.Journal) (
 	if err := w.commit(); err != nil {
 		return Updated{}, fmt.Errorf("search index: %w", err)
 	}
+	if err := ix.mergeSegments(ctx); err != nil && ctx.Err() == nil {
+		return Updated{}, fmt.Errorf("search index: %w", err)
+	}
+	if err := ix.loadSegments(); err != nil {
+		return Updated{}, fmt.Errorf("search index: %w", err)
+	}
 	w.done.Took = time.Since(start)
 	return w.done, nil
+}
+
+// mergeFan is how many segments of one size mergeSegments merges into one: segments of
+// n documents, from 8^k to 8^(k+1), are merged once there are this many of them, so that
+// an index of n documents has a few segments of each size up to n, and each document
+// is written again about log8(n) times over its life.
+const mergeFan = 8
+
+// mergeSegments merges segments of one size, while there are mergeFan of them, each
+// merge a transaction: the merged segment's file, synced, then the rows that name it
+// instead of those it holds, whose files go once it commits.
+func (ix *Index) mergeSegments(ctx context.Context) error {
+	for {
+		merged, err := ix.mergeOnce(ctx)
+		if err != nil || merged == nil {
+			return err
+		}
+		for _, id := range merged {
+			os.Remove(segmentPath(ix.dir, id)) // a reader that has it open reads on
+		}
+	}
+}
+
+// mergeOnce merges the segments of the first size that has mergeFan of them, and returns
+// the ids of those it merged; nil when none was.
+func (ix *Index) mergeOnce(ctx context.Context) ([]int64, error) {
+	// Read without the write lock first: most updates merge nothing.
+	group, err := mergeGroup(ix.db)
+	if err != nil || group == nil {
+		return nil, err
+	}
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	res, err := tx.Exec(`INSERT INTO segments (docs) VALUES (0)`) // takes the write lock
+	if err != nil {
+		return nil, err
+	}
+	into, err := res.LastInsertId()
+	if err != nil {
+		return nil, err
+	}
+	if group, err = mergeGroup(tx); err != nil || group == nil { // another update merged them
+		return nil, err
+	}
+	segs, err := openSegments(tx, ix.dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, s := range segs {
+			s.Close()
+		}
+	}()
+	var parts []*fulltext.Segment
+	for _, s := range segs {
+		if slices.Contains(group, s.id) {
+			parts = append(parts, s.Segment)
+		}
+	}
+	docs, err := fulltext.Merge(parts, segmentPath(ix.dir, into))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(`UPDATE segments SET docs = ? WHERE id = ?`, max(docs, 1), into); err != nil {
+		return nil, err
+	}
+	for _, id := range group {
+		if _, err := tx.Exec(`DELETE FROM segments WHERE id = ?`, id); err != nil {
+			return nil, err
+		}
+	}
+	// What is dead before a segment no segment before it holds any more is dead nowhere.
+	if _, err := tx.Exec(`DELETE FROM dead WHERE before <= (SELECT min(id) FROM segments WHERE docs > 0)`); err != nil {
+		return nil, err
+	}
+	if err := changedSegments(tx); err != nil {
+		return nil, err
+	}
+	return group, tx.Commit()
+}
+
+// mergeGroup is the segments to merge next: the first mergeFan of one size, oldest
+// first; nil for none.
+func mergeGroup(q querier) ([]int64, error) {
+	rows, err := q.Query(`SELECT id, docs FROM segments WHERE docs > 0 ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	bySize := map[int][]int64{}
+	for rows.Next() {
+		var id, docs int64
+		if err := rows.Scan(&id, &docs); err != nil {
+			return nil, err
+		}
+		size := int(math.Log(float64(docs)) / math.Log(mergeFan))
+		if bySize[size] = append(bySize[size], id); len(bySize[size]) == mergeFan {
+			return bySize[size], nil
+		}
+	}
+	return nil, rows.Err()
 }
 
 // UpdateIndex brings the index in stateDir up to date with git and j, as Update does,

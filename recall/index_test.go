@@ -149,10 +149,20 @@ func TestIndexMadeAnew(t *testing.T) {
 		t.Fatalf("%d hits", len(res.Hits))
 	}
 	path := filepath.Join(m.repo.StateDir(), recall.IndexFile)
+	segments := func() []string {
+		files, _ := filepath.Glob(filepath.Join(m.repo.StateDir(), recall.SegmentsDir, "*.seg"))
+		if len(files) == 0 {
+			t.Fatal("no segment files")
+		}
+		return files
+	}
 	for name, damage := range map[string]func(){
-		"deleted":   func() { os.Remove(path) },
-		"truncated": func() { os.Truncate(path, 100) },
-		"garbage":   func() { os.WriteFile(path, []byte("not a database at all, not even close to one"), 0o644) },
+		"segment deleted":   func() { os.Remove(segments()[0]) },
+		"segment truncated": func() { os.Truncate(segments()[0], 100) },
+		"segment garbage":   func() { os.WriteFile(segments()[0], []byte("not a segment at all"), 0o644) },
+		"deleted":           func() { os.Remove(path) },
+		"truncated":         func() { os.Truncate(path, 100) },
+		"garbage":           func() { os.WriteFile(path, []byte("not a database at all, not even close to one"), 0o644) },
 		"of another version": func() {
 			db, err := sql.Open("sqlite", path)
 			if err == nil {

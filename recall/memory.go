@@ -69,6 +69,7 @@ type Ref struct {
 	Origin string `json:"origin"` // Local, or the fetched branch it was read from
 	record string
 	line   int
+	md     []byte // its markdown file's blob's hash
 }
 
 // entries reads the whole of each entry refs name, in their order: a pending one from

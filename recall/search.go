@@ -3,18 +3,26 @@ package recall
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/agmem/agmem/internal/fulltext"
+	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/render"
 )
 
+// ErrQuery is a query the index cannot take; the error says why.
+var ErrQuery = fulltext.ErrQuery
+
 // Query is what Search looks for, and where.
 type Query struct {
-	Text string // see matchQuery for what it may hold
+	Text string // see fulltext.Parse for what it may hold
 	// Filters; "" or zero for any.
 	Session string
 	Agent   string // the source that captured it: claude-code, codex, gemini-cli, …
@@ -39,7 +47,7 @@ const maxCounted = 10000
 // Hit is one entry found: an observation or a prompt.
 type Hit struct {
 	Ref
-	Score float64 `json:"score"` // BM25, the lower the better, as SQLite gives it
+	Score float64 `json:"score"` // BM25: the higher, the better
 	// Snippet is where it matched, on one line, each match in **.
 	Snippet string `json:"snippet"`
 }
@@ -55,7 +63,7 @@ type Results struct {
 // refColumns are the columns a Ref is read from, of refFrom.
 const (
 	refColumns = `e.id, e.short, e.session, e.ts, e.event, e.source, e.type, e.tool, e.summary, e.failed,
-	e.size, coalesce(r.commit_, ''), coalesce(r.path, ''), coalesce(r.origin, '` + Local + `'), e.line, e.form`
+	e.size, coalesce(r.commit_, ''), coalesce(r.path, ''), coalesce(r.origin, '` + Local + `'), e.line, e.form, e.md`
 	refFrom = `entries e LEFT JOIN records r ON r.rowid = e.record`
 )
 
@@ -66,7 +74,7 @@ func scanRef(s scanner, extra ...any) (Ref, error) {
 	var ts int64
 	var failed, size, form int
 	err := s.Scan(append([]any{&r.ID, &r.Short, &r.Session, &ts, &r.Event, &r.Source, &r.Type, &r.Tool,
-		&r.Summary, &failed, &size, &r.Commit, &r.record, &r.Origin, &r.line, &form}, extra...)...)
+		&r.Summary, &failed, &size, &r.Commit, &r.record, &r.Origin, &r.line, &form, &r.md}, extra...)...)
 	r.Time, r.Failed, r.Tokens = time.Unix(0, ts).UTC(), failed != 0, (size+3)/4
 	if form > noFile && form <= len(render.Forms) {
 		o := memory.Observation{ID: r.ID, ToolName: r.Tool, MemoryType: memory.Type(r.Type), Timestamp: r.Time}
@@ -83,7 +91,7 @@ const noFile = 0
 // summaries, errors and file paths count more than arguments and results), never by
 // time.
 func (m *Memory) Search(q Query) (Results, error) {
-	match, words, err := matchQuery(q.Text)
+	query, err := fulltext.Parse(q.Text)
 	if err != nil {
 		return Results{}, err
 	}
@@ -93,51 +101,117 @@ func (m *Memory) Search(q Query) (Results, error) {
 	case q.Limit < 0 || q.Limit > MaxLimit:
 		return Results{}, fmt.Errorf("%w: the limit must be 1 to %d", ErrQuery, MaxLimit)
 	}
-	// Ranked in the words table alone, and joined to what the hits are after: the join
-	// of every match before ranking cost more than the ranking. A session's entries are
-	// few, and picked first; other filters are read row by row beside the matches.
-	where, args := filters(q)
-	matches := `SELECT words.rowid FROM words`
-	switch {
-	case q.Session != "":
-		matches += ` WHERE words MATCH ? AND +words.rowid IN (SELECT e.rowid FROM entries e JOIN sessions s ON s.id = e.session WHERE 1` + where + `)`
-	case where != "":
-		matches += ` JOIN entries e ON e.rowid = words.rowid JOIN sessions s ON s.id = e.session WHERE words MATCH ?` + where
-	default:
-		matches += ` WHERE words MATCH ?`
+	filter, none, err := m.filter(q)
+	if err != nil || none {
+		return Results{}, err
 	}
-	args = append([]any{match}, args...)
-	ranked := strings.Replace(matches, "SELECT words.rowid", "SELECT words.rowid, bm25(words, 4.0, 3.0, 1.0, 1.0, 2.0, 3.0) AS score", 1)
-	rows, err := m.Index.db.Query(`SELECT `+refColumns+`, rk.score FROM (`+ranked+` ORDER BY score LIMIT ?) rk
-		JOIN entries e ON e.rowid = rk.rowid LEFT JOIN records r ON r.rowid = e.record ORDER BY rk.score`, append(args, q.Limit+1)...)
+	found, err := m.Index.search(query, fulltext.Options{Weights: weights, Limit: q.Limit, MaxCount: maxCounted, Filter: filter})
 	if err != nil {
-		return Results{}, engineError(err)
+		return Results{}, err
 	}
-	defer rows.Close()
-	var res Results
-	for rows.Next() {
-		var h Hit
-		if h.Ref, err = scanRef(rows, &h.Score); err != nil {
-			return Results{}, err
-		}
-		res.Hits = append(res.Hits, h)
+	res := Results{Total: found.Total, More: found.More}
+	if res.Hits, err = m.hits(found.Hits); err != nil {
+		return Results{}, err
 	}
-	if err := rows.Err(); err != nil {
-		return Results{}, engineError(err)
-	}
-	if res.More = len(res.Hits) > q.Limit; res.More {
-		res.Hits = res.Hits[:q.Limit]
-		err := m.Index.db.QueryRow(`SELECT count(*) FROM (`+matches+` LIMIT `+fmt.Sprint(maxCounted)+`)`, args...).Scan(&res.Total)
-		if err != nil {
-			return Results{}, engineError(err)
-		}
-	} else {
-		res.Total = len(res.Hits)
-	}
-	if err := m.snippets(res.Hits, words); err != nil {
+	if err := m.snippets(res.Hits, query.Words); err != nil {
 		return Results{}, err
 	}
 	return res, nil
+}
+
+// search searches the index's segments.
+func (ix *Index) search(q *fulltext.Query, o fulltext.Options) (fulltext.Result, error) {
+	segs := make([]*fulltext.Segment, len(ix.segs))
+	for i, s := range ix.segs {
+		segs[i] = s.Segment
+	}
+	res, err := fulltext.Search(segs, q, o)
+	if err != nil {
+		return res, hint.With(fmt.Errorf("search index: %w", err), `run "agmem index --rebuild"`)
+	}
+	return res, nil
+}
+
+// filter is q's filters as the engine takes them; none says that nothing can pass them.
+func (m *Memory) filter(q Query) (f fulltext.Filter, none bool, err error) {
+	f.Keys = make([][]string, keys)
+	one := func(key int, v string) {
+		if v != "" {
+			f.Keys[key] = []string{v}
+		}
+	}
+	one(keySource, q.Agent)
+	one(keyType, q.Type)
+	one(keyTool, q.Tool)
+	one(keySession, q.Session)
+	if q.Failed {
+		f.Keys[keyFailed] = []string{"1"}
+	}
+	if !q.Since.IsZero() {
+		f.From = q.Since.UnixNano()
+	}
+	if !q.Until.IsZero() {
+		f.To = q.Until.UnixNano()
+	}
+	if q.Project == "" {
+		return f, false, nil
+	}
+	dir := strings.TrimRight(q.Project, "/")
+	rows, err := m.Index.db.Query(`SELECT id FROM sessions WHERE cwd = ? OR substr(cwd, 1, ?) = ?`, dir, len(dir)+1, dir+"/")
+	if err != nil {
+		return f, false, err
+	}
+	defer rows.Close()
+	var in []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return f, false, err
+		}
+		if q.Session == "" || id == q.Session {
+			in = append(in, id)
+		}
+	}
+	f.Keys[keySession] = in
+	return f, len(in) == 0, rows.Err()
+}
+
+// hits are the entries of the engine's hits, in their order.
+func (m *Memory) hits(found []fulltext.Hit) ([]Hit, error) {
+	if len(found) == 0 {
+		return nil, nil
+	}
+	at := map[int64]int{}
+	args := make([]any, len(found))
+	for i, h := range found {
+		at[h.ID], args[i] = i, h.ID
+	}
+	rows, err := m.Index.db.Query(`SELECT `+refColumns+`, e.rowid FROM `+refFrom+` WHERE e.rowid IN (?`+
+		strings.Repeat(",?", len(found)-1)+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make([]Hit, len(found))
+	seen := 0
+	for rows.Next() {
+		var rowid int64
+		ref, err := scanRef(rows, &rowid)
+		if err != nil {
+			return nil, err
+		}
+		i := at[rowid]
+		out[i] = Hit{Ref: ref, Score: found[i].Score}
+		seen++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if seen != len(found) {
+		return nil, hint.With(fmt.Errorf("search index: %d of %d hits are not in its entries", len(found)-seen, len(found)),
+			`run "agmem index --rebuild"`)
+	}
+	return out, nil
 }
 
 // filters are the SQL conditions of q's filters, and their arguments.
@@ -179,30 +253,60 @@ func filters(q Query) (string, []any) {
 	return " AND " + strings.Join(where, " AND "), args
 }
 
-// engineError says what the engine refused in a query, in its own words, as a bad
-// query: matchQuery writes what the engine takes, so this is rare.
-func engineError(err error) error {
-	if msg := err.Error(); strings.Contains(msg, "fts5") || strings.Contains(msg, "syntax") {
-		return fmt.Errorf("%w: %s", ErrQuery, msg)
-	}
-	return fmt.Errorf("search index: %w", err)
-}
-
 // snippets cuts each hit's snippet from the whole of its entry.
 func (m *Memory) snippets(hits []Hit, words []string) error {
-	refs := make([]Ref, len(hits))
+	// A committed observation's markdown file shows its arguments and the start of its
+	// error and result: a blob of a few kilobytes, where its session record is a blob
+	// of all the session's entries. The whole entry is read only where the file does
+	// not show a match.
+	var refs []Ref
+	var at []int
 	for i, h := range hits {
-		refs[i] = h.Ref
+		if texts := m.shown(h.Ref); texts != nil {
+			if s, ok := matchIn(texts, words); ok {
+				hits[i].Snippet = s
+				continue
+			}
+		}
+		refs, at = append(refs, h.Ref), append(at, i)
 	}
 	entries, err := m.entries(refs)
 	if err != nil {
 		return err
 	}
 	for i, e := range entries {
-		hits[i].Snippet = snippet(e, words)
+		hits[at[i]].Snippet = snippet(e, words)
 	}
 	return nil
 }
+
+// shown are the texts the markdown file of a committed observation shows, in the
+// order snippets look at them, or nil where there is no such file to read: read by its
+// blob's hash, which the index keeps, not by its path, which takes a read of each tree
+// on the way, in a commit of its own.
+func (m *Memory) shown(r Ref) []string {
+	if r.Commit == "" || len(r.md) != len(plumbing.ZeroHash) {
+		return nil
+	}
+	rc, err := m.git.OpenBlob(plumbing.Hash(r.md))
+	if err != nil {
+		return nil
+	}
+	defer rc.Close()
+	md, err := io.ReadAll(io.LimitReader(rc, maxMarkdown))
+	if err != nil {
+		return nil
+	}
+	args, errText, result, ok := render.Sections(md)
+	if !ok {
+		return nil
+	}
+	return []string{errText, result, args, r.Summary}
+}
+
+// maxMarkdown bounds what is read of a markdown file for a snippet: its previews keep it
+// to a few kilobytes, but for arguments.
+const maxMarkdown = 1 << 20
 
 // snippetRunes is about how long a snippet is.
 const snippetRunes = 160
@@ -218,10 +322,8 @@ func snippet(e memory.Entry, words []string) string {
 	} else {
 		texts = []string{e.Event.Text}
 	}
-	for _, t := range texts {
-		if s, ok := around(t, words); ok {
-			return s
-		}
+	if s, ok := matchIn(texts, words); ok {
+		return s
 	}
 	for _, t := range texts {
 		if t != "" {
@@ -230,6 +332,16 @@ func snippet(e memory.Entry, words []string) string {
 		}
 	}
 	return ""
+}
+
+// matchIn is the snippet of the first of texts where one of words matches.
+func matchIn(texts []string, words []string) (string, bool) {
+	for _, t := range texts {
+		if s, ok := around(t, words); ok {
+			return s, true
+		}
+	}
+	return "", false
 }
 
 // around is text on one line, cut to snippetRunes around the first match of words

@@ -7,6 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/agmem/agmem/capture"
 	"github.com/agmem/agmem/internal/failpoint"
+	"github.com/agmem/agmem/internal/fulltext"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/render"
@@ -24,33 +28,64 @@ import (
 // writer is one Update's transaction.
 type writer struct {
 	ctx  context.Context
+	ix   *Index
 	tx   *sql.Tx
 	done Updated
 	// statements, prepared once a transaction
-	insert, find, place, words, record, session *sql.Stmt
-	rewrite, unword                             *sql.Stmt // an entry indexed before that changed since
+	insert, find, place, record, session *sql.Stmt
+	rewrite                              *sql.Stmt // an entry indexed before that changed since
 	// sessions tallies what the entries added tell of their sessions, written at the end
 	sessions map[string]*sessionTally
 	order    []string // the sessions' ids, as first seen
+	// words gathers the entries' words for the segment seg, 0 until the first
+	words   *fulltext.Builder
+	seg     int64
+	swept   bool // the segment files no transaction named are removed
+	changed bool // a segment written, or an entry's words dead
 }
+
+// Each entry's words, by field of the segments, and how much each weighs in a score.
+const (
+	fieldTool = iota
+	fieldSummary
+	fieldArguments
+	fieldResult
+	fieldError
+	fieldPaths
+	fields
+)
+
+var weights = []float64{fieldTool: 4, fieldSummary: 3, fieldArguments: 1, fieldResult: 1, fieldError: 2, fieldPaths: 3}
+
+// The keys a search filters entries on, by position in a segment's keys.
+const (
+	keySource = iota
+	keyType
+	keyTool
+	keySession
+	keyFailed
+	keys
+)
+
+// segmentBytes bounds the memory of the words an update gathers before it writes a
+// segment of them: a rebuild writes several.
+const segmentBytes = 256 << 20
 
 func (ix *Index) writer(ctx context.Context) (*writer, error) {
 	tx, err := ix.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
-	w := &writer{ctx: ctx, tx: tx, sessions: map[string]*sessionTally{}}
+	w := &writer{ctx: ctx, ix: ix, tx: tx, sessions: map[string]*sessionTally{}}
 	for _, s := range []struct {
 		stmt **sql.Stmt
 		sql  string
 	}{
 		{&w.insert, `INSERT INTO entries (id, short, event, session, source, type, tool, ts, failed,
-			summary, subject, size, record, line, form) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING`},
+			summary, subject, size, record, line, form, md) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING`},
 		{&w.find, `SELECT rowid, record, failed, size FROM entries WHERE id = ?`},
 		{&w.rewrite, `UPDATE entries SET type = ?, tool = ?, failed = ?, summary = ?, subject = ?, size = ? WHERE rowid = ?`},
-		{&w.unword, `DELETE FROM words WHERE rowid = ?`},
-		{&w.place, `UPDATE entries SET record = ?, line = ?, form = ? WHERE rowid = ?`},
-		{&w.words, `INSERT INTO words (rowid, tool, summary, arguments, result, error, paths) VALUES (?,?,?,?,?,?,?)`},
+		{&w.place, `UPDATE entries SET record = ?, line = ?, form = ?, md = ? WHERE rowid = ?`},
 		{&w.record, `INSERT INTO records (commit_, path, origin) VALUES (?,?,?)
 			ON CONFLICT (commit_, path) DO UPDATE SET origin = origin RETURNING rowid`},
 		{&w.session, `INSERT INTO sessions (id, source, first, last, cwd, first_prompt, prompt_at, observations, failures, origin)
@@ -115,10 +150,104 @@ func (w *writer) writeSessions() error {
 }
 
 func (w *writer) commit() error {
+	if w.words != nil && w.words.Len() > 0 {
+		if err := w.writeSegment(); err != nil {
+			return err
+		}
+	}
+	if w.changed {
+		if err := changedSegments(w.tx); err != nil {
+			return err
+		}
+	}
 	if err := w.writeSessions(); err != nil {
 		return err
 	}
 	return w.tx.Commit()
+}
+
+// index gathers an entry's words, in the segment the update writes.
+func (w *writer) index(rowid int64, e memory.Entry, r row) error {
+	if w.seg == 0 {
+		if err := w.newSegment(); err != nil {
+			return err
+		}
+	}
+	failed := "0"
+	if r.failed != 0 {
+		failed = "1"
+	}
+	w.words.Add(fulltext.Doc{ID: rowid, Time: e.Time().UnixNano(),
+		Fields: []string{fieldTool: r.tool, fieldSummary: r.words, fieldArguments: r.arguments, fieldResult: r.result,
+			fieldError: r.error, fieldPaths: r.paths},
+		Keys: []string{keySource: e.Source(), keyType: r.memoryType, keyTool: r.tool, keySession: e.Session(), keyFailed: failed}})
+	if w.words.Bytes() > segmentBytes {
+		return w.writeSegment()
+	}
+	return nil
+}
+
+// newSegment begins a segment: its row, which takes the index's write lock, and its
+// words. The first time, it removes what updates that failed left: segment files no
+// row names, which no other update can be writing now.
+func (w *writer) newSegment() error {
+	res, err := w.tx.Exec(`INSERT INTO segments (docs) VALUES (0)`)
+	if err != nil {
+		return err
+	}
+	if w.seg, err = res.LastInsertId(); err != nil {
+		return err
+	}
+	w.words = fulltext.NewBuilder(fields, keys)
+	if w.swept {
+		return nil
+	}
+	w.swept = true
+	return sweepSegments(w.tx, w.ix.dir)
+}
+
+// writeSegment writes the words gathered as the segment's file, synced before the
+// transaction that names it commits.
+func (w *writer) writeSegment() error {
+	if err := os.MkdirAll(w.ix.dir, 0o755); err != nil {
+		return err
+	}
+	if err := w.words.Write(segmentPath(w.ix.dir, w.seg)); err != nil {
+		return err
+	}
+	if _, err := w.tx.Exec(`UPDATE segments SET docs = ? WHERE id = ?`, w.words.Len(), w.seg); err != nil {
+		return err
+	}
+	w.words, w.seg, w.changed = nil, 0, true
+	return nil
+}
+
+// sweepSegments removes the files of dir that are not segments the index names, as q
+// reads it under the write lock.
+func sweepSegments(q querier, dir string) error {
+	ids, err := segmentIDs(q)
+	if err != nil {
+		return err
+	}
+	named := map[string]bool{}
+	for _, id := range ids {
+		named[filepath.Base(segmentPath(dir, id))] = true
+	}
+	files, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if !named[f.Name()] {
+			if err := os.Remove(filepath.Join(dir, f.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (w *writer) rollback() { w.tx.Rollback() }
@@ -141,7 +270,8 @@ func (w *writer) setMeta(key, value string) error {
 type place struct {
 	record int64 // its record's row; 0 while pending
 	line   int
-	form   int // its markdown file's name
+	form   int    // its markdown file's name
+	md     []byte // its markdown file's blob, nil for none
 	origin string
 }
 
@@ -170,11 +300,12 @@ func (w *writer) journal(j *journal.Journal) error {
 	return w.setMeta("journal_seq", strconv.FormatUint(last, 10))
 }
 
-// dropPending forgets every entry no commit holds.
+// dropPending forgets every entry no commit holds: its words are dead in every segment.
 func (w *writer) dropPending() error {
-	if _, err := w.tx.Exec(`DELETE FROM words WHERE rowid IN (SELECT rowid FROM entries WHERE record = 0)`); err != nil {
+	if _, err := w.tx.Exec(`INSERT OR IGNORE INTO dead (entry, before) SELECT rowid, ? FROM entries WHERE record = 0`, int64(math.MaxInt64)); err != nil {
 		return err
 	}
+	w.changed = true
 	_, err := w.tx.Exec(`DELETE FROM entries WHERE record = 0`)
 	return err
 }
@@ -194,9 +325,135 @@ func (w *writer) git(git *vcs.Git) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
+		if err := w.indexCommits(git, commits, s.name); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	return nil
+}
+
+// indexCommits indexes the entries of commits, in order. What git holds of a commit is
+// read and decoded on a goroutine of its own, a few commits ahead of the one indexed:
+// a rebuild's reading and its indexing then take a core each.
+func (w *writer) indexCommits(git *vcs.Git, commits []walked, origin string) error {
+	reads := make(chan commitRead, 4)
+	quit := make(chan struct{})
+	defer close(quit)
+	go func() {
+		defer close(reads)
 		for _, c := range commits {
-			if err := w.indexCommit(git, c, s.name); err != nil {
-				return fmt.Errorf("%s: commit %s: %w", s.name, c.hash, err)
+			r := readCommit(w.ctx, git, c, origin)
+			select {
+			case reads <- r:
+			case <-quit:
+				return
+			}
+			if r.err != nil {
+				return
+			}
+		}
+	}()
+	for r := range reads {
+		if r.err == nil {
+			r.err = w.addCommit(r)
+		}
+		if r.err != nil {
+			return fmt.Errorf("commit %s: %w", r.commit, r.err)
+		}
+	}
+	return nil
+}
+
+// commitRead is what an agmem commit's session records hold, decoded, and where each
+// entry's markdown file is.
+type commitRead struct {
+	commit  plumbing.Hash
+	origin  string
+	records []recordRead
+	err     error
+}
+
+type recordRead struct {
+	path    string // its first part
+	entries []memory.Entry
+	rows    []row
+	places  []place // but the record's row, known once it is written
+}
+
+// readCommit reads the entries of an agmem commit's session records. A record of a
+// fetched branch that does not read as entries, which anyone could have written, is
+// passed over; one of this repo's own is an error.
+func readCommit(ctx context.Context, git *vcs.Git, c walked, origin string) commitRead {
+	read := commitRead{commit: c.hash, origin: origin}
+	if c.batch == "" {
+		return read // a person's commit
+	}
+	if read.err = ctx.Err(); read.err != nil {
+		return read
+	}
+	files, err := git.AddedPaths(c.hash, isRecordPart)
+	if err != nil {
+		read.err = err
+		return read
+	}
+	data := map[string][]byte{}
+	markdown := map[string]plumbing.Hash{}
+	var names []string
+	for _, f := range files {
+		switch {
+		case isRecordPart(f.Path):
+			data[f.Path] = f.Data
+			names = append(names, f.Path)
+		case strings.HasSuffix(f.Path, ".md"):
+			markdown[f.Path] = f.Hash
+		}
+	}
+	for _, parts := range render.RecordFiles(names) {
+		var whole bytes.Buffer
+		for _, p := range parts {
+			whole.Write(data[p])
+		}
+		entries, err := render.ParseSessionRecord(whole.Bytes())
+		if err != nil {
+			if origin != Local {
+				continue
+			}
+			read.err = fmt.Errorf("%s: %w", parts[0], err)
+			return read
+		}
+		rec := recordRead{path: parts[0], entries: entries, rows: make([]row, len(entries)), places: make([]place, len(entries))}
+		for i, e := range entries {
+			rec.rows[i] = rowOf(e)
+			at := place{line: i + 1, origin: origin}
+			if o := e.Observation; o != nil {
+				for i, f := range render.Forms {
+					if h, ok := markdown[f.Path(o)]; ok {
+						at.form, at.md = i+1, h[:]
+						break
+					}
+				}
+			}
+			rec.places[i] = at
+		}
+		read.records = append(read.records, rec)
+	}
+	return read
+}
+
+// addCommit indexes what readCommit read of a commit.
+func (w *writer) addCommit(read commitRead) error {
+	w.done.Commits++
+	failpoint.Hit("index-midway") // inside the transaction: SQLite must drop it whole
+	for _, rec := range read.records {
+		var record int64
+		if err := w.record.QueryRow(read.commit.String(), rec.path, read.origin).Scan(&record); err != nil {
+			return err
+		}
+		for i, e := range rec.entries {
+			at := rec.places[i]
+			at.record = record
+			if err := w.addRow(e, rec.rows[i], at); err != nil {
+				return err
 			}
 		}
 	}
@@ -243,65 +500,6 @@ func (w *writer) unindexed(git *vcs.Git, tip plumbing.Hash) ([]walked, error) {
 	return out, nil
 }
 
-// indexCommit indexes the entries of an agmem commit's session records. A record of a
-// fetched branch that does not read as entries, which anyone could have written, is
-// passed over; one of this repo's own is an error.
-func (w *writer) indexCommit(git *vcs.Git, c walked, origin string) error {
-	if c.batch == "" {
-		return nil // a person's commit
-	}
-	files, err := git.AddedPaths(c.hash, isRecordPart)
-	if err != nil {
-		return err
-	}
-	data := map[string][]byte{}
-	markdown := map[string]bool{}
-	var names []string
-	for _, f := range files {
-		switch {
-		case isRecordPart(f.Path):
-			data[f.Path] = f.Data
-			names = append(names, f.Path)
-		case strings.HasSuffix(f.Path, ".md"):
-			markdown[f.Path] = true
-		}
-	}
-	w.done.Commits++
-	failpoint.Hit("index-midway") // inside the transaction: SQLite must drop it whole
-	for _, parts := range render.RecordFiles(names) {
-		var whole bytes.Buffer
-		for _, p := range parts {
-			whole.Write(data[p])
-		}
-		entries, err := render.ParseSessionRecord(whole.Bytes())
-		if err != nil {
-			if origin != Local {
-				continue
-			}
-			return fmt.Errorf("%s: %w", parts[0], err)
-		}
-		var record int64
-		if err := w.record.QueryRow(c.hash.String(), parts[0], origin).Scan(&record); err != nil {
-			return err
-		}
-		for i, e := range entries {
-			at := place{record: record, line: i + 1, origin: origin}
-			if o := e.Observation; o != nil {
-				for i, f := range render.Forms {
-					if markdown[f.Path(o)] {
-						at.form = i + 1
-						break
-					}
-				}
-			}
-			if err := w.add(e, at); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 func isRecordPart(path string) bool {
 	return strings.HasPrefix(path, render.SessionsDir+"/") && strings.HasSuffix(path, ".jsonl")
 }
@@ -310,13 +508,15 @@ func isRecordPart(path string) bool {
 // was pending is placed in the commit that now holds it; one that changed since (a call
 // reported before its result, then answered: the journal gives it again) is indexed
 // again in its row.
-func (w *writer) add(e memory.Entry, at place) error {
+func (w *writer) add(e memory.Entry, at place) error { return w.addRow(e, rowOf(e), at) }
+
+// addRow is add of an entry whose row is read already.
+func (w *writer) addRow(e memory.Entry, r row, at place) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	r := rowOf(e)
 	res, err := w.insert.Exec(e.ID(), shortID(e.ID()), r.event, e.Session(), e.Source(), r.memoryType, r.tool,
-		e.Time().UnixNano(), r.failed, r.summary, r.subject, r.size, at.record, at.line, at.form)
+		e.Time().UnixNano(), r.failed, r.summary, r.subject, r.size, at.record, at.line, at.form, at.md)
 	if err != nil {
 		return err
 	}
@@ -330,7 +530,7 @@ func (w *writer) add(e memory.Entry, at place) error {
 			return err
 		}
 		if record == 0 && at.record != 0 {
-			if _, err := w.place.Exec(at.record, at.line, at.form, rowid); err != nil {
+			if _, err := w.place.Exec(at.record, at.line, at.form, at.md, rowid); err != nil {
 				return err
 			}
 		}
@@ -344,7 +544,7 @@ func (w *writer) add(e memory.Entry, at place) error {
 		return err
 	}
 	if r.searchable {
-		if _, err := w.words.Exec(rowid, r.tool, r.words, r.arguments, r.result, r.error, r.paths); err != nil {
+		if err := w.index(rowid, e, r); err != nil {
 			return err
 		}
 	}
@@ -367,10 +567,17 @@ func (w *writer) reindex(e memory.Entry, r row, rowid int64, failed int) error {
 	if _, err := w.rewrite.Exec(r.memoryType, r.tool, r.failed, r.summary, r.subject, r.size, rowid); err != nil {
 		return err
 	}
-	if _, err := w.unword.Exec(rowid); err != nil {
+	if w.seg == 0 {
+		if err := w.newSegment(); err != nil {
+			return err
+		}
+	}
+	// Its words before, in the segments before this update's, are dead.
+	if _, err := w.tx.Exec(`INSERT OR IGNORE INTO dead (entry, before) VALUES (?, ?)`, rowid, w.seg); err != nil {
 		return err
 	}
-	if _, err := w.words.Exec(rowid, r.tool, r.words, r.arguments, r.result, r.error, r.paths); err != nil {
+	w.changed = true
+	if err := w.index(rowid, e, r); err != nil {
 		return err
 	}
 	w.tally(e.Session()).add(e.Source(), r.cwd, "", "", e.Time().UnixNano(), 0, failed)

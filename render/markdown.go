@@ -153,3 +153,45 @@ func yamlQuote(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+// Sections are the texts an observation's markdown (Markdown) shows of it: its
+// arguments as JSON, and the start of its error ("" for none) and of its result; ok is
+// false for a file not in that shape. Each block is read to the fence that closes it,
+// which nothing inside it can be.
+func Sections(md []byte) (arguments, errText, result string, ok bool) {
+	rest := string(md)
+	block := func(heading string) (string, bool) {
+		after, found := strings.CutPrefix(rest, heading+"\n\n")
+		if !found {
+			return "", false
+		}
+		line, after, found := strings.Cut(after, "\n")
+		fence := strings.TrimSuffix(line, "json")
+		if !found || len(fence) < 3 || strings.Trim(fence, "`") != "" {
+			return "", false
+		}
+		content, after, found := strings.Cut(after, "\n"+fence+"\n")
+		if !found {
+			return "", false
+		}
+		rest = after
+		return content, true
+	}
+	i := strings.Index(rest, "\n### Arguments\n\n")
+	if i < 0 {
+		return "", "", "", false
+	}
+	rest = rest[i+1:]
+	if arguments, ok = block("### Arguments"); !ok {
+		return "", "", "", false
+	}
+	rest = strings.TrimPrefix(rest, "\n")
+	if strings.HasPrefix(rest, "### Error\n") {
+		if errText, ok = block("### Error"); !ok {
+			return "", "", "", false
+		}
+		rest = strings.TrimPrefix(rest, "\n")
+	}
+	result, ok = block("### Result")
+	return arguments, errText, result, ok
+}

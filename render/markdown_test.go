@@ -324,3 +324,23 @@ func FuzzMarkdown(f *testing.F) {
 		}
 	})
 }
+
+// TestSections reads back what Markdown wrote, whatever the texts hold: fences, headings,
+// backticks.
+func TestSections(t *testing.T) {
+	for _, o := range []memory.Observation{
+		{ToolName: "Bash", Arguments: mustJSON(map[string]string{"command": "echo '```'"}), Result: mustJSON("a\n### Result\n\n```\nnot the end\n````\n")},
+		{ToolName: "Read", Arguments: mustJSON(map[string]string{"path": "a.md"}), Result: mustJSON(strings.Repeat("long ", 300)), Error: "it failed\n```"},
+		{ToolName: "x", Arguments: json.RawMessage(`"not an object"`), Result: nil},
+	} {
+		md := Markdown(&o)
+		args, errText, result, ok := Sections(md)
+		if !ok || args != argumentsJSON(o.Arguments) || result != preview(blockText(o.ResultText()), previewRunes) ||
+			o.Error != "" && errText != preview(blockText(o.Error), previewRunes) || o.Error == "" && errText != "" {
+			t.Errorf("Sections of\n%s\n= %q, %q, %q, %v", md, args, errText, result, ok)
+		}
+	}
+	if _, _, _, ok := Sections([]byte("# not an observation\n")); ok {
+		t.Error("Sections of another file: ok")
+	}
+}
