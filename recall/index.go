@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"time"
 
-	_ "modernc.org/sqlite" // the engine: SQLite, with FTS5, in pure Go
+	_ "modernc.org/sqlite" // the entries' table: SQLite, in pure Go
 
 	"github.com/agmem/agmem/internal/fulltext"
 	"github.com/agmem/agmem/journal"
@@ -119,6 +119,9 @@ func OpenIndex(stateDir string) (*Index, error) {
 	if err == nil {
 		return ix, nil
 	}
+	if busy(err) { // another process holds it: it is not damaged
+		return nil, fmt.Errorf("search index %s: %w", path, err)
+	}
 	if err := removeIndex(path, dir); err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
@@ -126,6 +129,17 @@ func OpenIndex(stateDir string) (*Index, error) {
 		return nil, fmt.Errorf("search index %s: %w", path, err)
 	}
 	return ix, nil
+}
+
+// busy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED: the index is in
+// another's hands for longer than its busy timeout.
+func busy(err error) bool {
+	var coded interface{ Code() int }
+	if !errors.As(err, &coded) {
+		return false
+	}
+	code := coded.Code() & 0xff // the primary code of an extended one
+	return code == 5 || code == 6
 }
 
 // RemoveIndex removes the index in stateDir, which the next OpenIndex makes anew.
@@ -144,11 +158,12 @@ func removeIndex(path, dir string) error {
 }
 
 func openIndex(path, dir string) (*Index, error) {
-	// WAL: a search reads while an update writes; busy_timeout: two updates take turns;
-	// a page cache of up to 64 MiB, filled as pages are read: a rebuild's inserts into the
-	// entries' indexes read pages from the file for a third of their time with the
-	// default 2 MiB.
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-65536)")
+	// WAL: a search reads while an update writes; busy_timeout and _txlock=immediate: two
+	// updates take turns, each transaction holding the write lock from its start, so that
+	// none reads what another then changes under it (SQLITE_BUSY_SNAPSHOT); a page cache
+	// of up to 64 MiB, filled as pages are read: a rebuild's inserts into the entries'
+	// indexes read pages from the file for a third of their time with the default 2 MiB.
+	db, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-65536)")
 	if err != nil {
 		return nil, err
 	}
@@ -168,33 +183,43 @@ func (ix *Index) check() error {
 	if err := ix.db.QueryRow("PRAGMA user_version").Scan(&version); err != nil {
 		return err
 	}
-	switch version {
-	case indexVersion:
-		// A damaged file fails here or soon after; quick_check reads every page, which
-		// costs too much on every open.
-		var n int
-		if err := ix.db.QueryRow("SELECT count(*) FROM meta").Scan(&n); err != nil {
+	if version == 0 {
+		var err error
+		if version, err = ix.create(); err != nil {
 			return err
 		}
-	case 0:
-		tx, err := ix.db.Begin()
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		if _, err := tx.Exec(schema); err != nil {
-			return err
-		}
-		if _, err := tx.Exec("PRAGMA user_version = " + strconv.Itoa(indexVersion)); err != nil {
-			return err
-		}
-		if err := tx.Commit(); err != nil {
-			return err
-		}
-	default:
+	}
+	if version != indexVersion {
 		return fmt.Errorf("an index of version %d", version)
 	}
+	// A damaged file fails here or soon after; quick_check reads every page, which costs
+	// too much on every open.
+	var n int
+	if err := ix.db.QueryRow("SELECT count(*) FROM meta").Scan(&n); err != nil {
+		return err
+	}
 	return ix.loadSegments()
+}
+
+// create makes the tables in a file that has none, and returns the file's version: the
+// tables' own, or that of the tables another process made since the caller looked.
+func (ix *Index) create() (int, error) {
+	tx, err := ix.db.Begin()
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	var version int
+	if err := tx.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version != 0 {
+		return version, err
+	}
+	if _, err := tx.Exec(schema); err != nil {
+		return 0, err
+	}
+	if _, err := tx.Exec("PRAGMA user_version = " + strconv.Itoa(indexVersion)); err != nil {
+		return 0, err
+	}
+	return indexVersion, tx.Commit()
 }
 
 // loadSegments opens the segments the index names, as it names them now, and lets go

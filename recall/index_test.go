@@ -3,6 +3,7 @@ package recall_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -219,4 +220,128 @@ func TestAnsweredCallIndexedAgain(t *testing.T) {
 	payload(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"Stop","last_assistant_message":"done"}`)
 	m.flush()
 	check(true)
+}
+
+// TestSegmentsMerged records and flushes again and again, an update and its segment
+// each time: eight segments of a size are merged into one, so that few stay, and every
+// observation is found once, by a reader opened before the merges too.
+func TestSegmentsMerged(t *testing.T) {
+	m := newMemRepo(t)
+	early := m.open()
+	for i := range 20 {
+		m.record(fmt.Sprint("s", i), call("Bash", fmt.Sprint("t", i), time.Duration(i)*time.Second,
+			map[string]any{"command": fmt.Sprintf("make round%d", i)}, fmt.Sprintf("round %d of the merge test passed, and the tortoise won", i)))
+		m.flush()
+		if res := m.search(recall.Query{Text: "tortoise", Limit: 100}); len(res.Hits) != i+1 {
+			t.Fatalf("after flush %d: %d hits, want %d", i, len(res.Hits), i+1)
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(m.repo.StateDir(), recall.SegmentsDir, "*"))
+	if err != nil || len(files) >= 8 || len(files) == 0 {
+		t.Fatalf("%d segment files after 20 updates: %v, %v", len(files), files, err)
+	}
+	if err := early.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := early.Search(recall.Query{Text: "tortoise", Limit: 100})
+	if err != nil || len(res.Hits) != 20 {
+		t.Fatalf("the reader opened first: %d hits, %v", len(res.Hits), err)
+	}
+	seen := map[string]bool{}
+	for _, h := range res.Hits {
+		if seen[h.ID] || h.Commit == "" {
+			t.Errorf("%s: found twice, or not committed: %+v", h.ID, h)
+		}
+		seen[h.ID] = true
+	}
+}
+
+// An update killed after it wrote its segment and before it committed leaves a file no
+// transaction names: the next update that writes one removes it.
+func TestSegmentFilesNoneNamesAreRemoved(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s1", call("Bash", "t1", 0, map[string]any{"command": "make"}, "the first update writes a segment of its own, its first and only one"))
+	m.flush()
+	m.search(recall.Query{Text: "update"})
+	left := filepath.Join(m.repo.StateDir(), recall.SegmentsDir, "000099.seg")
+	if err := os.WriteFile(left, []byte("a segment of an update that never committed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m.record("s1", call("Bash", "t2", time.Second, map[string]any{"command": "make check"}, "the second update writes one, and sweeps away what no update names"))
+	m.flush()
+	if res := m.search(recall.Query{Text: "update"}); len(res.Hits) != 2 {
+		t.Errorf("%d hits, want 2", len(res.Hits))
+	}
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("the file no transaction names is still there: %v", err)
+	}
+}
+
+// TestUpdatesTakeTurns has readers make and update the index at once while calls are
+// recorded, as an agent's context hook and its MCP server do when its session starts:
+// none fails, and every call is found once.
+func TestUpdatesTakeTurns(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s0", call("Bash", "t0", 0, map[string]any{"command": "make"}, "committed before the race, in which the readers make the index at once"))
+	m.flush()
+	const readers, rounds = 4, 10
+	errs := make(chan error, readers)
+	for r := range readers {
+		go func() {
+			for i := range rounds {
+				m.record(fmt.Sprint("s", r), call("Bash", fmt.Sprint("t", r, "-", i), time.Duration(i)*time.Second,
+					map[string]any{"command": fmt.Sprint("make race", r)}, "a racing update's call, recorded while other readers update the index"))
+				mem, err := recall.Open(context.Background(), m.repo)
+				if err != nil {
+					errs <- err
+					return
+				}
+				mem.Close()
+			}
+			errs <- nil
+		}()
+	}
+	for range readers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res := m.search(recall.Query{Text: "racing", Limit: 100}); len(res.Hits) != readers*rounds {
+		t.Errorf("%d hits, want %d", len(res.Hits), readers*rounds)
+	}
+}
+
+// TestOpenWithinItsTime opens the memory with a deadline while another update holds the
+// index: it answers from the index as it is once the deadline passes, without waiting for
+// the other update (as agmem context does before an agent's session starts).
+func TestOpenWithinItsTime(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s1", call("Bash", "t1", 0, map[string]any{"command": "make"}, "indexed before another update takes the index's write lock"))
+	m.flush()
+	m.search(recall.Query{Text: "indexed"})
+	db, err := sql.Open("sqlite", filepath.Join(m.repo.StateDir(), recall.IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Exec("ROLLBACK")
+	m.record("s1", call("Bash", "t2", time.Second, map[string]any{"command": "make check"}, "recorded while the other update holds the index, found by the next"))
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	mem, err := recall.Open(ctx, m.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	// Not a measure of speed: the bound is the index's busy timeout, which it must not wait.
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Open waited %v for the other update", took)
+	}
+	if res, err := mem.Search(recall.Query{Text: "indexed"}); err != nil || len(res.Hits) != 1 {
+		t.Errorf("the index as it was: %d hits, %v", len(res.Hits), err)
+	}
 }
