@@ -42,7 +42,7 @@ const (
 
 // indexVersion is the layout of the tables below and of the segments. An index of
 // another version is made anew.
-const indexVersion = 5
+const indexVersion = 6
 
 const schema = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

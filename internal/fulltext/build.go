@@ -141,21 +141,31 @@ func (b *Builder) Add(d Doc) {
 
 // add appends document ord to the term's postings.
 func (tb *termBuild) add(ord int64, dt *docTerm, norms *[MaxFields]uint8, fields int) {
-	tb.postings = binary.AppendUvarint(tb.postings, uint64(ord-tb.last))
+	delta := uint64(ord-tb.last) << 3
 	tb.last = ord
-	mask := byte(0)
+	mask, once := byte(0), -1
 	for f := range fields {
 		if len(dt.pos[f]) > 0 {
 			mask |= 1 << f
+			once = f
 		}
 	}
-	tb.postings = append(tb.postings, mask)
+	if mask != 1<<once || len(dt.pos[once]) != 1 {
+		once = -1
+	}
+	if once >= 0 {
+		tb.postings = binary.AppendUvarint(tb.postings, delta|uint64(once))
+	} else {
+		tb.postings = append(binary.AppendUvarint(tb.postings, delta|manyFields), mask)
+	}
 	for f := range fields {
 		ps := dt.pos[f]
 		if len(ps) == 0 {
 			continue
 		}
-		tb.postings = binary.AppendUvarint(tb.postings, uint64(len(ps)))
+		if once < 0 {
+			tb.postings = binary.AppendUvarint(tb.postings, uint64(len(ps)))
+		}
 		prev := uint32(0)
 		for _, p := range ps {
 			tb.pos = binary.AppendUvarint(tb.pos, uint64(p-prev))

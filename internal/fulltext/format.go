@@ -32,11 +32,14 @@ import (
 //	positions each term's positions, block after block
 //
 // A term's postings are in blocks of blockSize documents. A block holds, for each
-// document in order, the uvarint difference from the document before (the block
-// before's last, or -1 for the first block), a byte with a bit set for each field that
-// holds the term, and for each such field the term's count there (uvarint). Its
-// positions hold, for each document and each field with the term, the count's positions
-// in the field, each a uvarint difference from the one before (the first from 0).
+// document in order, a uvarint: the difference from the document before (the block
+// before's last, or -1 for the first block) shifted left by 3, its low 3 bits the
+// fields' code. A code below 7 is the one field that holds the term, once: most
+// postings, whose entry is then a byte when the documents are close. Code 7 is followed
+// by a byte with a bit set for each field that holds the term, and for each such field
+// the term's count there (uvarint). Its positions hold, for each document and each field
+// with the term, the count's positions in the field, each a uvarint difference from the
+// one before (the first from 0).
 const (
 	secIDs = iota
 	secTimes
@@ -52,14 +55,19 @@ const (
 
 var magic = [8]byte{'a', 'g', 'm', 'e', 'm', 'f', 't', '1'}
 
-// formatVersion is this layout's version, in the footer.
-const formatVersion = 1
+// formatVersion is this layout's version, in the footer. 2: the fields' code in the
+// document's difference (a posting of 3 bytes or more became 1 or 2).
+const formatVersion = 2
 
 // blockSize is how many documents a block of postings holds.
 const blockSize = 128
 
-// MaxFields bounds the fields of an index: a byte says which hold a term.
-const MaxFields = 8
+// MaxFields bounds the fields of an index: a byte says which hold a term, and a code
+// of 3 bits names one of them or none.
+const MaxFields = 7
+
+// manyFields is the fields' code of a posting whose fields and counts follow it.
+const manyFields = 7
 
 // termRecord is a term's entry in the terms section.
 type termRecord struct {

@@ -102,7 +102,7 @@ func Merge(segs []*Segment, path string) (docs int, err error) {
 	return len(c.ids), w.finish(path, c)
 }
 
-var maxNorms = [MaxFields]uint8{255, 255, 255, 255, 255, 255, 255, 255}
+var maxNorms = [MaxFields]uint8{255, 255, 255, 255, 255, 255, 255}
 
 // termCursor is where a merge stands in a segment's terms.
 type termCursor struct {

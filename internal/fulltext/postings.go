@@ -110,38 +110,54 @@ func (t *termIter) next() {
 		}
 		t.openBlock(t.b + 1)
 	}
-	delta, n := binary.Uvarint(t.data[min(t.at, len(t.data)):])
-	if n <= 0 || t.at+n >= len(t.data) {
+	v, n := binary.Uvarint(t.data[min(t.at, len(t.data)):])
+	if n <= 0 || t.at+n > len(t.data) {
 		t.damaged()
 		return
 	}
 	t.at += n
+	delta, code := v>>3, int(v&7)
 	doc := t.prev + int64(delta)
-	if doc >= end || delta == 0 {
+	if doc >= end || delta == 0 || code != manyFields && code >= t.fields {
 		t.damaged()
 		return
 	}
-	t.mask = t.data[t.at]
-	t.at++
 	total := uint32(0)
-	for f := range t.fields {
-		t.tfs[f] = 0
-		if t.mask&(1<<f) == 0 {
-			continue
-		}
-		tf, n := binary.Uvarint(t.data[min(t.at, len(t.data)):])
-		if n <= 0 || tf == 0 || tf > math.MaxUint32 {
-			t.damaged()
-			return
-		}
-		t.at += n
-		t.tfs[f] = uint32(tf)
-		total += uint32(tf)
+	if code != manyFields {
+		t.tfs = [MaxFields]uint32{}
+		t.mask, t.tfs[code], total = 1<<code, 1, 1
+	} else if t.mask, total = t.fieldCounts(); total == 0 {
+		t.damaged()
+		return
 	}
 	t.inBlock++
 	t.totals[t.inBlock] = total
 	t.left--
 	t.prev, t.cur = doc, uint32(doc)
+}
+
+// fieldCounts reads a posting's byte of fields and their counts into tfs; a total of 0
+// for a damaged one.
+func (t *termIter) fieldCounts() (mask byte, total uint32) {
+	if t.at >= len(t.data) {
+		return 0, 0
+	}
+	mask = t.data[t.at]
+	t.at++
+	for f := range t.fields {
+		t.tfs[f] = 0
+		if mask&(1<<f) == 0 {
+			continue
+		}
+		tf, n := binary.Uvarint(t.data[min(t.at, len(t.data)):])
+		if n <= 0 || tf == 0 || tf > math.MaxUint32 {
+			return 0, 0
+		}
+		t.at += n
+		t.tfs[f] = uint32(tf)
+		total += uint32(tf)
+	}
+	return mask, total
 }
 
 func (t *termIter) advance(target uint32) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -189,14 +190,36 @@ func searchBench(args []string) error {
 	if err == nil {
 		return fmt.Errorf("the flush was not stopped before its index's update")
 	}
-	updateT, err := run(dir, nil, nil, *bin, "--repo", dir, "index")
+	said := dir + ".index-said"
+	defer os.Remove(said)
+	update, err := measure(dir, os.DevNull, said, *bin, "--repo", dir, "index")
 	if err != nil {
 		return err
 	}
-	share := float64(updateT) / float64(flushT)
-	fmt.Printf("a flush of 1000 observations: %s; the index's update after it: %s (%.0f%%)\n", ms(flushT), ms(updateT), 100*share)
+	// What the flush itself pays: the update as agmem index times it, in its process
+	// (a flush updates the index in its own), the process's start left out.
+	own, err := updateTook(said)
+	if err != nil {
+		return err
+	}
+	share := float64(own) / float64(flushT)
+	fmt.Printf("a flush of 1000 observations: %s; the index's update after it: %s in its process (%.0f%%), %s as agmem index\n",
+		ms(flushT), ms(own), 100*share, ms(update.wall))
 	row("search: index update ÷ its flush of 1,000", "≤ 10%", fmt.Sprintf("%.0f%%", 100*share), share <= 0.10)
 	return nil
+}
+
+// updateTook reads how long agmem index said its update took.
+func updateTook(said string) (time.Duration, error) {
+	out, err := os.ReadFile(said)
+	if err != nil {
+		return 0, err
+	}
+	m := regexp.MustCompile(`entries of \d+ commits in (\S+)`).FindSubmatch(out)
+	if m == nil {
+		return 0, fmt.Errorf("agmem index said %q", out)
+	}
+	return time.ParseDuration(string(m[1]))
 }
 
 // commonWords are words most observations of Go source hold.
