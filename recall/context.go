@@ -117,7 +117,7 @@ func leftOut(n int) string {
 
 // sessionLine tells of one session on one line, and returns the ids it names.
 func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
-	rows, err := m.Index.db.Query(`SELECT e.id, e.short, e.tool, e.type, e.failed, e.subject, e.summary FROM entries e
+	rows, err := m.Index.db.Query(`SELECT e.id, e.short, e.tool, e.failed, e.subject FROM entries e
 		WHERE e.session = ? AND e.event = '' ORDER BY e.ts, e.rowid`, s.ID)
 	if err != nil {
 		return "", nil, err
@@ -127,9 +127,9 @@ func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
 	var lastID, lastShort string
 	calls := 0
 	for rows.Next() {
-		var id, short, tool, typ, subject, summary string
+		var id, short, tool, subject string
 		var fail int
-		if err := rows.Scan(&id, &short, &tool, &typ, &fail, &subject, &summary); err != nil {
+		if err := rows.Scan(&id, &short, &tool, &fail, &subject); err != nil {
 			return "", nil, err
 		}
 		calls++
