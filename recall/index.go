@@ -13,6 +13,7 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // the entries' table: SQLite, in pure Go
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/agmem/agmem/internal/fulltext"
 	"github.com/agmem/agmem/journal"
@@ -139,7 +140,7 @@ func busy(err error) bool {
 		return false
 	}
 	code := coded.Code() & 0xff // the primary code of an extended one
-	return code == 5 || code == 6
+	return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED
 }
 
 // RemoveIndex removes the index in stateDir, which the next OpenIndex makes anew.
