@@ -74,6 +74,7 @@ var (
 	newBuckets = [][]byte{bucketLedger, bucketStagings}
 
 	keySchema      = []byte("schema")
+	keyBirth       = []byte("birth") // when the journal was made: a journal made anew has another
 	keyOpenSession = []byte("open_session")
 	keyLastFlush   = []byte("last_flush")
 )
@@ -329,11 +330,29 @@ func ensureBuckets(tx *bolt.Tx) error {
 	if err := checkSchema(tx); err != nil {
 		return err
 	}
+	meta := tx.Bucket(bucketMeta)
+	if meta.Get(keyBirth) == nil {
+		if err := meta.Put(keyBirth, strconv.AppendInt(nil, time.Now().UnixNano(), 36)); err != nil {
+			return err
+		}
+	}
 	// New, or written by an older agmem: what this one writes needs its schema to be read.
-	if meta := tx.Bucket(bucketMeta); !bytes.Equal(meta.Get(keySchema), schemaValue) {
+	if !bytes.Equal(meta.Get(keySchema), schemaValue) {
 		return meta.Put(keySchema, schemaValue)
 	}
 	return nil
+}
+
+// Birth names this journal file among those the repo ever had: a reader that keeps
+// what it read by number (Since) starts again from the first when it changes. "" for a
+// journal an older agmem made and this one has not written to yet.
+func (j *Journal) Birth() (string, error) {
+	var birth string
+	err := j.view(func(tx *bolt.Tx) error {
+		birth = string(tx.Bucket(bucketMeta).Get(keyBirth))
+		return nil
+	})
+	return birth, err
 }
 
 func checkSchema(tx *bolt.Tx) error {

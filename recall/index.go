@@ -43,7 +43,7 @@ const (
 
 // indexVersion is the layout of the tables below and of the segments. An index of
 // another version is made anew.
-const indexVersion = 6
+const indexVersion = 7
 
 const schema = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -56,7 +56,7 @@ CREATE TABLE records (          -- the session records of commits: where entries
 	UNIQUE (commit_, path)
 );
 CREATE TABLE entries (
-	rowid   INTEGER PRIMARY KEY,
+	rowid   INTEGER PRIMARY KEY AUTOINCREMENT, -- never given again: dead names rows
 	id      TEXT NOT NULL UNIQUE,
 	short   TEXT NOT NULL,
 	event   TEXT NOT NULL,   -- "" for an observation, else the event's name

@@ -345,3 +345,31 @@ func TestOpenWithinItsTime(t *testing.T) {
 		t.Errorf("the index as it was: %d hits, %v", len(res.Hits), err)
 	}
 }
+
+// TestJournalMadeAnew moves the journal aside, as agmem's hint for a damaged one says:
+// what it held pending is forgotten by the index, and what the new journal records is
+// found, though the index gave the forgotten entries the rows it would give new ones.
+func TestJournalMadeAnew(t *testing.T) {
+	m := newMemRepo(t)
+	for i := range 3 {
+		m.record("s1", call("Bash", fmt.Sprint("old", i), time.Duration(i)*time.Second, map[string]any{"command": fmt.Sprint("make old", i)},
+			"pending in the journal that is moved aside, never committed: the heron"))
+	}
+	if res := m.search(recall.Query{Text: "heron"}); len(res.Hits) != 3 {
+		t.Fatalf("%d hits for the pending calls, want 3", len(res.Hits))
+	}
+	journal := filepath.Join(m.repo.StateDir(), "journal.db")
+	if err := os.Rename(journal, journal+".aside"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		m.record("s2", call("Bash", fmt.Sprint("new", i), time.Duration(10+i)*time.Second, map[string]any{"command": fmt.Sprint("make new", i)},
+			"recorded in the journal made anew: the kingfisher, found by its words"))
+	}
+	if res := m.search(recall.Query{Text: "kingfisher"}); len(res.Hits) != 3 {
+		t.Errorf("%d hits for the new journal's calls, want 3", len(res.Hits))
+	}
+	if res := m.search(recall.Query{Text: "heron"}); len(res.Hits) != 0 {
+		t.Errorf("%d hits for the forgotten calls, want 0", len(res.Hits))
+	}
+}

@@ -37,9 +37,11 @@ type writer struct {
 	// sessions tallies what the entries added tell of their sessions, written at the end
 	sessions map[string]*sessionTally
 	order    []string // the sessions' ids, as first seen
-	// words gathers the entries' words for the segment seg, 0 until the first
+	// words gathers the entries' words for the segment seg, 0 until the first, and
+	// inWords says which entries it holds
 	words   *fulltext.Builder
 	seg     int64
+	inWords map[int64]bool
 	swept   bool // the segment files no transaction named are removed
 	changed bool // a segment written, or an entry's words dead
 }
@@ -177,6 +179,7 @@ func (w *writer) index(rowid int64, e memory.Entry, r row) error {
 	if r.failed != 0 {
 		failed = "1"
 	}
+	w.inWords[rowid] = true
 	w.words.Add(fulltext.Doc{ID: rowid, Time: e.Time().UnixNano(),
 		Fields: []string{fieldTool: r.tool, fieldSummary: r.words, fieldArguments: r.arguments, fieldResult: r.result,
 			fieldError: r.error, fieldPaths: r.paths},
@@ -198,7 +201,7 @@ func (w *writer) newSegment() error {
 	if w.seg, err = res.LastInsertId(); err != nil {
 		return err
 	}
-	w.words = fulltext.NewBuilder(fields, keys)
+	w.words, w.inWords = fulltext.NewBuilder(fields, keys), map[int64]bool{}
 	if w.swept {
 		return nil
 	}
@@ -218,7 +221,7 @@ func (w *writer) writeSegment() error {
 	if _, err := w.tx.Exec(`UPDATE segments SET docs = ? WHERE id = ?`, w.words.Len(), w.seg); err != nil {
 		return err
 	}
-	w.words, w.seg, w.changed = nil, 0, true
+	w.words, w.seg, w.inWords, w.changed = nil, 0, nil, true
 	return nil
 }
 
@@ -283,12 +286,22 @@ func (w *writer) journal(j *journal.Journal) error {
 		return err
 	}
 	seq, _ := strconv.ParseUint(after, 10, 64)
-	add := func(e memory.Entry) error { return w.add(e, place{origin: Local}) }
-	last, err := j.Since(seq, add)
+	read, err := w.meta("journal_birth")
 	if err != nil {
 		return err
 	}
-	if last < seq {
+	birth, err := j.Birth()
+	if err != nil {
+		return err
+	}
+	add := func(e memory.Entry) error { return w.add(e, place{origin: Local}) }
+	last := uint64(0)
+	if birth == read {
+		if last, err = j.Since(seq, add); err != nil {
+			return err
+		}
+	}
+	if birth != read || last < seq {
 		// A journal made anew (the old one moved aside): what it held pending is gone.
 		if err := w.dropPending(); err != nil {
 			return err
@@ -296,6 +309,9 @@ func (w *writer) journal(j *journal.Journal) error {
 		if last, err = j.Since(0, add); err != nil {
 			return err
 		}
+	}
+	if err := w.setMeta("journal_birth", birth); err != nil {
+		return err
 	}
 	return w.setMeta("journal_seq", strconv.FormatUint(last, 10))
 }
@@ -566,6 +582,12 @@ func (w *writer) addRow(e memory.Entry, r row, at place) error {
 func (w *writer) reindex(e memory.Entry, r row, rowid int64, failed int) error {
 	if _, err := w.rewrite.Exec(r.memoryType, r.tool, r.failed, r.summary, r.subject, r.size, rowid); err != nil {
 		return err
+	}
+	// Its words already in this segment are dead only once in a segment before the next.
+	if w.inWords[rowid] {
+		if err := w.writeSegment(); err != nil {
+			return err
+		}
 	}
 	if w.seg == 0 {
 		if err := w.newSegment(); err != nil {
