@@ -228,12 +228,12 @@ func (ix *Index) create() (int, error) {
 
 // loadSegments opens the segments the index names, as it names them now, and lets go
 // of those it named before; unless nothing changed them since they were opened (their
-// generation in meta). A segment removed since it was read (a merge in another process)
-// is read again.
+// generation in meta). The segments and their dead entries are read apart: when another
+// process changed them meanwhile (the generation moved on, or a segment was removed by
+// a merge), they are read again.
 func (ix *Index) loadSegments() error {
 	for try := 0; ; try++ {
-		var gen string
-		err := ix.db.QueryRow(`SELECT coalesce((SELECT value FROM meta WHERE key = ?), '0')`, metaSegments).Scan(&gen)
+		gen, err := ix.segmentsGen()
 		if err != nil {
 			return err
 		}
@@ -247,10 +247,25 @@ func (ix *Index) loadSegments() error {
 		if err != nil {
 			return err
 		}
+		if now, err := ix.segmentsGen(); err != nil || now != gen && try < 3 {
+			for _, s := range segs {
+				s.Close()
+			}
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		ix.closeSegments()
 		ix.segs, ix.gen = segs, gen
 		return nil
 	}
+}
+
+func (ix *Index) segmentsGen() (string, error) {
+	var gen string
+	err := ix.db.QueryRow(`SELECT coalesce((SELECT value FROM meta WHERE key = ?), '0')`, metaSegments).Scan(&gen)
+	return gen, err
 }
 
 // metaSegments is the meta key of the segments' generation, a number each change to
@@ -502,10 +517,45 @@ func mergeGroup(q querier) ([]int64, error) {
 // UpdateIndex brings the index in stateDir up to date with git and j, as Update does,
 // opening and closing it: what a flush, a pull or an import does once it is done.
 func UpdateIndex(stateDir string, git *vcs.Git, j *journal.Journal) (Updated, error) {
+	ix, u, err := openUpdated(context.Background(), stateDir, git, j)
+	if ix != nil {
+		ix.Close()
+	}
+	return u, err
+}
+
+// openUpdated opens the index in stateDir and brings it up to date, as Update does; an
+// index the update finds damaged (a segment it merges, the SQLite file) is made anew,
+// once. The index comes back open, whatever the update's error, unless it could not be
+// opened.
+func openUpdated(ctx context.Context, stateDir string, git *vcs.Git, j *journal.Journal) (*Index, Updated, error) {
 	ix, err := OpenIndex(stateDir)
 	if err != nil {
-		return Updated{}, err
+		return nil, Updated{}, err
 	}
-	defer ix.Close()
-	return ix.Update(context.Background(), git, j)
+	u, err := ix.Update(ctx, git, j)
+	if damaged(err) {
+		ix.Close()
+		if err := RemoveIndex(stateDir); err != nil {
+			return nil, Updated{}, err
+		}
+		if ix, err = OpenIndex(stateDir); err != nil {
+			return nil, Updated{}, err
+		}
+		u, err = ix.Update(ctx, git, j)
+	}
+	return ix, u, err
+}
+
+// damaged reports whether err says the index's files are damaged.
+func damaged(err error) bool {
+	if errors.Is(err, fulltext.ErrDamaged) {
+		return true
+	}
+	var coded interface{ Code() int }
+	if !errors.As(err, &coded) {
+		return false
+	}
+	code := coded.Code() & 0xff
+	return code == sqlite3.SQLITE_CORRUPT || code == sqlite3.SQLITE_NOTADB
 }

@@ -35,16 +35,20 @@ func Open(ctx context.Context, repo memrepo.Repo) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix, err := OpenIndex(repo.StateDir())
-	if err != nil {
+	j := repo.Journal()
+	ix, _, err := openUpdated(ctx, repo.StateDir(), git, j)
+	// Past ctx, or while another process holds the index longer than its busy timeout
+	// (a rebuild), it answers from the index as it is.
+	if err != nil && ctx.Err() == nil && !busy(err) {
+		if ix != nil {
+			ix.Close()
+		}
 		return nil, err
 	}
-	m := &Memory{Index: ix, git: git, journal: repo.Journal()}
-	if _, err := ix.Update(ctx, git, m.journal); err != nil && ctx.Err() == nil {
-		ix.Close()
+	if ix == nil {
 		return nil, err
 	}
-	return m, nil
+	return &Memory{Index: ix, git: git, journal: j}, nil
 }
 
 // Close closes the index.
@@ -175,7 +179,7 @@ func (m *Memory) recordLines(commit plumbing.Hash, first string, last int, want 
 func (m *Memory) Refresh(ctx context.Context) error {
 	m.git.Refresh()
 	_, err := m.Index.Update(ctx, m.git, m.journal)
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || busy(err) {
 		return nil
 	}
 	return err

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 )
 
@@ -12,6 +13,7 @@ import (
 // columns. The segments must have the same fields and keys.
 func Merge(segs []*Segment, path string) (docs int, err error) {
 	defer recoverDamage(&err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // a mapped file cut short under it
 	if len(segs) == 0 {
 		return 0, fmt.Errorf("fulltext: nothing to merge")
 	}

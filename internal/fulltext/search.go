@@ -287,7 +287,8 @@ func (sc *scorer) score(n uint32) float64 {
 		in := 0.0
 		for f := range sc.fields {
 			if tf := float64(l.it.tf(f)); tf > 0 {
-				in += sc.st.weights[f] * tf * (k1 + 1) / (tf + sc.k[f][sc.s.norm(f, n)])
+				// satur, as the blocks' bounds: a bound is then never below a score by rounding.
+				in += sc.st.weights[f] * satur(tf, sc.k[f][sc.s.norm(f, n)])
 			}
 		}
 		score += l.idf * in
