@@ -28,8 +28,11 @@ import (
 // journal of schema 1 (plain JSON) is read as it is and moves to 3 with its next write.
 // Schema 2 was development builds' only, never released, whose S2 entries read as
 // damage; it is 3 so that such a build refuses a journal of this one rather than
-// writing into it entries this one cannot read.
-const SchemaVersion = 3
+// writing into it entries this one cannot read. 4: a large record's committed parts
+// (bucket stagings, index.go) hold recorded entries until they are merged, which an
+// agmem of schema 3 would neither flush nor see when it records; a journal of 1 or 3 is
+// read as it is and moves to 4 with its next write.
+const SchemaVersion = 4
 
 var schemaValue = []byte(strconv.Itoa(SchemaVersion))
 

@@ -214,18 +214,19 @@ func (s *Staging) Commit() (map[string]Appended, error) {
 // what the staging stored is not read again.
 func (s *Staging) dropRecordedElsewhere(a *appendTx, own *bolt.Bucket, changed map[string]Appended) error {
 	type found struct {
-		seq  []byte
-		kept string
+		seq      []byte
+		kept     string
+		noResult bool // the entry kept is a call reported before its result
 	}
 	var dups []found
 	ownIDs, ownCalls := own.Bucket(bucketIDs), own.Bucket(bucketCalls)
 	err := s.recordedSince(a.tx, func(e memory.Entry) error {
 		h := headOf(e)
 		if seq := ownIDs.Get([]byte(h.id)); seq != nil {
-			dups = append(dups, found{bytes.Clone(seq), h.id})
+			dups = append(dups, found{bytes.Clone(seq), h.id, h.noResult})
 		} else if h.toolUseID != "" {
 			if seq := ownCalls.Get(sessionKey(h.session, []byte(h.toolUseID))); seq != nil {
-				dups = append(dups, found{bytes.Clone(seq), h.id})
+				dups = append(dups, found{bytes.Clone(seq), h.id, h.noResult})
 			}
 		}
 		return nil
@@ -261,10 +262,18 @@ func (s *Staging) dropRecordedElsewhere(a *appendTx, own *bolt.Bucket, changed m
 				}
 			}
 		}
+		a.sessions.get(a.tx, h.session).uncount(h)
+		if d.noResult && !h.noResult && h.event == "" {
+			// The call's result, staged, and its report before it, recorded meanwhile:
+			// the result answers the report, as it would have had the report come first.
+			if err := s.deferAnswer(a.tx, seqOf(d.seq), d.kept); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := a.entries.Delete(d.seq); err != nil {
 			return err
 		}
-		a.sessions.get(a.tx, h.session).uncount(h)
 		changed[h.id] = Appended{ID: d.kept, Duplicate: true}
 	}
 	return nil

@@ -317,6 +317,26 @@ func TestStagedAnswers(t *testing.T) {
 		mustStore(t, j, 1, 0)
 		mustCheck(t, j)
 	})
+	t.Run("to a report recorded meanwhile", func(t *testing.T) {
+		j := newJournal(t)
+		report := reported("s", "call_1", t0)
+		s := startStaging(t, j)
+		defer s.Close()
+		stage(t, s, prepared(t, answerOf(report, t0.Add(1500*time.Millisecond))))
+		mustAppend(t, j, t0, report) // a hook's report of the call, after its result was staged
+		if changed, err := s.Commit(); err != nil || changed[report.ID()] != (Appended{ID: report.ID()}) {
+			t.Fatalf("Commit = %v, %v; want the report answered", changed, err)
+		}
+		got := timeline(t, j, "s")
+		if len(got) != 1 || got[0].ID() != report.ID() || got[0].Observation.NoResult || string(got[0].Observation.Result) != `"the result"` {
+			t.Fatalf("after Commit the timeline holds %+v; want the call answered", got)
+		}
+		if info := session(t, j, "s"); info.Observations != 1 || info.Pending != 1 {
+			t.Errorf("session counts %d observations, %d pending; want 1, 1", info.Observations, info.Pending)
+		}
+		mustStore(t, j, 1, 0)
+		mustCheck(t, j)
+	})
 	t.Run("in two parts", func(t *testing.T) {
 		j := newJournal(t)
 		s := startStaging(t, j)
