@@ -48,12 +48,16 @@ func runSessions(e *env, repo memrepo.Repo, asJSON bool, limit int) error {
 	if limit == 0 {
 		rows, err = recall.ListSessions(repo)
 	} else {
-		// The index is brought up to date for at most a second; then read as it is.
+		// The index is brought up to date for at most a second; then read as it is, and
+		// agmem index finishes in the background (a rebuild after an upgrade, a pull).
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		var total int
 		rows, total, err = recall.RecentSessions(ctx, repo, limit)
 		older = total - len(rows)
+		if ctx.Err() != nil {
+			updateInBackground(repo)
+		}
 	}
 	if err != nil {
 		return err

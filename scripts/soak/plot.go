@@ -104,11 +104,14 @@ func line(img *image.RGBA, x0, y0, x1, y1 int, c color.Color) {
 		if x0 == x1 && y0 == y1 {
 			return
 		}
-		if 2*e >= dy {
+		// Both steps decided on the error before either: deciding the second on the
+		// error the first changed can step past (x1, y1) and never reach it.
+		e2 := 2 * e
+		if e2 >= dy {
 			e += dy
 			x0 += sx
 		}
-		if 2*e <= dx {
+		if e2 <= dx {
 			e += dx
 			y0 += sy
 		}
