@@ -406,7 +406,11 @@ func TestRelayingGoesOnWhileRecordingIsStuck(t *testing.T) {
 	for _, b := range batches {
 		n += len(b)
 	}
-	if n != 20 || len(batches) > 3 {
+	// Coalesced while the first batch was stuck: far fewer batches than calls. How few
+	// depends on how the relays, the tracker and the recorder were scheduled: an answer
+	// reaches the client before its call reaches the recorder's queue, so a loaded
+	// machine has left 4 (2 when quiet).
+	if n != 20 || len(batches) > 6 {
 		t.Errorf("recorded %d calls in %d batches; want 20 in a few", n, len(batches))
 	}
 }
