@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agmem/agmem/internal/atomicfile"
 )
 
 // Scope says whose settings: the user's, under $HOME, which every project shares; or one
@@ -250,25 +253,10 @@ func (e Edit) Write() (backup string, err error) {
 
 // writeAtomic replaces path with data: a reader sees the old file or the new, never part.
 func writeAtomic(path string, data []byte, mode fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".agmem-*")
-	if err != nil {
+	return atomicfile.Write(path, "."+filepath.Base(path)+".agmem-*", mode, func(w *bufio.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	defer os.Remove(f.Name()) // gone after the rename; cleans up after a failure
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	})
 }
 
 // Disabled says whether the agent's settings in src switch agmem's hook off by its name

@@ -274,6 +274,21 @@ func TestTwoStagingsOfOneEntry(t *testing.T) {
 
 // A staged result of a call every reader sees reported leaves the report as it is until
 // Commit answers it; a report and its result in two parts of one staging are one call.
+// mustBeAnswered checks that session s holds report alone, answered with "the result",
+// counted once and pending, and that the journal holds nothing else.
+func mustBeAnswered(t *testing.T, j *Journal, report memory.Entry) {
+	t.Helper()
+	got := timeline(t, j, "s")
+	if len(got) != 1 || got[0].ID() != report.ID() || got[0].Observation.NoResult || string(got[0].Observation.Result) != `"the result"` {
+		t.Fatalf("after Commit the timeline holds %+v; want the call answered", got)
+	}
+	if info := session(t, j, "s"); info.Observations != 1 || info.Pending != 1 {
+		t.Errorf("session counts %d observations, %d pending; want 1, 1", info.Observations, info.Pending)
+	}
+	mustStore(t, j, 1, 0)
+	mustCheck(t, j)
+}
+
 func TestStagedAnswers(t *testing.T) {
 	t.Run("to a visible report", func(t *testing.T) {
 		j := newJournal(t)
@@ -291,15 +306,7 @@ func TestStagedAnswers(t *testing.T) {
 		if changed, err := s.Commit(); err != nil || changed[report.ID()] != (Appended{ID: report.ID()}) {
 			t.Fatalf("Commit = %v, %v", changed, err)
 		}
-		got := timeline(t, j, "s")
-		if len(got) != 1 || got[0].ID() != report.ID() || got[0].Observation.NoResult || string(got[0].Observation.Result) != `"the result"` {
-			t.Fatalf("after Commit the timeline holds %+v; want the call answered", got)
-		}
-		if info := session(t, j, "s"); info.Observations != 1 || info.Pending != 1 {
-			t.Errorf("session counts %d observations, %d pending; want 1, 1", info.Observations, info.Pending)
-		}
-		mustStore(t, j, 1, 0)
-		mustCheck(t, j)
+		mustBeAnswered(t, j, report)
 	})
 	t.Run("to a report committed meanwhile", func(t *testing.T) {
 		j := newJournal(t)
@@ -327,15 +334,7 @@ func TestStagedAnswers(t *testing.T) {
 		if changed, err := s.Commit(); err != nil || changed[report.ID()] != (Appended{ID: report.ID()}) {
 			t.Fatalf("Commit = %v, %v; want the report answered", changed, err)
 		}
-		got := timeline(t, j, "s")
-		if len(got) != 1 || got[0].ID() != report.ID() || got[0].Observation.NoResult || string(got[0].Observation.Result) != `"the result"` {
-			t.Fatalf("after Commit the timeline holds %+v; want the call answered", got)
-		}
-		if info := session(t, j, "s"); info.Observations != 1 || info.Pending != 1 {
-			t.Errorf("session counts %d observations, %d pending; want 1, 1", info.Observations, info.Pending)
-		}
-		mustStore(t, j, 1, 0)
-		mustCheck(t, j)
+		mustBeAnswered(t, j, report)
 	})
 	t.Run("in two parts", func(t *testing.T) {
 		j := newJournal(t)

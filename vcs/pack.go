@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agmem/agmem/internal/atomicfile"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/klauspost/compress/zlib"
@@ -168,7 +169,7 @@ func (pw *packWriter) finish() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("write pack index: %w", err)
 	}
-	if err := writeFileAtomic(base+".idx", func(w io.Writer) error {
+	if err := writeReadOnly(base+".idx", func(w *bufio.Writer) error {
 		_, err := idxfile.NewEncoder(w).Encode(mi)
 		return err
 	}); err != nil {
@@ -256,34 +257,10 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// writeFileAtomic writes a read-only file under a temporary name, syncs it and renames
-// it into place, so that a reader sees all of it or nothing.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), tempPrefix+"idx_")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	bw := bufio.NewWriter(tmp)
-	if err := write(bw); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o444); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+// writeReadOnly writes a file of git's, read-only as git makes them, whole or not at
+// all, under a temporary name git's gc removes if a crash leaves it.
+func writeReadOnly(path string, write func(*bufio.Writer) error) error {
+	return atomicfile.Write(path, tempPrefix+"idx_", 0o444, write)
 }
 
 // Packs pile up, one a flush. Past maxPacks of them, lookups slow down, so they are

@@ -1,11 +1,11 @@
 package vcs
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -345,7 +345,7 @@ func (u update) place() error {
 	if u.shared == nil || exists(u.sharedPath) {
 		return nil
 	}
-	return writeFileAtomic(u.sharedPath, func(w io.Writer) error {
+	return writeReadOnly(u.sharedPath, func(w *bufio.Writer) error {
 		_, err := w.Write(u.shared)
 		return err
 	})

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agmem/agmem/internal/atomicfile"
 )
 
 // A Doc is a document to index: the caller's id of it, the text of each of the index's
@@ -299,24 +301,9 @@ func (w *segmentWriter) term(t string, tb *termBuild) error {
 
 // finish writes the segment at path: written beside it, synced, and renamed.
 func (w *segmentWriter) finish(path string, c *columns) error {
-	tmp, err := os.CreateTemp(w.dir, ".segment-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	out := &countingWriter{w: bufio.NewWriterSize(tmp, 1<<20)}
-	if err := w.write(out, c); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, ".segment-*", 0o600, func(bw *bufio.Writer) error {
+		return w.write(&countingWriter{w: bw}, c)
+	})
 }
 
 type countingWriter struct {

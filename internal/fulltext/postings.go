@@ -230,41 +230,20 @@ func (t *termIter) positions(field int, into []uint32) []uint32 {
 	return into
 }
 
-// prefixIter walks the documents of any of a prefix's terms, as one term.
+// prefixIter walks the documents of any of a prefix's terms, as one term: their union,
+// with the counts and positions of those on the current document.
 type prefixIter struct {
+	orIter
 	terms []*termIter
-	cur   uint32
 }
 
 func newPrefixIter(terms []*termIter) *prefixIter {
 	p := &prefixIter{terms: terms}
+	for _, t := range terms {
+		p.parts = append(p.parts, t)
+	}
 	p.settle()
 	return p
-}
-
-func (p *prefixIter) settle() {
-	p.cur = end
-	for _, t := range p.terms {
-		p.cur = min(p.cur, t.doc())
-	}
-}
-
-func (p *prefixIter) doc() uint32 { return p.cur }
-
-func (p *prefixIter) next() {
-	for _, t := range p.terms {
-		if t.doc() == p.cur {
-			t.next()
-		}
-	}
-	p.settle()
-}
-
-func (p *prefixIter) advance(target uint32) {
-	for _, t := range p.terms {
-		t.advance(target)
-	}
-	p.settle()
 }
 
 func (p *prefixIter) tf(field int) uint32 {
