@@ -145,27 +145,30 @@ func (b *Builder) Add(d Doc) {
 func (tb *termBuild) add(ord int64, dt *docTerm, norms *[MaxFields]uint8, fields int) {
 	delta := uint64(ord-tb.last) << 3
 	tb.last = ord
-	mask, once := byte(0), -1
+	mask, field := byte(0), 0
 	for f := range fields {
 		if len(dt.pos[f]) > 0 {
 			mask |= 1 << f
-			once = f
+			field = f
 		}
 	}
-	if mask != 1<<once || len(dt.pos[once]) != 1 {
-		once = -1
-	}
-	if once >= 0 {
-		tb.postings = binary.AppendUvarint(tb.postings, delta|uint64(once))
-	} else {
+	many := false
+	switch n := len(dt.pos[field]); {
+	case mask == 1<<field && n == 1:
+		tb.postings = binary.AppendUvarint(tb.postings, delta|uint64(field))
+	case mask == 1<<field && fields < manyFields:
+		tb.postings = binary.AppendUvarint(binary.AppendUvarint(tb.postings, delta|uint64(fields)),
+			uint64((n-2)*fields+field))
+	default:
 		tb.postings = append(binary.AppendUvarint(tb.postings, delta|manyFields), mask)
+		many = true
 	}
 	for f := range fields {
 		ps := dt.pos[f]
 		if len(ps) == 0 {
 			continue
 		}
-		if once < 0 {
+		if many {
 			tb.postings = binary.AppendUvarint(tb.postings, uint64(len(ps)))
 		}
 		prev := uint32(0)

@@ -34,8 +34,10 @@ import (
 // A term's postings are in blocks of blockSize documents. A block holds, for each
 // document in order, a uvarint: the difference from the document before (the block
 // before's last, or -1 for the first block) shifted left by 3, its low 3 bits the
-// fields' code. A code below 7 is the one field that holds the term, once: most
-// postings, whose entry is then a byte when the documents are close. Code 7 is followed
+// fields' code. A code below the number of fields is the one field that holds the term,
+// once: most postings, whose entry is then a byte when the documents are close. The code
+// equal to the number of fields (an index of fewer than 7) is one field that holds it
+// more than once: a uvarint follows, (count − 2) × fields + the field. Code 7 is followed
 // by a byte with a bit set for each field that holds the term, and for each such field
 // the term's count there (uvarint). Its positions hold, for each document and each field
 // with the term, the count's positions in the field, each a uvarint difference from the
@@ -56,8 +58,9 @@ const (
 var magic = [8]byte{'a', 'g', 'm', 'e', 'm', 'f', 't', '1'}
 
 // formatVersion is this layout's version, in the footer. 2: the fields' code in the
-// document's difference (a posting of 3 bytes or more became 1 or 2).
-const formatVersion = 2
+// document's difference (a posting of 3 bytes or more became 1 or 2); 3: a code for one
+// field that holds the term more than once (3 bytes or more became 2).
+const formatVersion = 3
 
 // blockSize is how many documents a block of postings holds.
 const blockSize = 128

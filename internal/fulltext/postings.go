@@ -118,22 +118,45 @@ func (t *termIter) next() {
 	t.at += n
 	delta, code := v>>3, int(v&7)
 	doc := t.prev + int64(delta)
-	if doc >= end || delta == 0 || code != manyFields && code >= t.fields {
+	if doc >= end || delta == 0 || code != manyFields && code > t.fields {
 		t.damaged()
 		return
 	}
 	total := uint32(0)
-	if code != manyFields {
+	switch {
+	case code < t.fields:
 		t.tfs = [MaxFields]uint32{}
 		t.mask, t.tfs[code], total = 1<<code, 1, 1
-	} else if t.mask, total = t.fieldCounts(); total == 0 {
-		t.damaged()
-		return
+	case code == manyFields:
+		if t.mask, total = t.fieldCounts(); total == 0 {
+			t.damaged()
+			return
+		}
+	default: // the number of fields, below manyFields
+		if t.mask, total = t.oneFieldCount(); total == 0 {
+			t.damaged()
+			return
+		}
 	}
 	t.inBlock++
 	t.totals[t.inBlock] = total
 	t.left--
 	t.prev, t.cur = doc, uint32(doc)
+}
+
+// oneFieldCount reads the field and count of a posting whose one field holds the term
+// more than once into tfs; a total of 0 for a damaged one.
+func (t *termIter) oneFieldCount() (mask byte, total uint32) {
+	v, n := binary.Uvarint(t.data[min(t.at, len(t.data)):])
+	tf := v/uint64(t.fields) + 2
+	if n <= 0 || tf > math.MaxUint32 {
+		return 0, 0
+	}
+	t.at += n
+	f := int(v % uint64(t.fields))
+	t.tfs = [MaxFields]uint32{}
+	t.tfs[f] = uint32(tf)
+	return 1 << f, uint32(tf)
 }
 
 // fieldCounts reads a posting's byte of fields and their counts into tfs; a total of 0
