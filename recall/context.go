@@ -117,7 +117,7 @@ func leftOut(n int) string {
 
 // sessionLine tells of one session on one line, and returns the ids it names.
 func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
-	rows, err := m.Index.db.Query(`SELECT e.id, e.short, e.tool, e.failed, e.subject FROM entries e
+	rows, err := m.Index.db.Query(`SELECT e.id, e.tool, e.failed, e.subject FROM entries e
 		WHERE e.session = ? AND e.event = '' ORDER BY e.ts, e.rowid`, s.ID)
 	if err != nil {
 		return "", nil, err
@@ -127,11 +127,12 @@ func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
 	var lastID, lastShort string
 	calls := 0
 	for rows.Next() {
-		var id, short, tool, subject string
+		var id, tool, subject string
 		var fail int
-		if err := rows.Scan(&id, &short, &tool, &fail, &subject); err != nil {
+		if err := rows.Scan(&id, &tool, &fail, &subject); err != nil {
 			return "", nil, err
 		}
+		short := shortID(id)
 		calls++
 		lastID, lastShort = id, short
 		switch {

@@ -42,8 +42,13 @@ const (
 )
 
 // indexVersion is the layout of the tables below and of the segments. An index of
-// another version is made anew.
-const indexVersion = 7
+// another version is made anew. 8: the short id an index of the id, not a column.
+const indexVersion = 8
+
+// shortIDOf is an entry's short id (memory.ShortID, lower case) as SQL computes it from
+// its id, a ULID or a UUID: what entries_short indexes, and what a query by short id
+// names to use that index.
+const shortIDOf = `lower(CASE WHEN length(id) = 26 THEN substr(id, 15) ELSE substr(replace(id, '-', ''), 1, 12) END)`
 
 const schema = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -58,7 +63,6 @@ CREATE TABLE records (          -- the session records of commits: where entries
 CREATE TABLE entries (
 	rowid   INTEGER PRIMARY KEY AUTOINCREMENT, -- never given again: dead names rows
 	id      TEXT NOT NULL UNIQUE,
-	short   TEXT NOT NULL,
 	event   TEXT NOT NULL,   -- "" for an observation, else the event's name
 	session TEXT NOT NULL,
 	source  TEXT NOT NULL,
@@ -75,7 +79,7 @@ CREATE TABLE entries (
 	md      BLOB              -- its markdown file's blob's hash, NULL for none
 );
 CREATE INDEX entries_session ON entries (session, ts);
-CREATE INDEX entries_short ON entries (short);
+CREATE INDEX entries_short ON entries (` + shortIDOf + `);
 CREATE INDEX entries_pending ON entries (record) WHERE record = 0;
 CREATE TABLE sessions (
 	id           TEXT PRIMARY KEY,

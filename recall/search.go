@@ -62,7 +62,7 @@ type Results struct {
 
 // refColumns are the columns a Ref is read from, of refFrom.
 const (
-	refColumns = `e.id, e.short, e.session, e.ts, e.event, e.source, e.type, e.tool, e.summary, e.failed,
+	refColumns = `e.id, e.session, e.ts, e.event, e.source, e.type, e.tool, e.summary, e.failed,
 	e.size, coalesce(r.commit_, ''), coalesce(r.path, ''), coalesce(r.origin, '` + Local + `'), e.line, e.form, e.md`
 	refFrom = `entries e LEFT JOIN records r ON r.rowid = e.record`
 )
@@ -73,9 +73,13 @@ func scanRef(s scanner, extra ...any) (Ref, error) {
 	var r Ref
 	var ts int64
 	var failed, size, form int
-	err := s.Scan(append([]any{&r.ID, &r.Short, &r.Session, &ts, &r.Event, &r.Source, &r.Type, &r.Tool,
+	err := s.Scan(append([]any{&r.ID, &r.Session, &ts, &r.Event, &r.Source, &r.Type, &r.Tool,
 		&r.Summary, &failed, &size, &r.Commit, &r.record, &r.Origin, &r.line, &form, &r.md}, extra...)...)
 	r.Time, r.Failed, r.Tokens = time.Unix(0, ts).UTC(), failed != 0, (size+3)/4
+	if err != nil {
+		return r, err
+	}
+	r.Short = shortID(r.ID)
 	if form > noFile && form <= len(render.Forms) {
 		o := memory.Observation{ID: r.ID, ToolName: r.Tool, MemoryType: memory.Type(r.Type), Timestamp: r.Time}
 		r.Path = render.Forms[form-1].Path(&o)

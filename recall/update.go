@@ -83,8 +83,8 @@ func (ix *Index) writer(ctx context.Context) (*writer, error) {
 		stmt **sql.Stmt
 		sql  string
 	}{
-		{&w.insert, `INSERT INTO entries (id, short, event, session, source, type, tool, ts, failed,
-			summary, subject, size, record, line, form, md) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING`},
+		{&w.insert, `INSERT INTO entries (id, event, session, source, type, tool, ts, failed,
+			summary, subject, size, record, line, form, md) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING`},
 		{&w.find, `SELECT rowid, record, failed, size FROM entries WHERE id = ?`},
 		{&w.rewrite, `UPDATE entries SET type = ?, tool = ?, failed = ?, summary = ?, subject = ?, size = ? WHERE rowid = ?`},
 		{&w.place, `UPDATE entries SET record = ?, line = ?, form = ?, md = ? WHERE rowid = ?`},
@@ -531,7 +531,7 @@ func (w *writer) addRow(e memory.Entry, r row, at place) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	res, err := w.insert.Exec(e.ID(), shortID(e.ID()), r.event, e.Session(), e.Source(), r.memoryType, r.tool,
+	res, err := w.insert.Exec(e.ID(), r.event, e.Session(), e.Source(), r.memoryType, r.tool,
 		e.Time().UnixNano(), r.failed, r.summary, r.subject, r.size, at.record, at.line, at.form, at.md)
 	if err != nil {
 		return err
