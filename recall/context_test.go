@@ -132,3 +132,31 @@ func TestContextBound(t *testing.T) {
 		t.Errorf("a bound above the most is the default's: %d characters", len([]rune(c.Text)))
 	}
 }
+
+// TestContextLongSession: a session of more calls than a line reads tells what its
+// latest calls did, says so, and counts every call.
+func TestContextLongSession(t *testing.T) {
+	m := newMemRepo(t)
+	var calls []record.Input
+	for i := range 600 {
+		file := "/home/ana/shop/src/old.ts"
+		if i >= 100 {
+			file = fmt.Sprintf("/home/ana/shop/src/new-%d.ts", i)
+		}
+		calls = append(calls, record.Observation{Tool: "Edit", ToolUseID: fmt.Sprint("l", i),
+			Time: time.Date(2026, 11, 30, 9, i/60, i%60, 0, time.UTC), Arguments: map[string]any{"file_path": file},
+			Result: strings.Repeat("a result long enough to be kept ", 3), Cwd: "/home/ana/shop", Source: "codex"})
+	}
+	m.record("long", calls...)
+	c := contextOf(t, m, "/home/ana/shop", 0)
+	if want := "600 call(s) — in the last 500 calls: edited new-100.ts, new-101.ts"; !strings.Contains(c.Text, want) {
+		t.Errorf("the line does not say %q:\n%s", want, c.Text)
+	}
+	if strings.Contains(c.Text, "old.ts") {
+		t.Errorf("the line tells of calls before the last 500:\n%s", c.Text)
+	}
+	m.flush()
+	if again := contextOf(t, m, "/home/ana/shop", 0); again.Text != c.Text {
+		t.Errorf("flushed, the block changed:\n%s\nwas:\n%s", again.Text, c.Text)
+	}
+}
