@@ -42,15 +42,23 @@ const (
 )
 
 // indexVersion is the layout of the tables below and of the segments. An index of
-// another version is made anew. 8: the short id an index of the id, not a column.
+// another version is made anew. 8: the short id an index of the id, not a column, and
+// an entry's session its row in sessions.
 const indexVersion = 8
 
-// shortIDOf is an entry's short id (memory.ShortID, lower case) as SQL computes it from
-// its id, a ULID or a UUID: what entries_short indexes, and what a query by short id
-// names to use that index.
-const shortIDOf = `lower(CASE WHEN length(id) = 26 THEN substr(id, 15) ELSE substr(replace(id, '-', ''), 1, 12) END)`
+// shortIDOf is the short id (memory.ShortID, lower case) of the id in column as SQL
+// computes it, a ULID or a UUID: what entries_short indexes, and what a query by short
+// id names to use that index.
+func shortIDOf(column string) string {
+	return `lower(CASE WHEN length(` + column + `) = 26 THEN substr(` + column + `, 15) ELSE substr(replace(` +
+		column + `, '-', ''), 1, 12) END)`
+}
 
-const schema = `
+// inSession is the condition that an entry (e) is of the session a query's argument
+// names: entries name their session by its row, an id once per session.
+const inSession = `e.session = (SELECT rowid FROM sessions WHERE id = ?)`
+
+var schema = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE commits (hash TEXT PRIMARY KEY);
 CREATE TABLE records (          -- the session records of commits: where entries are in git
@@ -64,7 +72,7 @@ CREATE TABLE entries (
 	rowid   INTEGER PRIMARY KEY AUTOINCREMENT, -- never given again: dead names rows
 	id      TEXT NOT NULL UNIQUE,
 	event   TEXT NOT NULL,   -- "" for an observation, else the event's name
-	session TEXT NOT NULL,
+	session INTEGER NOT NULL, -- its session's row
 	source  TEXT NOT NULL,
 	type    TEXT NOT NULL,
 	tool    TEXT NOT NULL,
@@ -79,10 +87,11 @@ CREATE TABLE entries (
 	md      BLOB              -- its markdown file's blob's hash, NULL for none
 );
 CREATE INDEX entries_session ON entries (session, ts);
-CREATE INDEX entries_short ON entries (` + shortIDOf + `);
+CREATE INDEX entries_short ON entries (` + shortIDOf("id") + `);
 CREATE INDEX entries_pending ON entries (record) WHERE record = 0;
 CREATE TABLE sessions (
-	id           TEXT PRIMARY KEY,
+	rowid        INTEGER PRIMARY KEY, -- what its entries name it by
+	id           TEXT NOT NULL UNIQUE,
 	source       TEXT NOT NULL,
 	first        INTEGER NOT NULL,
 	last         INTEGER NOT NULL,

@@ -62,9 +62,9 @@ type Results struct {
 
 // refColumns are the columns a Ref is read from, of refFrom.
 const (
-	refColumns = `e.id, e.session, e.ts, e.event, e.source, e.type, e.tool, e.summary, e.failed,
+	refColumns = `e.id, sn.id, e.ts, e.event, e.source, e.type, e.tool, e.summary, e.failed,
 	e.size, coalesce(r.commit_, ''), coalesce(r.path, ''), coalesce(r.origin, '` + Local + `'), e.line, e.form, e.md`
-	refFrom = `entries e LEFT JOIN records r ON r.rowid = e.record`
+	refFrom = `entries e JOIN sessions sn ON sn.rowid = e.session LEFT JOIN records r ON r.rowid = e.record`
 )
 
 type scanner interface{ Scan(...any) error }
@@ -227,7 +227,7 @@ func filters(q Query) (string, []any) {
 		args = append(args, a...)
 	}
 	if q.Session != "" {
-		add("e.session = ?", q.Session)
+		add(inSession, q.Session)
 	}
 	if q.Agent != "" {
 		add("e.source = ?", q.Agent)

@@ -120,7 +120,7 @@ func RecentSessions(ctx context.Context, repo memrepo.Repo, limit int) ([]Sessio
 	rows = rows[max(0, len(rows)-limit):]
 	for i := range rows {
 		if r := &rows[i]; r.From == "git" {
-			if err := db.QueryRow(`SELECT count(*) FROM entries WHERE session = ? AND event <> ''`, r.ID).Scan(&r.Events); err != nil {
+			if err := db.QueryRow(`SELECT count(*) FROM entries e WHERE `+inSession+` AND e.event <> ''`, r.ID).Scan(&r.Events); err != nil {
 				return nil, 0, err
 			}
 		}

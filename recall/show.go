@@ -25,7 +25,7 @@ func (m *Memory) Resolve(id string) (Ref, error) {
 	if id == "" || strings.ContainsFunc(id, func(r rune) bool { return r < '0' || r > 'z' }) {
 		return Ref{}, fmt.Errorf("%w: %q is neither an id nor a short id", ErrNotFound, id)
 	}
-	rows, err := m.Index.db.Query(`SELECT `+refColumns+` FROM `+refFrom+` WHERE `+shortIDOf+` = ? ORDER BY e.ts LIMIT 10`,
+	rows, err := m.Index.db.Query(`SELECT `+refColumns+` FROM `+refFrom+` WHERE `+shortIDOf("e.id")+` = ? ORDER BY e.ts LIMIT 10`,
 		strings.ToLower(id))
 	if err != nil {
 		return Ref{}, err
@@ -91,7 +91,7 @@ func (m *Memory) Show(ids []string) ([]Shown, error) {
 			continue
 		}
 		p, err := scanRef(m.Index.db.QueryRow(`SELECT `+refColumns+` FROM `+refFrom+`
-			WHERE e.session = ? AND e.event = 'UserPromptSubmit' AND e.ts <= ? ORDER BY e.ts DESC LIMIT 1`,
+			WHERE `+inSession+` AND e.event = 'UserPromptSubmit' AND e.ts <= ? ORDER BY e.ts DESC LIMIT 1`,
 			refs[i].Session, refs[i].Time.UnixNano()))
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
@@ -128,12 +128,12 @@ func (m *Memory) Timeline(id string, before, after int) (center Ref, around []Re
 		return Ref{}, nil, err
 	}
 	ts := center.Time.UnixNano()
-	earlier, err := m.refs(`SELECT `+refColumns+` FROM `+refFrom+` WHERE e.session = ? AND (e.ts < ? OR e.ts = ? AND e.rowid < ?)
+	earlier, err := m.refs(`SELECT `+refColumns+` FROM `+refFrom+` WHERE `+inSession+` AND (e.ts < ? OR e.ts = ? AND e.rowid < ?)
 		ORDER BY e.ts DESC, e.rowid DESC LIMIT ?`, center.Session, ts, ts, rowid, before)
 	if err != nil {
 		return Ref{}, nil, err
 	}
-	later, err := m.refs(`SELECT `+refColumns+` FROM `+refFrom+` WHERE e.session = ? AND (e.ts > ? OR e.ts = ? AND e.rowid > ?)
+	later, err := m.refs(`SELECT `+refColumns+` FROM `+refFrom+` WHERE `+inSession+` AND (e.ts > ? OR e.ts = ? AND e.rowid > ?)
 		ORDER BY e.ts, e.rowid LIMIT ?`, center.Session, ts, ts, rowid, after)
 	if err != nil {
 		return Ref{}, nil, err

@@ -34,9 +34,11 @@ type writer struct {
 	// statements, prepared once a transaction
 	insert, find, place, record, session *sql.Stmt
 	rewrite                              *sql.Stmt // an entry indexed before that changed since
+	sessionRow                           *sql.Stmt // a session's row, made if it has none
 	// sessions tallies what the entries added tell of their sessions, written at the end
 	sessions map[string]*sessionTally
-	order    []string // the sessions' ids, as first seen
+	order    []string         // the sessions' ids, as first seen
+	rows     map[string]int64 // the sessions' rows, as entries name them
 	// words gathers the entries' words for the segment seg, 0 until the first, and
 	// inWords says which entries it holds
 	words   *fulltext.Builder
@@ -78,7 +80,7 @@ func (ix *Index) writer(ctx context.Context) (*writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
-	w := &writer{ctx: ctx, ix: ix, tx: tx, sessions: map[string]*sessionTally{}}
+	w := &writer{ctx: ctx, ix: ix, tx: tx, sessions: map[string]*sessionTally{}, rows: map[string]int64{}}
 	for _, s := range []struct {
 		stmt **sql.Stmt
 		sql  string
@@ -90,11 +92,17 @@ func (ix *Index) writer(ctx context.Context) (*writer, error) {
 		{&w.place, `UPDATE entries SET record = ?, line = ?, form = ?, md = ? WHERE rowid = ?`},
 		{&w.record, `INSERT INTO records (commit_, path, origin) VALUES (?,?,?)
 			ON CONFLICT (commit_, path) DO UPDATE SET origin = origin RETURNING rowid`},
+		{&w.sessionRow, `INSERT INTO sessions (id, source, first, last, cwd, first_prompt, prompt_at, observations, failures, origin)
+			VALUES (?, '', 0, 0, '', '', 0, 0, 0, '') ON CONFLICT (id) DO UPDATE SET id = id RETURNING rowid`},
+		// A session's row is made, empty, before its first entry's (sessionRow): what is
+		// empty, or 0, is what no update told yet.
 		{&w.session, `INSERT INTO sessions (id, source, first, last, cwd, first_prompt, prompt_at, observations, failures, origin)
 			VALUES (?,?,?,?,?,?,?,?,?,?)
 			ON CONFLICT (id) DO UPDATE SET
 				source = CASE WHEN source = '' THEN excluded.source ELSE source END,
-				first = min(first, excluded.first), last = max(last, excluded.last),
+				origin = CASE WHEN origin = '' THEN excluded.origin ELSE origin END,
+				first = CASE WHEN first = 0 THEN excluded.first ELSE min(first, excluded.first) END,
+				last = max(last, excluded.last),
 				cwd = CASE WHEN cwd = '' THEN excluded.cwd ELSE cwd END,
 				first_prompt = CASE WHEN excluded.first_prompt <> '' AND (first_prompt = '' OR excluded.prompt_at < prompt_at)
 					THEN excluded.first_prompt ELSE first_prompt END,
@@ -531,7 +539,11 @@ func (w *writer) addRow(e memory.Entry, r row, at place) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	res, err := w.insert.Exec(e.ID(), r.event, e.Session(), e.Source(), r.memoryType, r.tool,
+	session, err := w.sessionOf(e.Session())
+	if err != nil {
+		return err
+	}
+	res, err := w.insert.Exec(e.ID(), r.event, session, e.Source(), r.memoryType, r.tool,
 		e.Time().UnixNano(), r.failed, r.summary, r.subject, r.size, at.record, at.line, at.form, at.md)
 	if err != nil {
 		return err
@@ -604,6 +616,19 @@ func (w *writer) reindex(e memory.Entry, r row, rowid int64, failed int) error {
 	}
 	w.tally(e.Session()).add(e.Source(), r.cwd, "", "", e.Time().UnixNano(), 0, failed)
 	return nil
+}
+
+// sessionOf is the row of session, made if it has none.
+func (w *writer) sessionOf(session string) (int64, error) {
+	if row, ok := w.rows[session]; ok {
+		return row, nil
+	}
+	var row int64
+	if err := w.sessionRow.QueryRow(session).Scan(&row); err != nil {
+		return 0, err
+	}
+	w.rows[session] = row
+	return row, nil
 }
 
 // tally is what the update tells of a session.
