@@ -160,3 +160,32 @@ func TestContextLongSession(t *testing.T) {
 		t.Errorf("flushed, the block changed:\n%s\nwas:\n%s", again.Text, c.Text)
 	}
 }
+
+// TestContextCountAfterJournalAside: a journal made anew drops from the index what was
+// pending, and from its session's count: a long session's line, which counts its calls
+// from that count, says how many the memory holds.
+func TestContextCountAfterJournalAside(t *testing.T) {
+	m := newMemRepo(t)
+	calls := func(from, n int) []record.Input {
+		var in []record.Input
+		for i := from; i < from+n; i++ {
+			in = append(in, record.Observation{Tool: "Edit", ToolUseID: fmt.Sprint("a", i),
+				Time:      time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second),
+				Arguments: map[string]any{"file_path": fmt.Sprintf("/home/ana/shop/src/f-%d.ts", i)},
+				Result:    strings.Repeat("a result long enough to be kept ", 3), Cwd: "/home/ana/shop", Source: "codex"})
+		}
+		return in
+	}
+	m.record("long", calls(0, 600)...)
+	m.flush()
+	m.record("long", calls(600, 300)...) // pending
+	contextOf(t, m, "/home/ana/shop", 0)   // indexes them
+	journal := filepath.Join(m.repo.StateDir(), "journal.db")
+	if err := os.Rename(journal, journal+".aside"); err != nil {
+		t.Fatal(err)
+	}
+	m.record("long", calls(900, 10)...)
+	if c := contextOf(t, m, "/home/ana/shop", 0); !strings.Contains(c.Text, "610 call(s)") {
+		t.Errorf("the line does not count the 610 calls the memory holds:\n%s", c.Text)
+	}
+}

@@ -324,9 +324,16 @@ func (w *writer) journal(j *journal.Journal) error {
 	return w.setMeta("journal_seq", strconv.FormatUint(last, 10))
 }
 
-// dropPending forgets every entry no commit holds: its words are dead in every segment.
+// dropPending forgets every entry no commit holds: its words are dead in every segment,
+// and its session counts it no more.
 func (w *writer) dropPending() error {
 	if _, err := w.tx.Exec(`INSERT OR IGNORE INTO dead (entry, before) SELECT rowid, ? FROM entries WHERE record = 0`, int64(math.MaxInt64)); err != nil {
+		return err
+	}
+	if _, err := w.tx.Exec(`UPDATE sessions SET
+		observations = observations - (SELECT count(*) FROM entries e WHERE e.session = sessions.rowid AND e.record = 0 AND e.event = ''),
+		failures = failures - (SELECT count(*) FROM entries e WHERE e.session = sessions.rowid AND e.record = 0 AND e.event = '' AND e.failed <> 0)
+		WHERE rowid IN (SELECT session FROM entries WHERE record = 0)`); err != nil {
 		return err
 	}
 	w.changed = true
