@@ -144,12 +144,14 @@ func isUUID(s string) bool {
 }
 
 // ShortID is the part of an id that file names carry: the random tail of a ULID, the
-// first twelve hex digits of a UUID.
+// first twelve hex digits of a UUID (and all of a shorter id, which a record fetched
+// from another repo may hold).
 func ShortID(id string) string {
 	if len(id) == ulidLen {
 		return strings.ToLower(id[ulidLen-12:])
 	}
-	return strings.ReplaceAll(id, "-", "")[:12]
+	s := strings.ReplaceAll(id, "-", "")
+	return s[:min(len(s), 12)]
 }
 
 // MaxSessionIDLen bounds a session id: it travels into paths, trailers and keys.
