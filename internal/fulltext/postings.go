@@ -148,10 +148,10 @@ func (t *termIter) next() {
 // more than once into tfs; a total of 0 for a damaged one.
 func (t *termIter) oneFieldCount() (mask byte, total uint32) {
 	v, n := binary.Uvarint(t.data[min(t.at, len(t.data)):])
-	tf := v/uint64(t.fields) + 2
-	if n <= 0 || tf > math.MaxUint32 {
+	if n <= 0 || v/uint64(t.fields) > math.MaxUint32-2 {
 		return 0, 0
 	}
+	tf := v/uint64(t.fields) + 2
 	t.at += n
 	f := int(v % uint64(t.fields))
 	t.tfs = [MaxFields]uint32{}
