@@ -179,7 +179,7 @@ func TestContextCountAfterJournalAside(t *testing.T) {
 	m.record("long", calls(0, 600)...)
 	m.flush()
 	m.record("long", calls(600, 300)...) // pending
-	contextOf(t, m, "/home/ana/shop", 0)   // indexes them
+	contextOf(t, m, "/home/ana/shop", 0) // indexes them
 	journal := filepath.Join(m.repo.StateDir(), "journal.db")
 	if err := os.Rename(journal, journal+".aside"); err != nil {
 		t.Fatal(err)
