@@ -124,7 +124,7 @@ const lineCalls = 500
 func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
 	rows, err := m.Index.db.Query(`SELECT id, tool, failed, subject FROM (
 		SELECT e.id, e.tool, e.failed, e.subject, e.ts, e.rowid AS n FROM entries e
-		WHERE `+inSession+` AND e.event = '' ORDER BY e.ts DESC, e.rowid DESC LIMIT ?) ORDER BY ts, n`, s.ID, lineCalls)
+		WHERE e.session = ? AND e.event = '' ORDER BY e.ts DESC, e.rowid DESC LIMIT ?) ORDER BY ts, n`, s.row, lineCalls)
 	if err != nil {
 		return "", nil, err
 	}

@@ -173,6 +173,7 @@ type IndexedSession struct {
 	Observations int       `json:"observations"`
 	Failures     int       `json:"failures"`
 	Origin       string    `json:"origin"`
+	row          int64     // its row in sessions, which its entries name
 }
 
 // Sessions are the sessions that worked in project (or under it; "" for any) and that
@@ -200,7 +201,7 @@ func (m *Memory) SessionsOf(f SessionFilter) ([]IndexedSession, error) {
 		where, args = where+" AND s.last < ?", append(args, f.Until.UnixNano())
 	}
 	// A session that holds only events (its start, what it was told) did nothing yet.
-	rows, err := m.Index.db.Query(`SELECT s.id, s.source, s.first, s.last, s.cwd, s.first_prompt, s.observations,
+	rows, err := m.Index.db.Query(`SELECT s.rowid, s.id, s.source, s.first, s.last, s.cwd, s.first_prompt, s.observations,
 		s.failures, s.origin FROM sessions s WHERE (s.observations > 0 OR s.first_prompt <> '')`+where+`
 		ORDER BY s.last DESC, s.id LIMIT ? OFFSET ?`, append(args, f.Limit, f.Offset)...)
 	if err != nil {
@@ -211,7 +212,7 @@ func (m *Memory) SessionsOf(f SessionFilter) ([]IndexedSession, error) {
 	for rows.Next() {
 		var s IndexedSession
 		var first, last int64
-		if err := rows.Scan(&s.ID, &s.Agent, &first, &last, &s.Cwd, &s.FirstPrompt, &s.Observations, &s.Failures, &s.Origin); err != nil {
+		if err := rows.Scan(&s.row, &s.ID, &s.Agent, &first, &last, &s.Cwd, &s.FirstPrompt, &s.Observations, &s.Failures, &s.Origin); err != nil {
 			return nil, err
 		}
 		s.First, s.Last = time.Unix(0, first).UTC(), time.Unix(0, last).UTC()
