@@ -207,7 +207,7 @@ func agmemBinary() (string, error) {
 	}
 	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
 		return "", hint.With(fmt.Errorf("this agmem is a temporary build (%s) that could not be run later", exe),
-			`install it first ("go install ."), then run this command again with the installed agmem`)
+			`install it first ("CGO_ENABLED=0 go install . ./cmd/agmem-record", as the README says), then run this command again with the installed agmem`)
 	}
 	if onPath, err := exec.LookPath("agmem"); err == nil {
 		if abs, err := filepath.Abs(onPath); err == nil {
@@ -381,7 +381,7 @@ func runHooksStatus(e *env, asJSON bool) error {
 				case slices.Contains(st.MissingBinaries, rec.Binary):
 					fmt.Fprintf(e.stdout, ": no such file, so these hooks fail (run %q to have them run this agmem)", reinstall)
 				case hooks.Standalone(rec.Binary) && filepath.IsAbs(rec.Binary) && self != "" && !sameBuild(self, rec.Binary):
-					fmt.Fprintf(e.stdout, ": not known to be of this agmem's build, and maybe older than its journal (install both with \"go install . ./cmd/...\", or run %q to have them run this agmem)", reinstall)
+					fmt.Fprintf(e.stdout, ": not known to be of this agmem's build, and maybe older than its journal (install both with \"CGO_ENABLED=0 go install . ./cmd/agmem-record\", or run %q to have them run this agmem)", reinstall)
 				}
 				fmt.Fprintln(e.stdout)
 			}
