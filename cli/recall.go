@@ -76,28 +76,14 @@ func queryOf(c *ucli.Context, text string, now time.Time) (recall.Query, error) 
 	return q, nil
 }
 
-// timeFlag reads a time: RFC 3339, a date (UTC), or how long ago ("90m", "36h", "7d").
+// timeFlag reads a time as recall.ParseTime does.
 func timeFlag(c *ucli.Context, name string, now time.Time) (time.Time, error) {
-	s := strings.TrimSpace(c.String(name))
-	if s == "" {
-		return time.Time{}, nil
+	t, ok := recall.ParseTime(c.String(name), now)
+	if !ok {
+		return time.Time{}, hint.With(fmt.Errorf("--%s %q is not a time", name, strings.TrimSpace(c.String(name))),
+			"give "+recall.TimeForms)
 	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	if t, err := time.Parse("2006-01-02", s); err == nil {
-		return t, nil
-	}
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		if n, err := strconv.Atoi(days); err == nil && n >= 0 {
-			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
-	}
-	return time.Time{}, hint.With(fmt.Errorf("--%s %q is not a time", name, s),
-		"give 2026-11-30, 2026-11-30T09:00:00Z, or how long ago: 90m, 36h, 7d")
+	return t, nil
 }
 
 // onMemory runs fn on the memory repo opened for reading back.

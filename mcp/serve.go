@@ -37,8 +37,8 @@ type SearchInput struct {
 	Agent   string `json:"agent,omitempty" jsonschema:"only what this agent did: claude-code, codex, gemini-cli, cursor, mcp"`
 	Type    string `json:"type,omitempty" jsonschema:"only this memory type: episodic, semantic or procedural"`
 	Tool    string `json:"tool,omitempty" jsonschema:"only calls of this tool"`
-	Since   string `json:"since,omitempty" jsonschema:"only from this time on (RFC 3339)"`
-	Until   string `json:"until,omitempty" jsonschema:"only before this time (RFC 3339)"`
+	Since   string `json:"since,omitempty" jsonschema:"only from this time on: RFC 3339, a date, or how long ago (90m, 36h, 7d)"`
+	Until   string `json:"until,omitempty" jsonschema:"only before this time: RFC 3339, a date, or how long ago (90m, 36h, 7d)"`
 	Project string `json:"project,omitempty" jsonschema:"only sessions that worked in this directory or under it"`
 	Failed  bool   `json:"failed,omitempty" jsonschema:"only calls that failed"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"at most this many hits (default 20)"`
@@ -124,10 +124,10 @@ func (s *Server) search(ctx context.Context, _ *sdk.CallToolRequest, in SearchIn
 	q := recall.Query{Text: in.Query, Session: in.Session, Agent: in.Agent, Type: in.Type, Tool: in.Tool,
 		Project: in.Project, Failed: in.Failed, Limit: in.Limit}
 	var err error
-	if q.Since, err = rfc3339("since", in.Since); err != nil {
+	if q.Since, err = timeOf("since", in.Since); err != nil {
 		return nil, nil, err
 	}
-	if q.Until, err = rfc3339("until", in.Until); err != nil {
+	if q.Until, err = timeOf("until", in.Until); err != nil {
 		return nil, nil, err
 	}
 	s.mu.Lock()
@@ -317,13 +317,11 @@ func orDefault(n, def int) int {
 	return n
 }
 
-func rfc3339(name, s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%s %q is not an RFC 3339 time such as 2026-11-30T09:00:00Z", name, s)
+// timeOf reads a time as the CLI's filters do (recall.ParseTime).
+func timeOf(name, s string) (time.Time, error) {
+	t, ok := recall.ParseTime(s, time.Now())
+	if !ok {
+		return time.Time{}, fmt.Errorf("%s %q is not a time: give %s", name, s, recall.TimeForms)
 	}
 	return t, nil
 }

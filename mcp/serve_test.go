@@ -84,3 +84,57 @@ func TestServeBoundsItsAnswers(t *testing.T) {
 	}
 	call("sessions", map[string]any{"limit": 1000})
 }
+
+// TestSearchReadsTimesAsTheCLIDoes: the search tool's since and until take a date and
+// how long ago, as agmem search's flags do, and a time of no form is an isError answer.
+func TestSearchReadsTimesAsTheCLIDoes(t *testing.T) {
+	repo, _, err := maintain.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := record.Open(repo.Root, record.Options{Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := `{"tool_name":"Bash","session_id":"s","tool_use_id":"a","timestamp":"2026-11-29T09:00:00Z","arguments":{"command":"make lint"},"result":"lint found nothing on the old day: every file of the project is clean"}
+{"tool_name":"Bash","session_id":"s","tool_use_id":"b","timestamp":"2026-11-30T09:00:00Z","arguments":{"command":"make lint"},"result":"lint found nothing on the new day: every file of the project is clean"}
+`
+	if out, err := rec.Lines(strings.NewReader(lines)); err != nil || len(out.Recorded) != 2 {
+		t.Fatalf("recorded %d: %v %v", len(out.Recorded), err, out.Refused)
+	}
+	mem, err := recall.Open(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	ctx := context.Background()
+	serverSide, clientSide := sdk.NewInMemoryTransports()
+	go mcp.NewServer(mem, "test").RunOn(ctx, serverSide)
+	session, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, clientSide, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+	for _, c := range []struct {
+		since, until string
+		hits         string // "" for an isError answer
+	}{
+		{"2026-11-30", "", "1 hit(s)"},
+		{"", "2026-11-30", "1 hit(s)"},
+		{"100000d", "", "2 hit(s)"},
+		{"2026-11-29T09:00:00Z", "24h", "2 hit(s)"},
+		{"yesterday", "", ""},
+		{"", "-3d", ""},
+	} {
+		res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "search",
+			Arguments: map[string]any{"query": "lint", "since": c.since, "until": c.until}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := res.Content[0].(*sdk.TextContent).Text
+		if c.hits == "" && (!res.IsError || !strings.Contains(got, "is not a time")) ||
+			c.hits != "" && (res.IsError || !strings.HasPrefix(got, c.hits)) {
+			t.Errorf("since %q until %q: %v %q", c.since, c.until, res.IsError, got)
+		}
+	}
+}

@@ -64,7 +64,11 @@ func (m *Memory) Context(project string, maxChars int) (Context, error) {
 		}
 		older -= contextSessions
 	}
-	head := fmt.Sprintf("agmem remembers %d recent session(s) in %s, newest first:\n", len(sessions), project)
+	// The head says how many sessions the block tells of, known once the lines are cut
+	// to the bound: they are cut beside the head of all of them, which is no shorter.
+	head := func(n int) string {
+		return fmt.Sprintf("agmem remembers %d recent session(s) in %s, newest first:\n", n, pathEnd(project, maxPathRunes))
+	}
 	var lines []string
 	var cited [][]string
 	for _, s := range sessions {
@@ -76,7 +80,7 @@ func (m *Memory) Context(project string, maxChars int) (Context, error) {
 		cited = append(cited, ids)
 	}
 	runes := func(s string) int { return len([]rune(s)) }
-	text := head
+	text := head(len(sessions))
 	told := 0
 	for i, line := range lines {
 		rest := len(lines) - i - 1 + older
@@ -96,6 +100,7 @@ func (m *Memory) Context(project string, maxChars int) (Context, error) {
 		out.Sessions = append(out.Sessions, sessions[i].ID)
 		out.Cited = append(out.Cited, cited[i]...)
 	}
+	text = head(told) + strings.TrimPrefix(text, head(len(sessions)))
 	if left := len(lines) - told + older; left > 0 {
 		text += leftOut(left)
 	}
@@ -109,6 +114,19 @@ func (m *Memory) countSessions(project string) (int, error) {
 	var n int
 	err := m.Index.db.QueryRow(`SELECT count(*) FROM sessions s WHERE (s.observations > 0 OR s.first_prompt <> '')`+where, args...).Scan(&n)
 	return n, err
+}
+
+// maxPathRunes bounds the project's path in a block's head: a deep path takes no more
+// of the block than a session's line.
+const maxPathRunes = 200
+
+// pathEnd is p, or its end after "…" when it is longer than n runes.
+func pathEnd(p string, n int) string {
+	r := []rune(p)
+	if len(r) <= n {
+		return p
+	}
+	return "…" + string(r[len(r)-n+1:])
 }
 
 func leftOut(n int) string {

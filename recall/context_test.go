@@ -119,10 +119,21 @@ func TestContextBound(t *testing.T) {
 		m.record(fmt.Sprint("small-", i), record.Observation{Tool: "Bash", ToolUseID: "b", Time: time.Date(2026, 11, 1+i, 9, 0, 0, 0, time.UTC),
 			Arguments: map[string]any{"command": "npm test"}, Result: strings.Repeat("ok ", 30), Cwd: "/home/ana/shop"})
 	}
+	// A project whose path alone is longer than a bound.
+	deep := "/home/ana/" + strings.Repeat("ü/", 6000) + "shop"
+	m.record("deep", record.Observation{Tool: "Bash", ToolUseID: "d", Time: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC),
+		Arguments: map[string]any{"command": "npm test"}, Result: strings.Repeat("ok ", 30), Cwd: deep})
 	for _, bound := range []int{1000, 1500, recall.DefaultContextChars, recall.MaxContextChars} {
+		if c := contextOf(t, m, deep, bound); len([]rune(c.Text)) > bound || !strings.Contains(c.Text, "npm test") {
+			t.Errorf("bound %d, a deep project: %d characters:\n%.300s", bound, len([]rune(c.Text)), c.Text)
+		}
 		c := contextOf(t, m, "/home/ana/shop", bound)
 		if n := len([]rune(c.Text)); n > bound {
 			t.Errorf("bound %d: %d characters", bound, n)
+		}
+		// The head counts the sessions the block tells of, not those it looked at.
+		if head := fmt.Sprintf("agmem remembers %d recent session(s) in /home/ana/shop,", len(c.Sessions)); !strings.HasPrefix(c.Text, head) {
+			t.Errorf("bound %d: %d sessions told, the head says %.60q", bound, len(c.Sessions), c.Text)
 		}
 		if !strings.Contains(c.Text, "left out") || !strings.HasSuffix(c.Text, "search this memory for what was done and what failed.\n") {
 			t.Errorf("bound %d: no note of what was left out, or no footer:\n%s", bound, c.Text)

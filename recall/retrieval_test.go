@@ -126,3 +126,45 @@ func (m *memRepo) lines(in *bytes.Buffer) {
 		m.t.Fatalf("record: %v %v", err, out.Refused)
 	}
 }
+
+// TestProjectRelative: a project filter names a directory as a person types it, relative
+// to the working directory or with a slash at its end, and means the same sessions.
+func TestProjectRelative(t *testing.T) {
+	corpus, err := os.ReadFile("testdata/retrieval/corpus.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMemRepo(t)
+	m.lines(bytes.NewBuffer(corpus))
+	m.flush()
+	mem := m.open()
+	t.Chdir("/home")
+	shown := func(project string) string {
+		t.Helper()
+		res, err := mem.Search(recall.Query{Text: "test", Project: project, Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, h := range res.Hits {
+			ids = append(ids, h.ID)
+		}
+		sessions, err := mem.Sessions(project, "", 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range sessions {
+			ids = append(ids, s.ID)
+		}
+		return strings.Join(ids, " ")
+	}
+	want := shown("/home/ana/shop")
+	if want == "" {
+		t.Fatal("nothing of /home/ana/shop")
+	}
+	for _, project := range []string{"ana/shop", "./ana/shop/", "/home/ana/shop/", "../home/ana//shop"} {
+		if got := shown(project); got != want {
+			t.Errorf("project %q: %s\nwant what /home/ana/shop gives: %s", project, got, want)
+		}
+	}
+}

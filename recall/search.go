@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -30,7 +32,7 @@ type Query struct {
 	Tool    string
 	Since   time.Time
 	Until   time.Time
-	Project string // a directory: the session's working directory is it or under it
+	Project string // a directory (relative to the working directory): the session's working directory is it or under it
 	Failed  bool   // only calls that failed
 	Limit   int
 }
@@ -160,7 +162,7 @@ func (m *Memory) filter(q Query) (f fulltext.Filter, none bool, err error) {
 	if q.Project == "" {
 		return f, false, nil
 	}
-	dir := strings.TrimRight(q.Project, "/")
+	dir := projectDir(q.Project)
 	rows, err := m.Index.db.Query(`SELECT id FROM sessions WHERE cwd = ? OR substr(cwd, 1, ?) = ?`, dir, len(dir)+1, dir+"/")
 	if err != nil {
 		return f, false, err
@@ -245,7 +247,7 @@ func filters(q Query) (string, []any) {
 		add("e.ts < ?", q.Until.UnixNano())
 	}
 	if q.Project != "" {
-		dir := strings.TrimRight(q.Project, "/")
+		dir := projectDir(q.Project)
 		add(`(s.cwd = ? OR substr(s.cwd, 1, ?) = ?)`, dir, len(dir)+1, dir+"/")
 	}
 	if q.Failed {
@@ -255,6 +257,42 @@ func filters(q Query) (string, []any) {
 		return "", nil
 	}
 	return " AND " + strings.Join(where, " AND "), args
+}
+
+// TimeForms says the forms of a time ParseTime reads, for a hint.
+const TimeForms = "2026-11-30, 2026-11-30T09:00:00Z, or how long ago: 90m, 36h, 7d"
+
+// ParseTime reads a time a filter names: RFC 3339, a date (UTC), or how long before now
+// ("90m", "36h", "7d"). "" is the zero time; ok is false for what is none of these.
+func ParseTime(s string, now time.Time) (t time.Time, ok bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, true
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, true
+	}
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return t, true
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(days); err == nil && n >= 0 {
+			return now.Add(-time.Duration(n) * 24 * time.Hour), true
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), true
+	}
+	return time.Time{}, false
+}
+
+// projectDir is the directory a project filter names, as sessions' working directories
+// are kept: absolute, without a trailing slash ("" for the root, which holds them all).
+func projectDir(project string) string {
+	if abs, err := filepath.Abs(project); err == nil {
+		project = abs
+	}
+	return strings.TrimRight(project, "/")
 }
 
 // snippets cuts each hit's snippet from the whole of its entry.
