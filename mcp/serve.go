@@ -85,9 +85,11 @@ func NewServer(mem *recall.Memory, version string) *Server {
 	return s
 }
 
-// Run serves one client on in and out until it goes, or ctx is done.
+// Run serves one client on in and out until it goes, or ctx is done. A line that is no
+// JSON-RPC message is answered with an error, and the session goes on (wellFormed).
 func (s *Server) Run(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
-	return s.RunOn(ctx, &sdk.IOTransport{Reader: in, Writer: out})
+	w := &lockedWriter{w: out}
+	return s.RunOn(ctx, &sdk.IOTransport{Reader: newWellFormed(in, w), Writer: w})
 }
 
 // RunOn serves one client on a transport of the SDK's.

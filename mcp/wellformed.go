@@ -1,0 +1,142 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The SDK's stdio transport ends the session on a line it cannot read as a JSON-RPC
+// message, and agmem mcp serve with it: one bad line from a client, and every call
+// after it, and those in flight, went unanswered. wellFormed passes the SDK only the
+// lines that are messages, and answers each other one itself, as JSON-RPC says: a
+// parse error for what is not JSON, an invalid request for JSON that is no message.
+
+// maxLine bounds a line, as the SDK bounds a message.
+const maxLine = sdk.DefaultMaxLineLength
+
+// wellFormed reads newline-delimited JSON-RPC from in, as the SDK's transport reads it.
+type wellFormed struct {
+	in      *bufio.Reader
+	closer  io.Closer
+	answers *lockedWriter // where a bad line is answered
+	next    []byte        // what is left of the last good line
+}
+
+func newWellFormed(in io.ReadCloser, answers *lockedWriter) *wellFormed {
+	return &wellFormed{in: bufio.NewReaderSize(in, 64<<10), closer: in, answers: answers}
+}
+
+func (r *wellFormed) Read(p []byte) (int, error) {
+	for len(r.next) == 0 {
+		line, tooLong, err := r.line()
+		if tooLong {
+			if _, err := r.answers.Write(errorAnswer(nil, jsonrpc.CodeInvalidRequest,
+				fmt.Sprintf("invalid request: a line longer than %d bytes", maxLine))); err != nil {
+				return 0, err
+			}
+		} else if len(line) > 0 {
+			if answer := badLine(line); answer != nil {
+				if _, err := r.answers.Write(answer); err != nil {
+					return 0, err
+				}
+			} else {
+				r.next = append(line, '\n')
+			}
+		}
+		if err != nil && len(r.next) == 0 {
+			return 0, err
+		}
+		if err != nil {
+			break // the last line goes first; the error comes again on the next read
+		}
+	}
+	n := copy(p, r.next)
+	r.next = r.next[n:]
+	return n, nil
+}
+
+func (r *wellFormed) Close() error { return r.closer.Close() }
+
+// line reads the next line, without the space around it; one longer than maxLine is
+// read to its end and passed over (tooLong), not kept.
+func (r *wellFormed) line() (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := r.in.ReadSlice('\n')
+		if tooLong = tooLong || len(line)+len(chunk) > maxLine; tooLong {
+			line = nil
+		} else {
+			line = append(line, chunk...)
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return bytes.TrimSpace(line), tooLong, err
+		}
+	}
+}
+
+// badLine is the answer to a line that is no JSON-RPC message (or batch of them), or
+// nil for one that is.
+func badLine(line []byte) []byte {
+	if !json.Valid(line) {
+		return errorAnswer(nil, jsonrpc.CodeParseError, "parse error: the line is not JSON")
+	}
+	if line[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(line, &batch) == nil && len(batch) > 0 {
+			for _, m := range batch {
+				if _, err := jsonrpc.DecodeMessage(m); err != nil {
+					return errorAnswer(nil, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+				}
+			}
+			return nil
+		}
+		return errorAnswer(nil, jsonrpc.CodeInvalidRequest, "invalid request: an empty batch")
+	}
+	if _, err := jsonrpc.DecodeMessage(line); err != nil {
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(line, &m)
+		return errorAnswer(m.ID, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+	}
+	return nil
+}
+
+// errorAnswer is a JSON-RPC error response to the request id names: null when the id
+// is none a request may have (a string or a number).
+func errorAnswer(id json.RawMessage, code int64, message string) []byte {
+	var v any
+	if json.Unmarshal(id, &v) != nil {
+		v = nil
+	}
+	switch v.(type) {
+	case string, float64:
+	default:
+		id = json.RawMessage("null")
+	}
+	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": code, "message": message}})
+	return append(out, '\n')
+}
+
+// lockedWriter writes each message whole: the SDK writes one a call, and so does
+// wellFormed, from the reading goroutine.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.WriteCloser
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
+}
+
+func (w *lockedWriter) Close() error { return w.w.Close() }
