@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -165,6 +166,31 @@ func TestProjectRelative(t *testing.T) {
 	for _, project := range []string{"ana/shop", "./ana/shop/", "/home/ana/shop/", "../home/ana//shop"} {
 		if got := shown(project); got != want {
 			t.Errorf("project %q: %s\nwant what /home/ana/shop gives: %s", project, got, want)
+		}
+	}
+}
+
+// TestProjectNotASCII: the sessions under a directory whose name is not ASCII are found,
+// as those under any other.
+func TestProjectNotASCII(t *testing.T) {
+	m := newMemRepo(t)
+	for i, cwd := range []string{"/home/日本", "/home/日本/sub", "/home/café/deep", "/home/cafe/deep"} {
+		m.record(fmt.Sprint("s", i), record.Observation{Tool: "Bash", ToolUseID: "b", Cwd: cwd,
+			Time: time.Date(2026, 11, 30, 9, i, 0, 0, time.UTC), Arguments: map[string]any{"command": "make check"},
+			Result: "every check of the project passed, nothing is left to do for today"})
+	}
+	mem := m.open()
+	for project, want := range map[string]int{"/home/日本": 2, "/home/café": 1, "/home/日本/sub": 1, "/home": 4} {
+		res, err := mem.Search(recall.Query{Text: "check", Project: project})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sessions, err := mem.Sessions(project, "", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Total != want || len(sessions) != want {
+			t.Errorf("%s: %d hits, %d sessions, want %d", project, res.Total, len(sessions), want)
 		}
 	}
 }

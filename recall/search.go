@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -163,7 +164,8 @@ func (m *Memory) filter(q Query) (f fulltext.Filter, none bool, err error) {
 		return f, false, nil
 	}
 	dir := projectDir(q.Project)
-	rows, err := m.Index.db.Query(`SELECT id FROM sessions WHERE cwd = ? OR substr(cwd, 1, ?) = ?`, dir, len(dir)+1, dir+"/")
+	cond, args := inDir("cwd", dir)
+	rows, err := m.Index.db.Query(`SELECT id FROM sessions WHERE `+cond, args...)
 	if err != nil {
 		return f, false, err
 	}
@@ -248,7 +250,8 @@ func filters(q Query) (string, []any) {
 	}
 	if q.Project != "" {
 		dir := projectDir(q.Project)
-		add(`(s.cwd = ? OR substr(s.cwd, 1, ?) = ?)`, dir, len(dir)+1, dir+"/")
+		cond, args := inDir("s.cwd", dir)
+		add(cond, args...)
 	}
 	if q.Failed {
 		add("e.failed = 1")
@@ -263,27 +266,52 @@ func filters(q Query) (string, []any) {
 const TimeForms = "2026-11-30, 2026-11-30T09:00:00Z, or how long ago: 90m, 36h, 7d"
 
 // ParseTime reads a time a filter names: RFC 3339, a date (UTC), or how long before now
-// ("90m", "36h", "7d"). "" is the zero time; ok is false for what is none of these.
+// ("90m", "36h", "7d"). "" is the zero time; ok is false for what is none of these. A
+// time past what the index can hold (Unix nanoseconds: 1677 to 2262) is the nearest
+// it can, so that such a bound leaves out nothing rather than everything.
 func ParseTime(s string, now time.Time) (t time.Time, ok bool) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return time.Time{}, true
 	}
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, true
+		return held(t), true
 	}
 	if t, err := time.Parse("2006-01-02", s); err == nil {
-		return t, true
+		return held(t), true
 	}
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		if n, err := strconv.Atoi(days); err == nil && n >= 0 {
-			return now.Add(-time.Duration(n) * 24 * time.Hour), true
+			if n > int(math.MaxInt64/int64(24*time.Hour)) {
+				return earliest, true
+			}
+			return held(now.Add(-time.Duration(n) * 24 * time.Hour)), true
 		}
 	}
 	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), true
+		return held(now.Add(-d)), true
 	}
 	return time.Time{}, false
+}
+
+// earliest and latest are the times the index can hold.
+var earliest, latest = time.Unix(0, math.MinInt64).UTC(), time.Unix(0, math.MaxInt64).UTC()
+
+func held(t time.Time) time.Time {
+	switch {
+	case t.Before(earliest):
+		return earliest
+	case t.After(latest):
+		return latest
+	}
+	return t
+}
+
+// inDir is the condition that the directory in column is dir or under it. It compares
+// bytes, as SQLite compares text: those under dir are from dir+"/" up to dir+"0", '/'
+// and '0' being neighbours (substr counts characters, not the bytes len does).
+func inDir(column, dir string) (string, []any) {
+	return `(` + column + ` = ? OR ` + column + ` >= ? AND ` + column + ` < ?)`, []any{dir, dir + "/", dir + "0"}
 }
 
 // projectDir is the directory a project filter names, as sessions' working directories
