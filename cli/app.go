@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"unicode"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -93,7 +94,7 @@ func newApp(e *env) *ucli.App {
 		e.notFound = hint.With(fmt.Errorf("unknown command %q", name), `run "agmem help" for the list`)
 	}
 	usage := func(c *ucli.Context, err error, _ bool) error {
-		return hint.With(err, fmt.Sprintf("run \"agmem %s --help\"", strings.TrimSpace(strings.TrimPrefix(c.Command.FullName(), "agmem"))))
+		return hint.With(err, fmt.Sprintf("run %q", strings.Join(strings.Fields("agmem "+strings.TrimPrefix(c.Command.FullName(), "agmem")+" --help"), " ")))
 	}
 	app.OnUsageError = usage
 	for _, c := range app.Commands {
@@ -154,6 +155,14 @@ func noArgs(c *ucli.Context) error {
 // at a command's first argument.)
 var flagsAnywhere = map[string]bool{"search": true, "show": true, "timeline": true}
 
+// looksLikeFlag says whether an argument is a flag's name, known or not: a dash or two
+// and a letter. An unknown one is refused as a flag (--sinse 7d), not searched for as
+// words; "-1" is a word, and "--" lets a word start with a dash.
+func looksLikeFlag(a string) bool {
+	name := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+	return len(name) < len(a) && name != "" && unicode.IsLetter(rune(name[0]))
+}
+
 // flagsFirst moves the flags of such a command before its arguments, each with its
 // value; what follows "--" stays as it is.
 func flagsFirst(app *ucli.App, args []string) []string {
@@ -184,7 +193,7 @@ func flagsFirst(app *ucli.App, args []string) []string {
 		name, hasValue := strings.TrimLeft(a, "-"), strings.Contains(a, "=")
 		name, _, _ = strings.Cut(name, "=")
 		known, isFlag := takesValue[name]
-		if !strings.HasPrefix(a, "-") || a == "-" || !isFlag {
+		if !isFlag && !looksLikeFlag(a) {
 			rest = append(rest, a)
 			continue
 		}

@@ -61,6 +61,10 @@ func queryOf(c *ucli.Context, text string, now time.Time) (recall.Query, error) 
 	if c.IsSet("limit") && q.Limit <= 0 {
 		return q, hint.With(fmt.Errorf("--limit %d: must be 1 or more", q.Limit), "e.g. --limit 50")
 	}
+	if q.Limit > recall.MaxLimit {
+		return q, hint.With(fmt.Errorf("--limit %d: must be %d or less", q.Limit, recall.MaxLimit),
+			"narrow the search with its filters instead, e.g. --since 7d or --project DIR")
+	}
 	var err error
 	if q.Since, err = timeFlag(c, "since", now); err != nil {
 		return q, err
