@@ -14,6 +14,7 @@ import (
 
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/recall"
 )
 
@@ -72,9 +73,7 @@ func queryOf(c *ucli.Context, text string, now time.Time) (recall.Query, error) 
 	if q.Until, err = timeFlag(c, "until", now); err != nil {
 		return q, err
 	}
-	switch q.Type {
-	case "", "episodic", "semantic", "procedural":
-	default:
+	if _, ok := memory.ParseType(q.Type); !ok && q.Type != "" {
 		return q, hint.With(fmt.Errorf("--type %q is not a memory type", q.Type), "use episodic, semantic or procedural")
 	}
 	return q, nil

@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/recall"
 )
 
@@ -47,8 +48,8 @@ type SearchInput struct {
 // TimelineInput is the timeline tool's arguments.
 type TimelineInput struct {
 	ID     string `json:"id" jsonschema:"an observation's id or short id, as search gives it"`
-	Before int    `json:"before,omitempty" jsonschema:"entries before it (default 3)"`
-	After  int    `json:"after,omitempty" jsonschema:"entries after it (default 3)"`
+	Before *int   `json:"before,omitempty" jsonschema:"entries before it (default 3)"`
+	After  *int   `json:"after,omitempty" jsonschema:"entries after it (default 3)"`
 }
 
 // ObservationsInput is the get_observations tool's arguments.
@@ -125,6 +126,9 @@ func text(s string) *sdk.CallToolResult {
 func (s *Server) search(ctx context.Context, _ *sdk.CallToolRequest, in SearchInput) (*sdk.CallToolResult, any, error) {
 	q := recall.Query{Text: in.Query, Session: in.Session, Agent: in.Agent, Type: in.Type, Tool: in.Tool,
 		Project: in.Project, Failed: in.Failed, Limit: in.Limit}
+	if _, ok := memory.ParseType(in.Type); !ok && in.Type != "" {
+		return nil, nil, fmt.Errorf("type %q is not a memory type: give episodic, semantic or procedural", in.Type)
+	}
 	var err error
 	if q.Since, err = timeOf("since", in.Since); err != nil {
 		return nil, nil, err
@@ -159,7 +163,7 @@ func (s *Server) search(ctx context.Context, _ *sdk.CallToolRequest, in SearchIn
 
 func (s *Server) timeline(ctx context.Context, _ *sdk.CallToolRequest, in TimelineInput) (*sdk.CallToolResult, any, error) {
 	before, after := orDefault(in.Before, 3), orDefault(in.After, 3)
-	if before > recall.MaxLimit || after > recall.MaxLimit {
+	if before < 0 || after < 0 || before > recall.MaxLimit || after > recall.MaxLimit {
 		return nil, nil, fmt.Errorf("before and after must be 0 to %d", recall.MaxLimit)
 	}
 	s.mu.Lock()
@@ -213,8 +217,11 @@ func (s *Server) observations(ctx context.Context, _ *sdk.CallToolRequest, in Ob
 }
 
 func (s *Server) sessions(ctx context.Context, _ *sdk.CallToolRequest, in SessionsInput) (*sdk.CallToolResult, any, error) {
-	limit := orDefault(in.Limit, 10)
-	if limit > recall.MaxLimit {
+	limit := in.Limit
+	if limit == 0 {
+		limit = 10
+	}
+	if limit < 0 || limit > recall.MaxLimit {
 		return nil, nil, fmt.Errorf("limit must be 1 to %d", recall.MaxLimit)
 	}
 	s.mu.Lock()
@@ -312,11 +319,12 @@ func orDash(s string) string {
 	return s
 }
 
-func orDefault(n, def int) int {
-	if n <= 0 {
+// orDefault is *n, or def when n is not given.
+func orDefault(n *int, def int) int {
+	if n == nil {
 		return def
 	}
-	return n
+	return *n
 }
 
 // timeOf reads a time as the CLI's filters do (recall.ParseTime).

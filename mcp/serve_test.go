@@ -87,9 +87,9 @@ func TestServeBoundsItsAnswers(t *testing.T) {
 	call("sessions", map[string]any{"limit": 1000})
 }
 
-// TestSearchReadsTimesAsTheCLIDoes: the search tool's since and until take a date and
-// how long ago, as agmem search's flags do, and a time of no form is an isError answer.
-func TestSearchReadsTimesAsTheCLIDoes(t *testing.T) {
+// twoCalls serves a memory of two calls of one session, a day apart, to a client.
+func twoCalls(t *testing.T) *sdk.ClientSession {
+	t.Helper()
 	repo, _, err := maintain.Init(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func TestSearchReadsTimesAsTheCLIDoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer mem.Close()
+	t.Cleanup(func() { mem.Close() })
 	ctx := context.Background()
 	serverSide, clientSide := sdk.NewInMemoryTransports()
 	go mcp.NewServer(mem, "test").RunOn(ctx, serverSide)
@@ -116,7 +116,14 @@ func TestSearchReadsTimesAsTheCLIDoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer session.Close()
+	t.Cleanup(func() { session.Close() })
+	return session
+}
+
+// TestSearchReadsTimesAsTheCLIDoes: the search tool's since and until take a date and
+// how long ago, as agmem search's flags do, and a time of no form is an isError answer.
+func TestSearchReadsTimesAsTheCLIDoes(t *testing.T) {
+	session, ctx := twoCalls(t), context.Background()
 	for _, c := range []struct {
 		since, until string
 		hits         string // "" for an isError answer
@@ -220,3 +227,39 @@ func (b *syncBuffer) String() string {
 }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// TestToolsRefuseWhatTheCLIRefuses: a memory type that is none, a negative count, are
+// isError answers, as agmem's flags refuse them; before and after of 0 are 0, not the
+// default.
+func TestToolsRefuseWhatTheCLIRefuses(t *testing.T) {
+	session, ctx := twoCalls(t), context.Background()
+	call := func(name string, args map[string]any) (string, bool) {
+		t.Helper()
+		res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Content[0].(*sdk.TextContent).Text, res.IsError
+	}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"search", map[string]any{"query": "lint", "type": "trivia"}},
+		{"search", map[string]any{"query": "lint", "limit": -1}},
+		{"timeline", map[string]any{"id": "x", "before": -1}},
+		{"sessions", map[string]any{"limit": -1}},
+	} {
+		if text, isError := call(c.tool, c.args); !isError {
+			t.Errorf("%s %v: %q", c.tool, c.args, text)
+		}
+	}
+	hits, _ := call("search", map[string]any{"query": "lint", "type": "episodic"})
+	id := strings.Fields(strings.Split(hits, "\n")[1])[0]
+	if text, isError := call("timeline", map[string]any{"id": id, "before": 0, "after": 0}); isError || strings.Count(text, "\n") != 1 {
+		t.Errorf("a timeline of none before and after: %q", text)
+	}
+	if text, _ := call("timeline", map[string]any{"id": id}); strings.Count(text, "\n") != 2 {
+		t.Errorf("a timeline of the default: %q", text)
+	}
+}
