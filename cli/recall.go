@@ -239,15 +239,15 @@ func writeShown(w *bufio.Writer, s recall.Shown) {
 		}
 		fmt.Fprintf(w, "\narguments:\n%s\n", args)
 		if o.Error != "" {
-			fmt.Fprintf(w, "\nerror:\n%s\n", o.Error)
+			fmt.Fprintf(w, "\nerror:\n%s\n", hint.Block(o.Error))
 		}
 		if text := o.ResultText(); text != "" {
-			fmt.Fprintf(w, "\nresult:\n%s\n", strings.TrimRight(text, "\n"))
+			fmt.Fprintf(w, "\nresult:\n%s\n", hint.Block(strings.TrimRight(text, "\n")))
 		}
 		return
 	}
 	if t := s.Entry.Event.Text; t != "" {
-		fmt.Fprintf(w, "\n%s\n", t)
+		fmt.Fprintf(w, "\n%s\n", hint.Block(t))
 	}
 }
 

@@ -146,3 +146,18 @@ func TestIndexAfterKills(t *testing.T) {
 		})
 	}
 }
+
+// TestShowDrivesNoTerminal: agmem show prints a recorded result's escape sequences and
+// carriage returns as escapes, not as what a terminal would act on.
+func TestShowDrivesNoTerminal(t *testing.T) {
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "memory")
+	mustAgmem(t, dir, "", "init", repo)
+	mustAgmem(t, repo, "", "record", "--session", "s", "--tool", "Bash", "--arg", "command=make",
+		"--result", "all clean\x1b[2J\x1b]52;c;aGk=\x07 and hidden\roverwritten, and more words to keep it")
+	id := strings.Fields(mustAgmem(t, repo, "", "search", "clean"))[0]
+	out := mustAgmem(t, repo, "", "show", id)
+	if strings.ContainsAny(out, "\x1b\x07\r") || !strings.Contains(out, `all clean\x1b[2J\x1b]52;c;aGk=\a and hidden\roverwritten`) {
+		t.Errorf("show: %q", out)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/recall"
 )
@@ -257,7 +258,7 @@ func observationText(sh recall.Shown, share int) string {
 	fmt.Fprintf(&b, "%s %s\nid %s, session %s, %s\n", refLine(sh.Ref), citation(sh.Ref), sh.ID, sh.Session,
 		sh.Time.Format(time.RFC3339))
 	if sh.Prompt != "" {
-		fmt.Fprintf(&b, "prompt: %s\n", oneLine(sh.Prompt))
+		fmt.Fprintf(&b, "prompt: %s\n", hint.OneLine(sh.Prompt))
 	}
 	o := sh.Entry.Observation
 	if o == nil {
@@ -296,7 +297,7 @@ func refLine(r recall.Ref) string {
 	if r.Failed {
 		what += " FAILED"
 	}
-	return fmt.Sprintf("%s %s %s %s %s", r.Short, r.Time.Format("2006-01-02 15:04"), orDash(r.Source), what, oneLine(r.Summary))
+	return fmt.Sprintf("%s %s %s %s %s", r.Short, r.Time.Format("2006-01-02 15:04"), orDash(r.Source), what, hint.OneLine(r.Summary))
 }
 
 // citation is where git holds an entry, or that it is pending.
@@ -309,8 +310,6 @@ func citation(r recall.Ref) string {
 	}
 	return fmt.Sprintf("[commit %.12s %s]", r.Commit, r.Path)
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func orDash(s string) string {
 	if s == "" {

@@ -200,3 +200,16 @@ func TestContextCountAfterJournalAside(t *testing.T) {
 		t.Errorf("the line does not count the 610 calls the memory holds:\n%s", c.Text)
 	}
 }
+
+// TestContextDrivesNoTerminal: what a call ran, escape sequences and all, is told on one
+// line with no control character left in it.
+func TestContextDrivesNoTerminal(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("esc", record.Observation{Tool: "Bash", ToolUseID: "b", Time: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC),
+		Arguments: map[string]any{"command": "printf '\x1b[2J\x1b]52;c;aGk=\x07'\rmake"}, Result: strings.Repeat("ok ", 30),
+		Error: "exit status 1", Cwd: "/home/ana/shop"})
+	c := contextOf(t, m, "/home/ana/shop", 0)
+	if !strings.Contains(c.Text, "make") || strings.ContainsFunc(c.Text, func(r rune) bool { return r < ' ' && r != '\n' }) {
+		t.Errorf("context: %q", c.Text)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/agmem/agmem/capture"
 	"github.com/agmem/agmem/internal/failpoint"
 	"github.com/agmem/agmem/internal/fulltext"
+	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/render"
@@ -712,9 +713,9 @@ func commandOf(args json.RawMessage) string {
 	return ""
 }
 
-// oneLine is text on one line, cut to n runes.
+// oneLine is text on one line, safe for a terminal (hint.OneLine), cut to n runes.
 func oneLine(text string, n int) string {
-	s := strings.Join(strings.Fields(text), " ")
+	s := hint.OneLine(text)
 	if r := []rune(s); len(r) > n {
 		s = string(r[:n-1]) + "…"
 	}

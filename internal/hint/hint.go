@@ -2,13 +2,14 @@
 // causes whose advice comes first whichever command met them (a damaged journal, a
 // full disk), and the one or two lines agmem prints for an error. The agmem binary and
 // the agmem-record binary hooks run both print through it, so an error reads the same
-// from either.
+// from either. It also makes recorded text safe to print to a terminal (OneLine, Block).
 package hint
 
 import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"syscall"
 	"unicode"
@@ -85,6 +86,29 @@ func Recover(stderr io.Writer, code *int) {
 		*code = 1
 	}
 }
+
+// Block makes text of many lines safe for a terminal: its lines and tabs stay; any
+// other control character (an escape sequence's ESC, a carriage return that would print
+// over the line before it) is shown as its Go escape, \x1b, so that recorded output
+// can neither drive the terminal nor hide what it holds.
+func Block(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	if !strings.ContainsFunc(s, isDriving) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isDriving(r) {
+			q := strconv.QuoteToASCII(string(r))
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isDriving(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }
 
 // OneLine makes text safe for one terminal line: control characters (escape sequences
 // included) become spaces, and runs of space collapse.

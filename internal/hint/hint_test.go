@@ -1,0 +1,22 @@
+package hint
+
+import "testing"
+
+// TestBlock: recorded text keeps its lines and tabs, and nothing in it can drive a
+// terminal: escape sequences, carriage returns and other control characters show as
+// escapes.
+func TestBlock(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain\n\tindented\n":         "plain\n\tindented\n",
+		"a\r\nb":                      "a\nb",
+		"\x1b[2Jcleared":              `\x1b[2Jcleared`,
+		"\x1b]52;c;aGk=\x07clipboard": `\x1b]52;c;aGk=\aclipboard`,
+		"ok\rFAKE":                    `ok\rFAKE`,
+		"next line\u0085and\u009b31m": `next line\u0085and\u009b31m`,
+		"日本 ü":                        "日本 ü",
+	} {
+		if got := Block(in); got != want {
+			t.Errorf("Block(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
