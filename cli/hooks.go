@@ -92,7 +92,7 @@ func hooksFlags(install bool) []ucli.Flag {
 	flags := settingsFlags(install)
 	if install {
 		flags = append(flags, &ucli.BoolFlag{Name: "no-context",
-			Usage: "leave out the hook that gives the agent agmem's context at a session's start (Claude Code)"})
+			Usage: "leave out the hook that gives the agent agmem's context at a session's start (Claude Code, Codex, Gemini CLI)"})
 	}
 	return flags
 }
