@@ -5,6 +5,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode/utf16"
 )
 
 // The context block is what an agent is told of a project when its session starts:
@@ -79,21 +80,20 @@ func (m *Memory) Context(project string, maxChars int) (Context, error) {
 		lines = append(lines, line)
 		cited = append(cited, ids)
 	}
-	runes := func(s string) int { return len([]rune(s)) }
 	text := head(len(sessions))
 	told := 0
 	for i, line := range lines {
 		rest := len(lines) - i - 1 + older
-		reserve := runes(contextFooter)
+		reserve := chars(contextFooter)
 		if rest > 0 {
-			reserve += runes(leftOut(rest))
+			reserve += chars(leftOut(rest))
 		}
-		if runes(text)+runes(line)+reserve > maxChars {
+		if chars(text)+chars(line)+reserve > maxChars {
 			if i > 0 {
 				break
 			}
 			// One session alone is too long: its line is cut, never the block's bound.
-			line = string([]rune(line)[:max(0, maxChars-runes(text)-reserve-2)]) + "…\n"
+			line = cut(line, maxChars-chars(text)-reserve-2) + "…\n"
 		}
 		text += line
 		told++
@@ -114,6 +114,27 @@ func (m *Memory) countSessions(project string) (int, error) {
 	var n int
 	err := m.Index.db.QueryRow(`SELECT count(*) FROM sessions s WHERE (s.observations > 0 OR s.first_prompt <> '')`+where, args...).Scan(&n)
 	return n, err
+}
+
+// chars is how long s is as Claude Code bounds a hook's context, a JavaScript string's
+// length: UTF-16 code units, two for a character past U+FFFF (an emoji), one for any
+// other.
+func chars(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// cut is the start of s that is at most n chars long.
+func cut(s string, n int) string {
+	for i, r := range s {
+		if n -= utf16.RuneLen(r); n < 0 {
+			return s[:i]
+		}
+	}
+	return s
 }
 
 // maxPathRunes bounds the project's path in a block's head: a deep path takes no more

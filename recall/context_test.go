@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/agmem/agmem/recall"
 	"github.com/agmem/agmem/record"
@@ -101,7 +102,10 @@ func TestContextGolden(t *testing.T) {
 	}
 }
 
-// TestContextBound: never more than the bound, cut at a line with a note of what was
+// jsLen is a string's length as JavaScript, and so Claude Code, counts it.
+func jsLen(s string) int { return len(utf16.Encode([]rune(s))) }
+
+// TestContextBound: never more than the bound (as Claude Code counts), cut at a line with a note of what was
 // left out, even when one session's line alone would be longer.
 func TestContextBound(t *testing.T) {
 	m := newMemRepo(t)
@@ -109,11 +113,11 @@ func TestContextBound(t *testing.T) {
 	for i := range 400 {
 		calls = append(calls, record.Observation{Tool: "Edit", ToolUseID: fmt.Sprint("x", i),
 			Time:      time.Date(2026, 11, 30, 9, 0, i%60, 0, time.UTC),
-			Arguments: map[string]any{"file_path": fmt.Sprintf("/home/ana/shop/src/%s-%d.ts", strings.Repeat("deep", 30), i)},
+			Arguments: map[string]any{"file_path": fmt.Sprintf("/home/ana/shop/src/%s-%d.ts", strings.Repeat("🙂", 60), i)},
 			Result:    strings.Repeat("a result long enough to be kept ", 3), Cwd: "/home/ana/shop", Source: "codex"})
 	}
 	m.record("huge", append([]record.Input{record.Event{Name: "UserPromptSubmit",
-		Text: strings.Repeat("a prompt of many words ", 500), Time: time.Date(2026, 11, 30, 8, 59, 0, 0, time.UTC),
+		Text: strings.Repeat("🙂 a prompt ", 500), Time: time.Date(2026, 11, 30, 8, 59, 0, 0, time.UTC),
 		Attrs: map[string]string{"cwd": "/home/ana/shop"}}}, calls...)...)
 	for i := range 12 {
 		m.record(fmt.Sprint("small-", i), record.Observation{Tool: "Bash", ToolUseID: "b", Time: time.Date(2026, 11, 1+i, 9, 0, 0, 0, time.UTC),
@@ -124,11 +128,11 @@ func TestContextBound(t *testing.T) {
 	m.record("deep", record.Observation{Tool: "Bash", ToolUseID: "d", Time: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC),
 		Arguments: map[string]any{"command": "npm test"}, Result: strings.Repeat("ok ", 30), Cwd: deep})
 	for _, bound := range []int{1000, 1500, recall.DefaultContextChars, recall.MaxContextChars} {
-		if c := contextOf(t, m, deep, bound); len([]rune(c.Text)) > bound || !strings.Contains(c.Text, "npm test") {
-			t.Errorf("bound %d, a deep project: %d characters:\n%.300s", bound, len([]rune(c.Text)), c.Text)
+		if c := contextOf(t, m, deep, bound); jsLen(c.Text) > bound || !strings.Contains(c.Text, "npm test") {
+			t.Errorf("bound %d, a deep project: %d characters:\n%.300s", bound, jsLen(c.Text), c.Text)
 		}
 		c := contextOf(t, m, "/home/ana/shop", bound)
-		if n := len([]rune(c.Text)); n > bound {
+		if n := jsLen(c.Text); n > bound {
 			t.Errorf("bound %d: %d characters", bound, n)
 		}
 		// The head counts the sessions the block tells of, not those it looked at.
@@ -139,8 +143,8 @@ func TestContextBound(t *testing.T) {
 			t.Errorf("bound %d: no note of what was left out, or no footer:\n%s", bound, c.Text)
 		}
 	}
-	if c := contextOf(t, m, "/home/ana/shop", 100000); len([]rune(c.Text)) > recall.DefaultContextChars {
-		t.Errorf("a bound above the most is the default's: %d characters", len([]rune(c.Text)))
+	if c := contextOf(t, m, "/home/ana/shop", 100000); jsLen(c.Text) > recall.DefaultContextChars {
+		t.Errorf("a bound above the most is the default's: %d characters", jsLen(c.Text))
 	}
 }
 
