@@ -193,7 +193,7 @@ func flagsFirst(app *ucli.App, args []string) []string {
 		name, hasValue := strings.TrimLeft(a, "-"), strings.Contains(a, "=")
 		name, _, _ = strings.Cut(name, "=")
 		known, isFlag := takesValue[name]
-		if !isFlag && !looksLikeFlag(a) {
+		if !strings.HasPrefix(a, "-") || !isFlag && !looksLikeFlag(a) {
 			rest = append(rest, a)
 			continue
 		}

@@ -237,7 +237,7 @@ func writeShown(w *bufio.Writer, s recall.Shown) {
 		if err != nil {
 			args = o.Arguments
 		}
-		fmt.Fprintf(w, "\narguments:\n%s\n", args)
+		fmt.Fprintf(w, "\narguments:\n%s\n", hint.Block(string(args)))
 		if o.Error != "" {
 			fmt.Fprintf(w, "\nerror:\n%s\n", hint.Block(o.Error))
 		}

@@ -172,6 +172,7 @@ func TestServeGoesOnPastABadLine(t *testing.T) {
 		"",
 		`{"jsonrpc":"2.0","id":"a","method":"tools/list"}`,
 		`[{"jsonrpc":"2.0","id":8,"method":"tools/list"}, 5]`,
+		`[{"jsonrpc":"2.0","id":9,"method":"tools/list"}]`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sessions","arguments":{}}}`,
 	}
 	inR, inW := io.Pipe()
@@ -192,7 +193,7 @@ func TestServeGoesOnPastABadLine(t *testing.T) {
 	got := out.String()
 	for _, want := range []string{
 		`{"error":{"code":-32700,"message":"parse error: the line is not JSON"},"id":null,"jsonrpc":"2.0"}`,
-		`"code":-32600,"message":"invalid request: an empty batch"},"id":null`,
+		`"code":-32600,"message":"invalid request: batches are not supported: send one message a line"},"id":null`,
 		`"id":7,"jsonrpc":"2.0"}`,
 		`"id":"a","result":{`,
 		`"id":2,"result":{"content":`,
@@ -201,8 +202,8 @@ func TestServeGoesOnPastABadLine(t *testing.T) {
 			t.Errorf("no %s in:\n%s", want, got)
 		}
 	}
-	if n := strings.Count(got, `"code":-32600`); n != 5 {
-		t.Errorf("%d invalid requests answered, want 5:\n%s", n, got)
+	if n := strings.Count(got, `"code":-32600`); n != 6 {
+		t.Errorf("%d invalid requests answered, want 6:\n%s", n, got)
 	}
 }
 

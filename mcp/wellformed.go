@@ -70,7 +70,8 @@ func (r *wellFormed) Close() error { return r.closer.Close() }
 func (r *wellFormed) line() (line []byte, tooLong bool, err error) {
 	for {
 		chunk, err := r.in.ReadSlice('\n')
-		if tooLong = tooLong || len(line)+len(chunk) > maxLine; tooLong {
+		// A message of maxLine bytes is the SDK's, with its line's end ("\r\n").
+		if tooLong = tooLong || len(line)+len(chunk) > maxLine+2; tooLong {
 			line = nil
 		} else {
 			line = append(line, chunk...)
@@ -81,23 +82,16 @@ func (r *wellFormed) line() (line []byte, tooLong bool, err error) {
 	}
 }
 
-// badLine is the answer to a line that is no JSON-RPC message (or batch of them), or
-// nil for one that is.
+// badLine is the answer to a line that is no JSON-RPC message, or nil for one that is.
 func badLine(line []byte) []byte {
 	if !json.Valid(line) {
 		return errorAnswer(nil, jsonrpc.CodeParseError, "parse error: the line is not JSON")
 	}
 	if line[0] == '[' {
-		var batch []json.RawMessage
-		if json.Unmarshal(line, &batch) == nil && len(batch) > 0 {
-			for _, m := range batch {
-				if _, err := jsonrpc.DecodeMessage(m); err != nil {
-					return errorAnswer(nil, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
-				}
-			}
-			return nil
-		}
-		return errorAnswer(nil, jsonrpc.CodeInvalidRequest, "invalid request: an empty batch")
+		// The SDK refuses a batch, and ends the session, once it speaks 2025-06-18 or
+		// later, as Claude Code does; the MCP revisions before allowed them, and no
+		// client agmem knows sends one.
+		return errorAnswer(nil, jsonrpc.CodeInvalidRequest, "invalid request: batches are not supported: send one message a line")
 	}
 	if _, err := jsonrpc.DecodeMessage(line); err != nil {
 		var m struct {

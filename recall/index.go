@@ -43,8 +43,9 @@ const (
 
 // indexVersion is the layout of the tables below and of the segments. An index of
 // another version is made anew. 8: the short id an index of the id, not a column; 9:
-// an entry's session its row in sessions.
-const indexVersion = 9
+// an entry's session its row in sessions; 10: summaries and subjects with no control
+// characters (hint.OneLine).
+const indexVersion = 10
 
 // shortIDOf is the short id (memory.ShortID, lower case) of the id in column as SQL
 // computes it, a ULID or a UUID: what entries_short indexes, and what a query by short
