@@ -165,6 +165,20 @@ func (j *Journal) Since(after uint64, fn func(memory.Entry) error) (last uint64,
 	}
 }
 
+// Tip is the journal's birth and the number of its last entry: what a reader that keeps
+// up with the journal (the search index) compares with what it read last, to learn
+// that nothing was recorded since.
+func (j *Journal) Tip() (birth string, last uint64, err error) {
+	err = j.view(func(tx *bolt.Tx) error {
+		birth = string(tx.Bucket(bucketMeta).Get(keyBirth))
+		if k, _ := tx.Bucket(bucketEntries).Cursor().Last(); k != nil {
+			last = seqOf(k)
+		}
+		return nil
+	})
+	return birth, last, err
+}
+
 // Entries calls fn with each entry of ids the journal holds, in the order of ids; an id
 // it does not hold is passed over.
 func (j *Journal) Entries(ids []string, fn func(memory.Entry) error) error {

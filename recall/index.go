@@ -396,6 +396,11 @@ type Updated struct {
 // Once ctx is done it stops, leaving the index as it was, and returns ctx's error.
 func (ix *Index) Update(ctx context.Context, git *vcs.Git, j *journal.Journal) (Updated, error) {
 	start := time.Now()
+	if git != nil && j != nil {
+		if fresh, err := ix.upToDate(git, j); err == nil && fresh {
+			return Updated{Took: time.Since(start)}, ix.settle(ctx)
+		}
+	}
 	w, err := ix.writer(ctx)
 	if err != nil {
 		return Updated{}, err
@@ -414,14 +419,63 @@ func (ix *Index) Update(ctx context.Context, git *vcs.Git, j *journal.Journal) (
 	if err := w.commit(); err != nil {
 		return Updated{}, fmt.Errorf("search index: %w", err)
 	}
-	if err := ix.mergeSegments(ctx); err != nil && ctx.Err() == nil {
-		return Updated{}, fmt.Errorf("search index: %w", err)
-	}
-	if err := ix.loadSegments(); err != nil {
-		return Updated{}, fmt.Errorf("search index: %w", err)
+	if err := ix.settle(ctx); err != nil {
+		return Updated{}, err
 	}
 	w.done.Took = time.Since(start)
 	return w.done, nil
+}
+
+// settle merges what segments an update left to merge (one cut short by its deadline
+// left some), and loads the segments as they are now.
+func (ix *Index) settle(ctx context.Context) error {
+	if err := ix.mergeSegments(ctx); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("search index: %w", err)
+	}
+	if err := ix.loadSegments(); err != nil {
+		return fmt.Errorf("search index: %w", err)
+	}
+	return nil
+}
+
+// upToDate says whether the index holds what git and the journal hold: each branch's
+// tip indexed, and no entry recorded since the last update. A reader that finds so takes
+// no write lock, and waits for no writer, to find nothing to do.
+func (ix *Index) upToDate(git *vcs.Git, j *journal.Journal) (bool, error) {
+	birth, last, err := j.Tip()
+	if err != nil {
+		return false, err
+	}
+	read := map[string]string{}
+	rows, err := ix.db.Query(`SELECT key, value FROM meta WHERE key IN ('journal_birth', 'journal_seq')`)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return false, err
+		}
+		read[k] = v
+	}
+	if err := rows.Err(); err != nil || read["journal_birth"] != birth || read["journal_seq"] != strconv.FormatUint(last, 10) {
+		return false, err
+	}
+	srcs, err := sources(git)
+	if err != nil {
+		return false, err
+	}
+	for _, s := range srcs {
+		if s.tip.IsZero() {
+			continue
+		}
+		var known int
+		if err := ix.db.QueryRow(`SELECT 1 FROM commits WHERE hash = ?`, s.tip.String()).Scan(&known); err != nil {
+			return false, nil // not indexed, or not read: the update finds out
+		}
+	}
+	return true, nil
 }
 
 // mergeFan is how many segments of one size mergeSegments merges into one: segments of

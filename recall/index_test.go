@@ -346,6 +346,40 @@ func TestOpenWithinItsTime(t *testing.T) {
 	}
 }
 
+// TestNothingNewWaitsForNoWriter: a reader that finds nothing new since the last update
+// does not wait for the write lock another update holds (the MCP server brings the index
+// up to date before each call; agmem search and context before they read).
+func TestNothingNewWaitsForNoWriter(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s1", call("Bash", "t1", 0, map[string]any{"command": "make"}, "indexed before another update takes the index's write lock"))
+	m.flush()
+	m.record("s1", call("Bash", "t2", time.Second, map[string]any{"command": "make check"}, "pending in the journal, and indexed before the other update takes the lock"))
+	m.search(recall.Query{Text: "indexed"})
+	db, err := sql.Open("sqlite", filepath.Join(m.repo.StateDir(), recall.IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Exec("ROLLBACK")
+	start := time.Now()
+	mem, err := recall.Open(context.Background(), m.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	// Not a measure of speed: the bound is the index's busy timeout, 10 s, which an
+	// update that took the lock would wait.
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Open waited %v for the other update, with nothing new to index", took)
+	}
+	if res, err := mem.Search(recall.Query{Text: "indexed"}); err != nil || len(res.Hits) != 2 {
+		t.Errorf("%d hits, %v", len(res.Hits), err)
+	}
+}
+
 // TestJournalMadeAnew moves the journal aside, as agmem's hint for a damaged one says:
 // what it held pending is forgotten by the index, and what the new journal records is
 // found, though the index gave the forgotten entries the rows it would give new ones.
