@@ -3,9 +3,7 @@ package mcp_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -147,87 +145,6 @@ func TestSearchReadsTimesAsTheCLIDoes(t *testing.T) {
 		}
 	}
 }
-
-// TestServeGoesOnPastABadLine: a line that is no JSON-RPC message gets an error answer,
-// with the request's id where it has one, and the calls after it are answered; the
-// SDK's transport alone ended the session on it.
-func TestServeGoesOnPastABadLine(t *testing.T) {
-	repo, _, err := maintain.Init(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mem, err := recall.Open(context.Background(), repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mem.Close()
-	lines := []string{
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		`not json`,
-		`{}`,
-		`[]`,
-		`{"jsonrpc":"1.0","id":7,"method":"tools/list"}`,
-		`{"jsonrpc":"2.0","id":{"x":1},"method":"tools/list"}`,
-		"",
-		`{"jsonrpc":"2.0","id":"a","method":"tools/list"}`,
-		`[{"jsonrpc":"2.0","id":8,"method":"tools/list"}, 5]`,
-		`[{"jsonrpc":"2.0","id":9,"method":"tools/list"}]`,
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sessions","arguments":{}}}`,
-	}
-	inR, inW := io.Pipe()
-	out := &syncBuffer{}
-	done := make(chan error, 1)
-	go func() { done <- mcp.NewServer(mem, "test").Run(context.Background(), inR, nopWriteCloser{out}) }()
-	io.WriteString(inW, strings.Join(lines, "\n")+"\n")
-	// The input stays open until the last call is answered: at its end the session ends.
-	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(out.String(), `"id":2,`) && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	inW.Close()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the server did not end at the end of its input")
-	}
-	got := out.String()
-	for _, want := range []string{
-		`{"error":{"code":-32700,"message":"parse error: the line is not JSON"},"id":null,"jsonrpc":"2.0"}`,
-		`"code":-32600,"message":"invalid request: batches are not supported: send one message a line"},"id":null`,
-		`"id":7,"jsonrpc":"2.0"}`,
-		`"id":"a","result":{`,
-		`"id":2,"result":{"content":`,
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("no %s in:\n%s", want, got)
-		}
-	}
-	if n := strings.Count(got, `"code":-32600`); n != 6 {
-		t.Errorf("%d invalid requests answered, want 6:\n%s", n, got)
-	}
-}
-
-type nopWriteCloser struct{ io.Writer }
-
-// syncBuffer is what the server wrote, read while it writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-func (nopWriteCloser) Close() error { return nil }
 
 // TestToolsRefuseWhatTheCLIRefuses: a memory type that is none, a negative count, are
 // isError answers, as agmem's flags refuse them; before and after of 0 are 0, not the

@@ -446,20 +446,12 @@ func (ix *Index) upToDate(git *vcs.Git, j *journal.Journal) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	read := map[string]string{}
-	rows, err := ix.db.Query(`SELECT key, value FROM meta WHERE key IN ('journal_birth', 'journal_seq')`)
-	if err != nil {
+	readBirth, err := readMeta(ix.db, "journal_birth")
+	if err != nil || readBirth != birth {
 		return false, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return false, err
-		}
-		read[k] = v
-	}
-	if err := rows.Err(); err != nil || read["journal_birth"] != birth || read["journal_seq"] != strconv.FormatUint(last, 10) {
+	readSeq, err := readMeta(ix.db, "journal_seq")
+	if err != nil || readSeq != strconv.FormatUint(last, 10) {
 		return false, err
 	}
 	srcs, err := sources(git)

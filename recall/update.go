@@ -264,9 +264,14 @@ func sweepSegments(q querier, dir string) error {
 
 func (w *writer) rollback() { w.tx.Rollback() }
 
-func (w *writer) meta(key string) (string, error) {
+func (w *writer) meta(key string) (string, error) { return readMeta(w.tx, key) }
+
+// readMeta is the index's meta value of key, "" for none, read by a transaction or not.
+func readMeta(q interface {
+	QueryRow(query string, args ...any) *sql.Row
+}, key string) (string, error) {
 	var v string
-	err := w.tx.QueryRow(`SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	err := q.QueryRow(`SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
