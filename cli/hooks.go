@@ -207,7 +207,7 @@ func agmemBinary() (string, error) {
 	}
 	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
 		return "", hint.With(fmt.Errorf("this agmem is a temporary build (%s) that could not be run later", exe),
-			`install it first ("CGO_ENABLED=0 go install . ./cmd/agmem-record", as the README says), then run this command again with the installed agmem`)
+			`install it first ("`+installCommand+`", as the README says), then run this command again with the installed agmem`)
 	}
 	if onPath, err := exec.LookPath("agmem"); err == nil {
 		if abs, err := filepath.Abs(onPath); err == nil {
@@ -219,8 +219,11 @@ func agmemBinary() (string, error) {
 	return exe, nil
 }
 
+// installCommand installs agmem and agmem-record together, as the README says.
+const installCommand = "CGO_ENABLED=0 go install -tags urfave_cli_no_docs . ./cmd/agmem-record"
+
 // recordBinary is what hooks run to record: agmem-record beside this agmem when it is
-// there, as "go install . ./cmd/agmem-record" puts it (it starts faster, linking no git code),
+// there, as installCommand puts it (it starts faster, linking no git code),
 // and of the same build; else this agmem. An agmem-record left from an earlier version,
 // when agmem alone was upgraded, could not record into a journal a newer agmem wrote.
 func recordBinary(self string) string {
@@ -381,7 +384,7 @@ func runHooksStatus(e *env, asJSON bool) error {
 				case slices.Contains(st.MissingBinaries, rec.Binary):
 					fmt.Fprintf(e.stdout, ": no such file, so these hooks fail (run %q to have them run this agmem)", reinstall)
 				case hooks.Standalone(rec.Binary) && filepath.IsAbs(rec.Binary) && self != "" && !sameBuild(self, rec.Binary):
-					fmt.Fprintf(e.stdout, ": not known to be of this agmem's build, and maybe older than its journal (install both with \"CGO_ENABLED=0 go install . ./cmd/agmem-record\", or run %q to have them run this agmem)", reinstall)
+					fmt.Fprintf(e.stdout, ": not known to be of this agmem's build, and maybe older than its journal (install both with %q, or run %q to have them run this agmem)", installCommand, reinstall)
 				}
 				fmt.Fprintln(e.stdout)
 			}

@@ -19,9 +19,10 @@ cd "$(dirname "$0")/.."
 command -v git >/dev/null || { echo "bench.sh: git is needed" >&2; exit 1; }
 
 bin=$(mktemp -d)/agmem
-# Built as the README installs them: static.
-CGO_ENABLED=0 go build -o "$bin" .
-CGO_ENABLED=0 go build -o "$(dirname "$bin")/agmem-record" ./cmd/agmem-record # what hooks run, beside agmem as installed
+# Built as the README installs them: static, without urfave/cli's man-page writer.
+export CGO_ENABLED=0 GOFLAGS=-tags=urfave_cli_no_docs
+go build -o "$bin" .
+go build -o "$(dirname "$bin")/agmem-record" ./cmd/agmem-record # what hooks run, beside agmem as installed
 export BENCH_ROWS=$(dirname "$bin")/rows.md
 echo "## machine"
 echo "$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(go version | cut -d' ' -f3), $(git --version)"
