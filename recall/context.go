@@ -1,9 +1,14 @@
 package recall
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 )
@@ -43,28 +48,161 @@ const contextFooter = "More of this memory: the agmem MCP tools search, timeline
 	"Before redoing work, search this memory for what was done and what failed.\n"
 
 // Context tells of project's recent sessions (its own and those under it) in at most
-// maxChars characters; empty when memory holds nothing of it.
+// maxChars characters; empty when memory holds nothing of it. A block made before from
+// the same sessions, as they are now, is read back rather than made again: the agent
+// waits for it.
 func (m *Memory) Context(project string, maxChars int) (Context, error) {
 	if maxChars < MinContextChars || maxChars > MaxContextChars {
 		maxChars = DefaultContextChars
 	}
 	project = path.Clean(project)
-	out := Context{Project: project}
-	sessions, err := m.Sessions(project, "", contextSessions+1)
+	from, err := m.contextSessions(project)
+	if err != nil || len(from.sessions) == 0 {
+		return Context{Project: project}, err
+	}
+	key := from.key(maxChars)
+	if block, ok := m.Index.keptBlock(project, maxChars, key); ok {
+		return block, nil
+	}
+	block, err := m.makeContext(project, maxChars, from)
 	if err != nil {
-		return out, err
+		return block, err
 	}
-	if len(sessions) == 0 {
-		return out, nil
+	m.Index.keepBlock(project, maxChars, key, block)
+	return block, nil
+}
+
+// keptBlocks bounds the blocks an index keeps, the latest made: one a project the
+// agents start in, and a few more.
+const keptBlocks = 64
+
+// keptBlock is the block kept of project in maxChars under key, if there is one.
+func (ix *Index) keptBlock(project string, maxChars int, key string) (Context, bool) {
+	var data []byte
+	err := ix.db.QueryRow(`SELECT block FROM contexts WHERE project = ? AND max_chars = ? AND key = ?`, project, maxChars, key).Scan(&data)
+	var block Context
+	if err != nil || json.Unmarshal(data, &block) != nil {
+		return Context{}, false
 	}
-	older := 0 // past the sessions a block looks at
-	if len(sessions) > contextSessions {
-		sessions = sessions[:contextSessions]
-		if older, err = m.countSessions(project); err != nil {
-			return out, err
+	return block, true
+}
+
+// keepBlock keeps block, made under key, when no other process is writing the index: a
+// session's start waits for no writer, and a block not kept is only made again.
+func (ix *Index) keepBlock(project string, maxChars int, key string, block Context) {
+	data, err := json.Marshal(block)
+	if err != nil {
+		return
+	}
+	ctx := context.Background()
+	conn, err := ix.db.Conn(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = 0"); err != nil {
+		return
+	}
+	defer conn.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.Itoa(busyTimeout))
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`INSERT INTO contexts (project, max_chars, key, block, made)
+		VALUES (?, ?, ?, ?, (SELECT coalesce(max(made), 0) + 1 FROM contexts))
+		ON CONFLICT (project, max_chars) DO UPDATE SET key = excluded.key, block = excluded.block, made = excluded.made`,
+		project, maxChars, key, data); err != nil {
+		return
+	}
+	if _, err := tx.Exec(`DELETE FROM contexts WHERE made <= (SELECT made FROM contexts ORDER BY made DESC LIMIT 1 OFFSET ?)`, keptBlocks); err != nil {
+		return
+	}
+	tx.Commit()
+}
+
+// refreshedBlocks bounds the blocks an update makes anew, the latest made: those of the
+// projects agents work in now.
+const refreshedBlocks = 8
+
+// refreshBlocks makes anew each of the latest kept blocks whose sessions changed since
+// it was made: what an update after a flush does, so that the next session start of a
+// project in which agents worked meanwhile finds its block made.
+func (m *Memory) refreshBlocks() error {
+	type kept struct {
+		project  string
+		maxChars int
+		key      string
+	}
+	rows, err := m.Index.db.Query(`SELECT project, max_chars, key FROM contexts ORDER BY made DESC LIMIT ?`, refreshedBlocks)
+	if err != nil {
+		return err
+	}
+	var all []kept
+	for rows.Next() {
+		var k kept
+		if err := rows.Scan(&k.project, &k.maxChars, &k.key); err != nil {
+			rows.Close()
+			return err
 		}
-		older -= contextSessions
+		all = append(all, k)
 	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, k := range all {
+		from, err := m.contextSessions(k.project)
+		if err != nil {
+			return err
+		}
+		if key := from.key(k.maxChars); key != k.key && len(from.sessions) > 0 {
+			block, err := m.makeContext(k.project, k.maxChars, from)
+			if err != nil {
+				return err
+			}
+			m.Index.keepBlock(k.project, k.maxChars, key, block)
+		}
+	}
+	return nil
+}
+
+// madeFrom is what a project's block is made from: its latest sessions, and how many
+// older ones it leaves out.
+type madeFrom struct {
+	sessions []IndexedSession
+	older    int
+}
+
+func (m *Memory) contextSessions(project string) (madeFrom, error) {
+	sessions, err := m.Sessions(project, "", contextSessions+1)
+	if err != nil || len(sessions) <= contextSessions {
+		return madeFrom{sessions: sessions}, err
+	}
+	n, err := m.countSessions(project)
+	return madeFrom{sessions: sessions[:contextSessions], older: n - contextSessions}, err
+}
+
+// contextForm names the form of the blocks Context makes: count it up when what they
+// say changes, so that no block kept in an index before is read back.
+const contextForm = 1
+
+// key names a block made from these sessions as they are now. A session's line
+// changes with its calls, and each call changes its count of observations, or of
+// failures; an update that changes a call already indexed drops every kept block.
+func (f madeFrom) key(maxChars int) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d %d %d\n", contextForm, maxChars, f.older)
+	for _, s := range f.sessions {
+		fmt.Fprintf(h, "%d %q %q %d %q %d %d\n", s.row, s.ID, s.Agent, s.Last.UnixNano(), s.FirstPrompt, s.Observations, s.Failures)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// makeContext makes project's block of the sessions it is made from.
+func (m *Memory) makeContext(project string, maxChars int, from madeFrom) (Context, error) {
+	out := Context{Project: project}
+	sessions, older := from.sessions, from.older
 	// The head says how many sessions the block tells of, known once the lines are cut
 	// to the bound: they are cut beside the head of all of them, which is no shorter.
 	head := func(n int) string {

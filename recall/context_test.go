@@ -2,6 +2,8 @@ package recall_test
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/agmem/agmem/recall"
 	"github.com/agmem/agmem/record"
+	"github.com/agmem/agmem/vcs"
 )
 
 var update = flag.Bool("update", false, "write the golden files anew")
@@ -215,5 +218,69 @@ func TestContextDrivesNoTerminal(t *testing.T) {
 	c := contextOf(t, m, "/home/ana/shop", 0)
 	if !strings.Contains(c.Text, "make") || strings.ContainsFunc(c.Text, func(r rune) bool { return r < ' ' && r != '\n' }) {
 		t.Errorf("context: %q", c.Text)
+	}
+}
+
+// TestContextBlockKept: a block is kept and read back while its sessions stay as they
+// were; a call recorded since, or a call indexed before that changed (Codex's report of
+// a call before its result), tells in the next block; and the update that follows a
+// flush makes anew the block of a project whose sessions it changed, before any
+// session start asks for it.
+func TestContextBlockKept(t *testing.T) {
+	m := newMemRepo(t)
+	shopSessions(m)
+	first := contextOf(t, m, "/home/ana/shop", 0)
+	obs := func(id, command string, minute int) record.Observation {
+		return record.Observation{Tool: "Bash", ToolUseID: id, Time: time.Date(2026, 11, 29, 9, minute, 0, 0, time.UTC),
+			Arguments: map[string]any{"command": command}, Result: strings.Repeat("rolled back, the shop is as it was ", 2),
+			Cwd: "/home/ana/shop", Source: "claude-code"}
+	}
+	m.record("deploy", obs("d4", "make rollback", 4))
+	if c := contextOf(t, m, "/home/ana/shop", 0); !strings.Contains(c.Text, "make rollback") || c.Text == first.Text {
+		t.Errorf("the block kept before the call:\n%s", c.Text)
+	}
+
+	m.record("deploy", obs("d5", "make smoke", 5))
+	git, err := vcs.Open(m.repo.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := recall.UpdateIndex(m.repo.StateDir(), git, m.repo.Journal()); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(m.repo.StateDir(), recall.IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var data []byte
+	var kept recall.Context
+	if err := db.QueryRow(`SELECT block FROM contexts WHERE project = '/home/ana/shop'`).Scan(&data); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &kept); err != nil || !strings.Contains(kept.Text, "make smoke") {
+		t.Errorf("the update made no block of the call (%v):\n%s", err, kept.Text)
+	}
+	if c := contextOf(t, m, "/home/ana/shop", 0); c.Text != kept.Text {
+		t.Errorf("the block read is not the block made:\n%s\nmade:\n%s", c.Text, kept.Text)
+	}
+
+	r, err := record.Open(m.repo.Root, record.Options{Agent: "codex", Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := func(s string) {
+		t.Helper()
+		if out, err := r.Payload([]byte(s)); err != nil || len(out.Refused) > 0 {
+			t.Fatalf("record %s: %v %v", s, err, out.Refused)
+		}
+	}
+	payload(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_use_id":"call_1"}`)
+	if c := contextOf(t, m, "/w", 0); !strings.Contains(c.Text, "failed: ") {
+		t.Fatalf("the call waiting for its result is not told as failed:\n%s", c.Text)
+	}
+	payload(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_response":"ok, all 12 tests of the shop ran green at last","tool_use_id":"call_1"}`)
+	if c := contextOf(t, m, "/w", 0); strings.Contains(c.Text, "failed: ") || !strings.Contains(c.Text, "ran make test") {
+		t.Errorf("the answered call is still told as failed:\n%s", c.Text)
 	}
 }

@@ -44,8 +44,8 @@ const (
 // indexVersion is the layout of the tables below and of the segments. An index of
 // another version is made anew. 8: the short id an index of the id, not a column; 9:
 // an entry's session its row in sessions; 10: summaries and subjects with no control
-// characters (hint.OneLine).
-const indexVersion = 10
+// characters (hint.OneLine); 11: the context blocks made.
+const indexVersion = 11
 
 // shortIDOf is the short id (memory.ShortID, lower case) of the id in column as SQL
 // computes it, a ULID or a UUID: what entries_short indexes, and what a query by short
@@ -104,6 +104,18 @@ CREATE TABLE sessions (
 	origin       TEXT NOT NULL
 );
 CREATE INDEX sessions_last ON sessions (last);
+-- The sessions that did something, by directory: what a context block counts.
+CREATE INDEX sessions_cwd ON sessions (cwd) WHERE observations > 0 OR first_prompt <> '';
+-- The blocks Context made, each under the key of the sessions it was made from, the
+-- latest made (a count) kept.
+CREATE TABLE contexts (
+	project   TEXT NOT NULL,
+	max_chars INTEGER NOT NULL,
+	key       TEXT NOT NULL,
+	block     TEXT NOT NULL, -- the Context, as JSON
+	made      INTEGER NOT NULL,
+	PRIMARY KEY (project, max_chars)
+) WITHOUT ROWID;
 CREATE TABLE segments (id INTEGER PRIMARY KEY AUTOINCREMENT, docs INTEGER NOT NULL);
 -- An entry indexed again in segment before, or gone (before the largest id there is):
 -- its words in the segments before that one are dead.
@@ -172,6 +184,9 @@ func removeIndex(path, dir string) error {
 	return os.RemoveAll(dir)
 }
 
+// busyTimeout is how long, in milliseconds, a process waits for the index's write lock.
+const busyTimeout = 10000
+
 func openIndex(path, dir string) (*Index, error) {
 	// WAL: a search reads while an update writes; busy_timeout and _txlock=immediate: two
 	// updates take turns, each transaction holding the write lock from its start, so that
@@ -181,7 +196,7 @@ func openIndex(path, dir string) (*Index, error) {
 	// the file mapped (up to 4 GiB) rather than read into that cache a page at a time: a
 	// process that reads a few hundred pages once, as agmem context does, spent half its
 	// time in the reads and in allocating the cache's pages.
-	db, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-65536)&_pragma=mmap_size(4294967296)")
+	db, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=busy_timeout("+strconv.Itoa(busyTimeout)+")&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-65536)&_pragma=mmap_size(4294967296)")
 	if err != nil {
 		return nil, err
 	}
@@ -575,11 +590,16 @@ func mergeGroup(q querier) ([]int64, error) {
 }
 
 // UpdateIndex brings the index in stateDir up to date with git and j, as Update does,
-// opening and closing it: what a flush, a pull or an import does once it is done.
+// opening and closing it: what a flush, a pull or an import does once it is done. Then
+// it makes anew the kept context blocks that what it added changed (refreshBlocks).
 func UpdateIndex(stateDir string, git *vcs.Git, j *journal.Journal) (Updated, error) {
 	ix, u, err := openUpdated(context.Background(), stateDir, git, j)
-	if ix != nil {
-		ix.Close()
+	if ix == nil {
+		return u, err
+	}
+	defer ix.Close()
+	if err == nil && u.Entries > 0 {
+		err = (&Memory{Index: ix}).refreshBlocks()
 	}
 	return u, err
 }

@@ -309,9 +309,12 @@ func held(t time.Time) time.Time {
 
 // inDir is the condition that the directory in column is dir or under it. It compares
 // bytes, as SQLite compares text: those under dir are from dir+"/" up to dir+"0", '/'
-// and '0' being neighbours (substr counts characters, not the bytes len does).
+// and '0' being neighbours (substr counts characters, not the bytes len does). It is
+// one range, from dir up to dir+"0", that an index of column reads alone, and in it
+// dir itself or what is past dir+"/".
 func inDir(column, dir string) (string, []any) {
-	return `(` + column + ` = ? OR ` + column + ` >= ? AND ` + column + ` < ?)`, []any{dir, dir + "/", dir + "0"}
+	return `(` + column + ` >= ? AND ` + column + ` < ? AND (` + column + ` = ? OR ` + column + ` >= ?))`,
+		[]any{dir, dir + "0", dir, dir + "/"}
 }
 
 // projectDir is the directory a project filter names, as sessions' working directories

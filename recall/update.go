@@ -47,6 +47,9 @@ type writer struct {
 	inWords map[int64]bool
 	swept   bool // the segment files no transaction named are removed
 	changed bool // a segment written, or an entry's words dead
+	// rewritten: an entry indexed before changed, or was dropped; a kept context block
+	// may tell of it as it was
+	rewritten bool
 }
 
 // Each entry's words, by field of the segments, and how much each weighs in a score.
@@ -173,6 +176,11 @@ func (w *writer) commit() error {
 	}
 	if err := w.writeSessions(); err != nil {
 		return err
+	}
+	if w.rewritten {
+		if _, err := w.tx.Exec(`DELETE FROM contexts`); err != nil {
+			return err
+		}
 	}
 	return w.tx.Commit()
 }
@@ -342,7 +350,7 @@ func (w *writer) dropPending() error {
 		WHERE rowid IN (SELECT session FROM entries WHERE record = 0)`); err != nil {
 		return err
 	}
-	w.changed = true
+	w.changed, w.rewritten = true, true
 	_, err := w.tx.Exec(`DELETE FROM entries WHERE record = 0`)
 	return err
 }
@@ -623,7 +631,7 @@ func (w *writer) reindex(e memory.Entry, r row, rowid int64, failed int) error {
 	if _, err := w.tx.Exec(`INSERT OR IGNORE INTO dead (entry, before) VALUES (?, ?)`, rowid, w.seg); err != nil {
 		return err
 	}
-	w.changed = true
+	w.changed, w.rewritten = true, true
 	if err := w.index(rowid, e, r); err != nil {
 		return err
 	}
