@@ -85,7 +85,7 @@ func runContext(e *env, repo memrepo.Repo, project, format, agent string) error 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), contextBudget)
 	defer cancel()
-	m, err := recall.Open(ctx, repo)
+	m, err := recall.OpenForContext(ctx, repo)
 	if err != nil {
 		return hint.With(err, `the search index is only derived: "agmem verify" checks what it is made from`)
 	}

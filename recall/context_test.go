@@ -284,3 +284,55 @@ func TestContextBlockKept(t *testing.T) {
 		t.Errorf("the answered call is still told as failed:\n%s", c.Text)
 	}
 }
+
+// TestContextLeavesIdleEvents: a block does not wait for the index to take in idle
+// events (a new session's start), which tell nothing in it; an event of a session that
+// did something (resumed, later), or a new session's prompt, is told at once.
+func TestContextLeavesIdleEvents(t *testing.T) {
+	m := newMemRepo(t)
+	shopSessions(m)
+	tell := func() recall.Context {
+		t.Helper()
+		mem, err := recall.OpenForContext(context.Background(), m.repo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer mem.Close()
+		c, err := mem.Context("/home/ana/shop", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	db, err := sql.Open("sqlite", filepath.Join(m.repo.StateDir(), recall.IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	indexedUpTo := func() (seq string) {
+		t.Helper()
+		if err := db.QueryRow(`SELECT value FROM meta WHERE key = 'journal_seq'`).Scan(&seq); err != nil {
+			t.Fatal(err)
+		}
+		return seq
+	}
+	start := func(day int) record.Event {
+		return record.Event{Name: "SessionStart", Time: time.Date(2026, 12, day, 9, 0, 0, 0, time.UTC),
+			Attrs: map[string]string{"cwd": "/home/ana/shop", "source": "startup"}, Source: "claude-code"}
+	}
+	before := tell()
+	seq := indexedUpTo()
+	m.record("fresh", start(1))
+	if c := tell(); c.Text != before.Text || indexedUpTo() != seq {
+		t.Errorf("a new session's start: the index took it in (%s, was %s), or the block changed:\n%s", indexedUpTo(), seq, c.Text)
+	}
+	m.record("deploy", start(2))
+	if c := tell(); !strings.Contains(c.Text, "- 2026-12-02 09:00 claude-code, 3 call(s)") {
+		t.Errorf("the resumed session is not told as it is now:\n%s", c.Text)
+	}
+	m.record("fresh", record.Event{Name: "UserPromptSubmit", Text: "price the cart in euros", Time: time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC),
+		Attrs: map[string]string{"cwd": "/home/ana/shop"}, Source: "claude-code"})
+	if c := tell(); !strings.Contains(c.Text, `"price the cart in euros"`) {
+		t.Errorf("the new session's prompt is not told:\n%s", c.Text)
+	}
+}

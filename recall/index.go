@@ -17,6 +17,7 @@ import (
 
 	"github.com/agmem/agmem/internal/fulltext"
 	"github.com/agmem/agmem/journal"
+	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -410,9 +411,15 @@ type Updated struct {
 //
 // Once ctx is done it stops, leaving the index as it was, and returns ctx's error.
 func (ix *Index) Update(ctx context.Context, git *vcs.Git, j *journal.Journal) (Updated, error) {
+	return ix.update(ctx, git, j, false)
+}
+
+// update is Update; with idleWait, what the journal recorded since the last update is
+// left for the next one when it is only idle events (onlyIdle).
+func (ix *Index) update(ctx context.Context, git *vcs.Git, j *journal.Journal, idleWait bool) (Updated, error) {
 	start := time.Now()
 	if git != nil && j != nil {
-		if fresh, err := ix.upToDate(git, j); err == nil && fresh {
+		if fresh, err := ix.upToDate(git, j, idleWait); err == nil && fresh {
 			return Updated{Took: time.Since(start)}, ix.settle(ctx)
 		}
 	}
@@ -454,9 +461,10 @@ func (ix *Index) settle(ctx context.Context) error {
 }
 
 // upToDate says whether the index holds what git and the journal hold: each branch's
-// tip indexed, and no entry recorded since the last update. A reader that finds so takes
-// no write lock, and waits for no writer, to find nothing to do.
-func (ix *Index) upToDate(git *vcs.Git, j *journal.Journal) (bool, error) {
+// tip indexed, and no entry recorded since the last update, or with idleWait none but
+// idle events. A reader that finds so takes no write lock, and waits for no writer, to
+// find nothing to do.
+func (ix *Index) upToDate(git *vcs.Git, j *journal.Journal, idleWait bool) (bool, error) {
 	birth, last, err := j.Tip()
 	if err != nil {
 		return false, err
@@ -466,8 +474,17 @@ func (ix *Index) upToDate(git *vcs.Git, j *journal.Journal) (bool, error) {
 		return false, err
 	}
 	readSeq, err := readMeta(ix.db, "journal_seq")
-	if err != nil || readSeq != strconv.FormatUint(last, 10) {
+	if err != nil {
 		return false, err
+	}
+	if readSeq != strconv.FormatUint(last, 10) {
+		seq, err := strconv.ParseUint(readSeq, 10, 64)
+		if !idleWait || err != nil || seq > last {
+			return false, nil
+		}
+		if idle, err := ix.onlyIdle(j, seq); err != nil || !idle {
+			return false, err
+		}
 	}
 	srcs, err := sources(git)
 	if err != nil {
@@ -480,6 +497,40 @@ func (ix *Index) upToDate(git *vcs.Git, j *journal.Journal) (bool, error) {
 		var known int
 		if err := ix.db.QueryRow(`SELECT 1 FROM commits WHERE hash = ?`, s.tip.String()).Scan(&known); err != nil {
 			return false, nil // not indexed, or not read: the update finds out
+		}
+	}
+	return true, nil
+}
+
+// idleEntries bounds the entries onlyIdle reads: past that many, an update indexes them.
+const idleEntries = 8
+
+var errNotIdle = errors.New("not idle")
+
+// onlyIdle says whether what the journal recorded after seq is only idle events: events
+// of sessions that did nothing, no call and no prompt, in the index or after seq, such
+// as a session's start, or what agmem context told it. A context block tells nothing of
+// them, and does not wait for an update to index them.
+func (ix *Index) onlyIdle(j *journal.Journal, seq uint64) (bool, error) {
+	sessions := map[string]bool{}
+	n := 0
+	_, err := j.Since(seq, func(e memory.Entry) error {
+		if n++; n > idleEntries || e.Event == nil || e.Event.Name == "UserPromptSubmit" {
+			return errNotIdle
+		}
+		sessions[e.Session()] = true
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, errNotIdle) {
+			err = nil
+		}
+		return false, err
+	}
+	for id := range sessions {
+		var did int
+		if err := ix.db.QueryRow(`SELECT count(*) FROM sessions WHERE id = ? AND (observations > 0 OR first_prompt <> '')`, id).Scan(&did); err != nil || did > 0 {
+			return false, err
 		}
 	}
 	return true, nil
@@ -593,7 +644,7 @@ func mergeGroup(q querier) ([]int64, error) {
 // opening and closing it: what a flush, a pull or an import does once it is done. Then
 // it makes anew the kept context blocks that what it added changed (refreshBlocks).
 func UpdateIndex(stateDir string, git *vcs.Git, j *journal.Journal) (Updated, error) {
-	ix, u, err := openUpdated(context.Background(), stateDir, git, j)
+	ix, u, err := openUpdated(context.Background(), stateDir, git, j, false)
 	if ix == nil {
 		return u, err
 	}
@@ -608,12 +659,12 @@ func UpdateIndex(stateDir string, git *vcs.Git, j *journal.Journal) (Updated, er
 // index the update finds damaged (a segment it merges, the SQLite file) is made anew,
 // once. The index comes back open, whatever the update's error, unless it could not be
 // opened.
-func openUpdated(ctx context.Context, stateDir string, git *vcs.Git, j *journal.Journal) (*Index, Updated, error) {
+func openUpdated(ctx context.Context, stateDir string, git *vcs.Git, j *journal.Journal, idleWait bool) (*Index, Updated, error) {
 	ix, err := OpenIndex(stateDir)
 	if err != nil {
 		return nil, Updated{}, err
 	}
-	u, err := ix.Update(ctx, git, j)
+	u, err := ix.update(ctx, git, j, idleWait)
 	if damaged(err) {
 		ix.Close()
 		if err := RemoveIndex(stateDir); err != nil {
@@ -622,7 +673,7 @@ func openUpdated(ctx context.Context, stateDir string, git *vcs.Git, j *journal.
 		if ix, err = OpenIndex(stateDir); err != nil {
 			return nil, Updated{}, err
 		}
-		u, err = ix.Update(ctx, git, j)
+		u, err = ix.update(ctx, git, j, idleWait)
 	}
 	return ix, u, err
 }
