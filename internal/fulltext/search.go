@@ -368,14 +368,15 @@ func satur(tf, k float64) float64 {
 func (f Filter) in(s *Segment) func(n uint32) bool {
 	var allowed [][]bool // by key, by code
 	for k, values := range f.Keys {
-		if values == nil || k >= len(s.values) {
+		if values == nil || k >= int(s.f.keys) {
 			continue
 		}
 		for len(allowed) <= k {
 			allowed = append(allowed, nil)
 		}
-		allowed[k] = make([]bool, len(s.values[k]))
-		for c, v := range s.values[k] {
+		known := s.values()[k]
+		allowed[k] = make([]bool, len(known))
+		for c, v := range known {
 			allowed[k][c] = slices.Contains(values, v)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // A Segment is a segment file opened for searching: mapped, read only.
@@ -14,8 +15,8 @@ type Segment struct {
 	unmap   func() error
 	f       *footer
 	sec     [sections][]byte
-	values  [][]string // each key's values, by code
-	dead    []bool     // by document number: dead, left out of searches; nil for none
+	values  func() [][]string // each key's values, by code: read when first asked for
+	dead    []bool            // by document number: dead, left out of searches; nil for none
 	deadIDs int
 }
 
@@ -64,25 +65,40 @@ func openBytes(data []byte) (s *Segment, err error) {
 		uint64(len(s.sec[secTerms])) != uint64(f.terms)*termRecordSize {
 		return nil, ErrDamaged
 	}
-	dicts := s.sec[secDicts]
-	for range f.keys {
+	// The dictionaries are checked now, and read when a filter or a key first needs
+	// them: a reader that needs none (agmem context) makes no string of them.
+	if readDicts(s.sec[secDicts], int(f.keys), nil) != nil {
+		return nil, ErrDamaged
+	}
+	s.values = sync.OnceValue(func() [][]string {
+		values := make([][]string, f.keys)
+		readDicts(s.sec[secDicts], int(f.keys), func(k int, v []byte) { values[k] = append(values[k], string(v)) })
+		return values
+	})
+	return s, nil
+}
+
+// readDicts reads the dictionaries of keys keys, calling value with each key's values
+// in order of their codes, when it is not nil; ErrDamaged if they do not read as such.
+func readDicts(dicts []byte, keys int, value func(k int, v []byte)) error {
+	for k := range keys {
 		n, size := binary.Uvarint(dicts)
 		if size <= 0 || n > uint64(len(dicts)) {
-			return nil, ErrDamaged
+			return ErrDamaged
 		}
 		dicts = dicts[size:]
-		values := make([]string, n)
-		for i := range values {
+		for range n {
 			l, size := binary.Uvarint(dicts)
 			if size <= 0 || l > uint64(len(dicts)-size) {
-				return nil, ErrDamaged
+				return ErrDamaged
 			}
-			values[i] = string(dicts[size : size+int(l)])
+			if value != nil {
+				value(k, dicts[size:size+int(l)])
+			}
 			dicts = dicts[size+int(l):]
 		}
-		s.values = append(s.values, values)
 	}
-	return s, nil
+	return nil
 }
 
 // recoverDamage turns a panic on a segment's bytes (a bound a damaged file breaks, or
@@ -139,10 +155,10 @@ func (s *Segment) code(k int, n uint32) uint32 {
 // Key is document n's value of key k.
 func (s *Segment) Key(k int, n uint32) string {
 	c := s.code(k, n)
-	if int(c) >= len(s.values[k]) {
-		return ""
+	if values := s.values()[k]; int(c) < len(values) {
+		return values[c]
 	}
-	return s.values[k][c]
+	return ""
 }
 
 // Kill leaves the documents of ids out of every search of the segment from now on:
