@@ -6,8 +6,11 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -334,14 +337,14 @@ func (m *Memory) snippets(hits []Hit, words []string) error {
 	// not show a match.
 	var refs []Ref
 	var at []int
-	for i, h := range hits {
-		if texts := m.shown(h.Ref); texts != nil {
+	for i, texts := range m.allShown(hits) {
+		if texts != nil {
 			if s, ok := matchIn(texts, words); ok {
 				hits[i].Snippet = s
 				continue
 			}
 		}
-		refs, at = append(refs, h.Ref), append(at, i)
+		refs, at = append(refs, hits[i].Ref), append(at, i)
 	}
 	entries, err := m.entries(refs)
 	if err != nil {
@@ -375,6 +378,24 @@ func (m *Memory) shown(r Ref) []string {
 		return nil
 	}
 	return []string{errText, result, args, r.Summary}
+}
+
+// allShown is shown of each hit, read on as many goroutines as there are CPUs: the
+// blobs of a page of hits, most of them deltas at the ends of chains of other blobs,
+// were a fifth of a search's time read one after another.
+func (m *Memory) allShown(hits []Hit) [][]string {
+	out := make([][]string, len(hits))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(hits)) {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(hits)); i = next.Add(1) - 1 {
+				out[i] = m.shown(hits[i].Ref)
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // maxMarkdown bounds what is read of a markdown file for a snippet: its previews keep it
