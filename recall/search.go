@@ -380,22 +380,29 @@ func (m *Memory) shown(r Ref) []string {
 	return []string{errText, result, args, r.Summary}
 }
 
-// allShown is shown of each hit, read on as many goroutines as there are CPUs: the
-// blobs of a page of hits, most of them deltas at the ends of chains of other blobs,
-// were a fifth of a search's time read one after another.
+// allShown is shown of each hit, read on every CPU (onCPUs): the blobs of a page of
+// hits, most of them deltas at the ends of chains of other blobs, were a fifth of a
+// search's time read one after another.
 func (m *Memory) allShown(hits []Hit) [][]string {
 	out := make([][]string, len(hits))
+	onCPUs(len(hits), func(i int) { out[i] = m.shown(hits[i].Ref) })
+	return out
+}
+
+// onCPUs calls fn with each of 0 to n-1, on as many goroutines as there are CPUs, and
+// returns once every call has. What git holds is read that way: vcs's caches and
+// indexes of packs are locked.
+func onCPUs(n int, fn func(i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(hits)) {
+	for range min(runtime.GOMAXPROCS(0), n) {
 		wg.Go(func() {
-			for i := next.Add(1) - 1; i < int64(len(hits)); i = next.Add(1) - 1 {
-				out[i] = m.shown(hits[i].Ref)
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
 			}
 		})
 	}
 	wg.Wait()
-	return out
 }
 
 // maxMarkdown bounds what is read of a markdown file for a snippet: its previews keep it
