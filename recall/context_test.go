@@ -316,17 +316,23 @@ func TestContextLeavesIdleEvents(t *testing.T) {
 		}
 		return seq
 	}
-	start := func(day int) record.Event {
-		return record.Event{Name: "SessionStart", Time: time.Date(2026, 12, day, 9, 0, 0, 0, time.UTC),
+	start := func(day, minute int) record.Event {
+		return record.Event{Name: "SessionStart", Time: time.Date(2026, 12, day, 9, minute, 0, 0, time.UTC),
 			Attrs: map[string]string{"cwd": "/home/ana/shop", "source": "startup"}, Source: "claude-code"}
 	}
 	before := tell()
 	seq := indexedUpTo()
-	m.record("fresh", start(1))
+	m.record("fresh", start(1, 0))
 	if c := tell(); c.Text != before.Text || indexedUpTo() != seq {
 		t.Errorf("a new session's start: the index took it in (%s, was %s), or the block changed:\n%s", indexedUpTo(), seq, c.Text)
 	}
-	m.record("deploy", start(2))
+	for i := range 9 { // more than a context looks at: indexed first
+		m.record(fmt.Sprint("fresh-", i), start(1, 1+i))
+	}
+	if c := tell(); c.Text != before.Text || indexedUpTo() == seq {
+		t.Errorf("nine more new sessions' starts: the index did not take them in (%s), or the block changed:\n%s", seq, c.Text)
+	}
+	m.record("deploy", start(2, 0))
 	if c := tell(); !strings.Contains(c.Text, "- 2026-12-02 09:00 claude-code, 3 call(s)") {
 		t.Errorf("the resumed session is not told as it is now:\n%s", c.Text)
 	}

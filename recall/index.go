@@ -479,7 +479,7 @@ func (ix *Index) upToDate(git *vcs.Git, j *journal.Journal, idleWait bool) (bool
 	}
 	if readSeq != strconv.FormatUint(last, 10) {
 		seq, err := strconv.ParseUint(readSeq, 10, 64)
-		if !idleWait || err != nil || seq > last {
+		if !idleWait || err != nil || seq > last || last-seq > idleEntries {
 			return false, nil
 		}
 		if idle, err := ix.onlyIdle(j, seq); err != nil || !idle {
@@ -502,7 +502,9 @@ func (ix *Index) upToDate(git *vcs.Git, j *journal.Journal, idleWait bool) (bool
 	return true, nil
 }
 
-// idleEntries bounds the entries onlyIdle reads: past that many, an update indexes them.
+// idleEntries bounds the entries recorded since the last update that a context looks
+// at for idle events: past that many, an update indexes them, rather than the journal
+// read a thousand at a time, twice.
 const idleEntries = 8
 
 var errNotIdle = errors.New("not idle")
@@ -513,9 +515,8 @@ var errNotIdle = errors.New("not idle")
 // them, and does not wait for an update to index them.
 func (ix *Index) onlyIdle(j *journal.Journal, seq uint64) (bool, error) {
 	sessions := map[string]bool{}
-	n := 0
 	_, err := j.Since(seq, func(e memory.Entry) error {
-		if n++; n > idleEntries || e.Event == nil || e.Event.Name == "UserPromptSubmit" {
+		if e.Event == nil || e.Event.Name == "UserPromptSubmit" {
 			return errNotIdle
 		}
 		sessions[e.Session()] = true
