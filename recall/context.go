@@ -56,7 +56,7 @@ func (m *Memory) Context(project string, maxChars int) (Context, error) {
 		maxChars = DefaultContextChars
 	}
 	project = path.Clean(project)
-	from, err := m.contextSessions(project)
+	from, err := m.blockSessions(project)
 	if err != nil || len(from.sessions) == 0 {
 		return Context{Project: project}, err
 	}
@@ -152,7 +152,7 @@ func (m *Memory) refreshBlocks() error {
 		return err
 	}
 	for _, k := range all {
-		from, err := m.contextSessions(k.project)
+		from, err := m.blockSessions(k.project)
 		if err != nil {
 			return err
 		}
@@ -174,7 +174,8 @@ type madeFrom struct {
 	older    int
 }
 
-func (m *Memory) contextSessions(project string) (madeFrom, error) {
+// blockSessions is what project's block is made from.
+func (m *Memory) blockSessions(project string) (madeFrom, error) {
 	sessions, err := m.Sessions(project, "", contextSessions+1)
 	if err != nil || len(sessions) <= contextSessions {
 		return madeFrom{sessions: sessions}, err
@@ -188,13 +189,15 @@ func (m *Memory) contextSessions(project string) (madeFrom, error) {
 const contextForm = 1
 
 // key names a block made from these sessions as they are now. A session's line
-// changes with its calls, and each call changes its count of observations, or of
-// failures; an update that changes a call already indexed drops every kept block.
+// changes with its calls: each call recorded changes its count of observations, and
+// each one indexed before that changed (or went) its count of changes. The key is read
+// before the lines are, from one row a session: a block kept under it was made from
+// those sessions as they were then or later, and is made again once they change.
 func (f madeFrom) key(maxChars int) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%d %d %d\n", contextForm, maxChars, f.older)
 	for _, s := range f.sessions {
-		fmt.Fprintf(h, "%d %q %q %d %q %d %d\n", s.row, s.ID, s.Agent, s.Last.UnixNano(), s.FirstPrompt, s.Observations, s.Failures)
+		fmt.Fprintf(h, "%d %q %q %d %q %d %d %d\n", s.row, s.ID, s.Agent, s.Last.UnixNano(), s.FirstPrompt, s.Observations, s.Failures, s.changes)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

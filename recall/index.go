@@ -102,7 +102,8 @@ CREATE TABLE sessions (
 	prompt_at    INTEGER NOT NULL,
 	observations INTEGER NOT NULL,
 	failures     INTEGER NOT NULL,
-	origin       TEXT NOT NULL
+	origin       TEXT NOT NULL,
+	changes      INTEGER NOT NULL DEFAULT 0 -- its entries indexed before that changed or went: what a kept context block's key counts
 );
 CREATE INDEX sessions_last ON sessions (last);
 -- The sessions that did something, by directory: what a context block counts.
@@ -650,8 +651,10 @@ func UpdateIndex(stateDir string, git *vcs.Git, j *journal.Journal) (Updated, er
 		return u, err
 	}
 	defer ix.Close()
-	if err == nil && u.Entries > 0 {
-		err = (&Memory{Index: ix}).refreshBlocks()
+	if err == nil && (u.Entries > 0 || u.Commits > 0) {
+		if err = (&Memory{Index: ix}).refreshBlocks(); err != nil {
+			err = fmt.Errorf("context blocks: %w", err)
+		}
 	}
 	return u, err
 }

@@ -390,19 +390,29 @@ func (m *Memory) allShown(hits []Hit) [][]string {
 }
 
 // onCPUs calls fn with each of 0 to n-1, on as many goroutines as there are CPUs, and
-// returns once every call has. What git holds is read that way: vcs's caches and
-// indexes of packs are locked.
+// returns once every call has; a call's panic is raised again here, where the command
+// that called it recovers from it. What git holds is read that way: vcs's caches,
+// indexes of packs and go-git's storage are locked.
 func onCPUs(n int, fn func(i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	var panicked atomic.Pointer[any]
 	for range min(runtime.GOMAXPROCS(0), n) {
 		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+			defer func() {
+				if p := recover(); p != nil {
+					panicked.CompareAndSwap(nil, &p)
+				}
+			}()
+			for i := int(next.Add(1) - 1); i < n && panicked.Load() == nil; i = int(next.Add(1) - 1) {
 				fn(i)
 			}
 		})
 	}
 	wg.Wait()
+	if p := panicked.Load(); p != nil {
+		panic(*p)
+	}
 }
 
 // maxMarkdown bounds what is read of a markdown file for a snippet: its previews keep it

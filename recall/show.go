@@ -174,6 +174,7 @@ type IndexedSession struct {
 	Failures     int       `json:"failures"`
 	Origin       string    `json:"origin"`
 	row          int64     // its row in sessions, which its entries name
+	changes      int       // how often entries indexed before changed or went
 }
 
 // Sessions are the sessions that worked in project (or under it; "" for any) and that
@@ -204,7 +205,7 @@ func (m *Memory) SessionsOf(f SessionFilter) ([]IndexedSession, error) {
 	// The latest are read first, and only until there are enough: the sessions of a
 	// project agents work in now are among the latest of all.
 	rows, err := m.Index.db.Query(`SELECT s.rowid, s.id, s.source, s.first, s.last, s.cwd, s.first_prompt, s.observations,
-		s.failures, s.origin FROM sessions s INDEXED BY sessions_last WHERE (s.observations > 0 OR s.first_prompt <> '')`+where+`
+		s.failures, s.origin, s.changes FROM sessions s INDEXED BY sessions_last WHERE (s.observations > 0 OR s.first_prompt <> '')`+where+`
 		ORDER BY s.last DESC, s.id LIMIT ? OFFSET ?`, append(args, f.Limit, f.Offset)...)
 	if err != nil {
 		return nil, err
@@ -214,7 +215,7 @@ func (m *Memory) SessionsOf(f SessionFilter) ([]IndexedSession, error) {
 	for rows.Next() {
 		var s IndexedSession
 		var first, last int64
-		if err := rows.Scan(&s.row, &s.ID, &s.Agent, &first, &last, &s.Cwd, &s.FirstPrompt, &s.Observations, &s.Failures, &s.Origin); err != nil {
+		if err := rows.Scan(&s.row, &s.ID, &s.Agent, &first, &last, &s.Cwd, &s.FirstPrompt, &s.Observations, &s.Failures, &s.Origin, &s.changes); err != nil {
 			return nil, err
 		}
 		s.First, s.Last = time.Unix(0, first).UTC(), time.Unix(0, last).UTC()

@@ -47,9 +47,6 @@ type writer struct {
 	inWords map[int64]bool
 	swept   bool // the segment files no transaction named are removed
 	changed bool // a segment written, or an entry's words dead
-	// rewritten: an entry indexed before changed, or was dropped; a kept context block
-	// may tell of it as it was
-	rewritten bool
 }
 
 // Each entry's words, by field of the segments, and how much each weighs in a score.
@@ -176,11 +173,6 @@ func (w *writer) commit() error {
 	}
 	if err := w.writeSessions(); err != nil {
 		return err
-	}
-	if w.rewritten {
-		if _, err := w.tx.Exec(`DELETE FROM contexts`); err != nil {
-			return err
-		}
 	}
 	return w.tx.Commit()
 }
@@ -346,11 +338,12 @@ func (w *writer) dropPending() error {
 	}
 	if _, err := w.tx.Exec(`UPDATE sessions SET
 		observations = observations - (SELECT count(*) FROM entries e WHERE e.session = sessions.rowid AND e.record = 0 AND e.event = ''),
-		failures = failures - (SELECT count(*) FROM entries e WHERE e.session = sessions.rowid AND e.record = 0 AND e.event = '' AND e.failed <> 0)
+		failures = failures - (SELECT count(*) FROM entries e WHERE e.session = sessions.rowid AND e.record = 0 AND e.event = '' AND e.failed <> 0),
+		changes = changes + 1
 		WHERE rowid IN (SELECT session FROM entries WHERE record = 0)`); err != nil {
 		return err
 	}
-	w.changed, w.rewritten = true, true
+	w.changed = true
 	_, err := w.tx.Exec(`DELETE FROM entries WHERE record = 0`)
 	return err
 }
@@ -616,6 +609,9 @@ func (w *writer) reindex(e memory.Entry, r row, rowid int64, failed int) error {
 	if _, err := w.rewrite.Exec(r.memoryType, r.tool, r.failed, r.summary, r.subject, r.size, rowid); err != nil {
 		return err
 	}
+	if _, err := w.tx.Exec(`UPDATE sessions SET changes = changes + 1 WHERE rowid = (SELECT session FROM entries WHERE rowid = ?)`, rowid); err != nil {
+		return err
+	}
 	// Its words already in this segment are dead only once in a segment before the next.
 	if w.inWords[rowid] {
 		if err := w.writeSegment(); err != nil {
@@ -631,7 +627,7 @@ func (w *writer) reindex(e memory.Entry, r row, rowid int64, failed int) error {
 	if _, err := w.tx.Exec(`INSERT OR IGNORE INTO dead (entry, before) VALUES (?, ?)`, rowid, w.seg); err != nil {
 		return err
 	}
-	w.changed, w.rewritten = true, true
+	w.changed = true
 	if err := w.index(rowid, e, r); err != nil {
 		return err
 	}

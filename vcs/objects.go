@@ -23,12 +23,35 @@ func (s objectStore) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plum
 		return nil, err
 	}
 	if !ok {
-		return s.Storage.EncodedObject(t, h)
+		return s.r.goGitObject(t, h)
 	}
 	if t != plumbing.AnyObject && o.typ != t {
 		return nil, plumbing.ErrObjectNotFound // as go-git answers
 	}
 	return readObject{h, o}, nil
+}
+
+// goGitObject is object h as go-git's storage reads it, whole: one at a time, since
+// go-git builds its packs' indexes and reads a packed object's bytes from its pack with
+// no lock, and agmem reads git on more than one goroutine (a search's snippets).
+func (r *Git) goGitObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	r.goGit.Lock()
+	defer r.goGit.Unlock()
+	o, err := r.st.Storage.EncodedObject(t, h)
+	if _, whole := o.(*plumbing.MemoryObject); err != nil || whole {
+		return o, err
+	}
+	rd, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	m := &plumbing.MemoryObject{}
+	m.SetType(o.Type())
+	if _, err := io.Copy(m, rd); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // readObject is an object read from a pack, whose id is known: go-git's MemoryObject

@@ -38,8 +38,9 @@ type Git struct {
 	trees    treeCache
 	packs    packIndexes
 	unpacked unpacked
-	walked   sync.Map  // commit id: walkedCommit
-	packDir  time.Time // when .git/objects/pack last changed, as Refresh last saw it
+	walked   sync.Map   // commit id: walkedCommit
+	packDir  time.Time  // when .git/objects/pack last changed, as Refresh last saw it
+	goGit    sync.Mutex // go-git's storage, read one object at a time (goGitObject)
 }
 
 // smallObjects is go-git's object cache, keeping only objects of at most
@@ -146,7 +147,9 @@ func (r *Git) Refresh() {
 // reindex has go-git and openBlob read the pack indexes again: packs were added or
 // removed.
 func (r *Git) reindex() {
+	r.goGit.Lock()
 	r.st.Reindex()
+	r.goGit.Unlock()
 	r.packs.forget()
 }
 

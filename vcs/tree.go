@@ -82,7 +82,7 @@ func (r *Git) wholeObject(h plumbing.Hash) (stagedObject, error) {
 	if o, ok, err := r.packedObject(h); ok || err != nil {
 		return stagedObject{typ: o.typ, data: o.data}, err
 	}
-	obj, err := r.st.Storage.EncodedObject(plumbing.AnyObject, h)
+	obj, err := r.goGitObject(plumbing.AnyObject, h)
 	if err != nil {
 		return stagedObject{}, err
 	}
