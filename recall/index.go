@@ -45,8 +45,9 @@ const (
 // indexVersion is the layout of the tables below and of the segments. An index of
 // another version is made anew. 8: the short id an index of the id, not a column; 9:
 // an entry's session its row in sessions; 10: summaries and subjects with no control
-// characters (hint.OneLine); 11: the context blocks made.
-const indexVersion = 11
+// characters (hint.OneLine); 11: the context blocks made; 12: each session's count of
+// changes, which their keys hold.
+const indexVersion = 12
 
 // shortIDOf is the short id (memory.ShortID, lower case) of the id in column as SQL
 // computes it, a ULID or a UUID: what entries_short indexes, and what a query by short
