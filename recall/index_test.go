@@ -51,6 +51,18 @@ func (m *memRepo) record(session string, inputs ...record.Input) record.Outcome 
 	return out
 }
 
+// codex records a Codex hook payload, as Codex's hooks give it.
+func (m *memRepo) codex(payload string) {
+	m.t.Helper()
+	r, err := record.Open(m.repo.Root, record.Options{Agent: "codex", Getenv: func(string) string { return "" }})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	if out, err := r.Payload([]byte(payload)); err != nil || len(out.Refused) > 0 {
+		m.t.Fatalf("record %s: %v %v", payload, err, out.Refused)
+	}
+}
+
 func (m *memRepo) flush() {
 	m.t.Helper()
 	git, err := vcs.Open(m.repo.Root)
@@ -189,23 +201,13 @@ func TestIndexMadeAnew(t *testing.T) {
 // found by its result, not failed, pending and then in its commit.
 func TestAnsweredCallIndexedAgain(t *testing.T) {
 	m := newMemRepo(t)
-	r, err := record.Open(m.repo.Root, record.Options{Agent: "codex", Getenv: func(string) string { return "" }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	payload := func(s string) {
-		t.Helper()
-		if out, err := r.Payload([]byte(s)); err != nil || len(out.Refused) > 0 {
-			t.Fatalf("record %s: %v %v", s, err, out.Refused)
-		}
-	}
-	payload(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_use_id":"call_1"}`)
+	m.codex(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_use_id":"call_1"}`)
 	m.record("other", call("Read", "r1", time.Second, map[string]any{"file_path": "/w/a.go"}, strings.Repeat("package a ", 8)))
 	m.flush() // commits the other session's call; the report waits for its result
 	if res := m.search(recall.Query{Text: "make"}); len(res.Hits) != 1 || !res.Hits[0].Failed {
 		t.Fatalf("the waiting report: %+v, want one failed hit", res.Hits)
 	}
-	payload(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_response":"ok zebrafish passed, all 12 tests of the shop ran green","tool_use_id":"call_1"}`)
+	m.codex(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_response":"ok zebrafish passed, all 12 tests of the shop ran green","tool_use_id":"call_1"}`)
 	check := func(committed bool) {
 		t.Helper()
 		res := m.search(recall.Query{Text: "zebrafish"})
@@ -217,7 +219,7 @@ func TestAnsweredCallIndexedAgain(t *testing.T) {
 		}
 	}
 	check(false)
-	payload(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"Stop","last_assistant_message":"done"}`)
+	m.codex(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"Stop","last_assistant_message":"done"}`)
 	m.flush()
 	check(true)
 }
