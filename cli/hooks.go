@@ -222,7 +222,7 @@ func agmemBinary() (string, error) {
 // installCommand installs agmem and agmem-record together, as the README says.
 const installCommand = "CGO_ENABLED=0 go install -tags urfave_cli_no_docs . ./cmd/agmem-record"
 
-// recordBinary is what hooks run to record: agmem-record beside this agmem when it is
+// recordBinary is what hooks run to record, and to give context: agmem-record beside this agmem when it is
 // there, as installCommand puts it (it starts faster, linking no git code),
 // and of the same build; else this agmem. An agmem-record left from an earlier version,
 // when agmem alone was upgraded, could not record into a journal a newer agmem wrote.
@@ -280,7 +280,7 @@ func runHooksInstall(c *ucli.Context, r agentRun) error {
 	}
 	rec := hooks.Recorder{Binary: recordBinary(r.self), Repo: repo.Root, Agent: r.agent.Name}
 	if !lineageBool(c, "no-context") {
-		rec.Context = r.self
+		rec.Context = rec.Binary
 	}
 	plan, err := r.agent.PlanInstall(r.place, r.scope, rec, r.self)
 	if err != nil {

@@ -135,8 +135,8 @@ func Names() []string {
 const RecordBinary = "agmem-record"
 
 // Recorder is what agmem's hooks run: agmem-record, or an agmem binary running record,
-// recording into a memory repo; and, at a session's start, Context: an agmem binary
-// running "agmem context" ("" for no context hook).
+// recording into a memory repo; and, at a session's start, Context: agmem-record or an
+// agmem binary running context ("" for no context hook).
 type Recorder struct {
 	Binary string `json:"binary"`
 	Repo   string `json:"repo,omitempty"`
@@ -164,7 +164,8 @@ func (r Recorder) Command() string {
 	return run + " --repo " + shell.Quote(r.Repo) + " >/dev/null"
 }
 
-// ContextCommand is the context hook's shell command: "agmem context" at a session's
+// ContextCommand is the context hook's shell command: "agmem context" (or
+// "agmem-record context", which runs it when it cannot answer alone) at a session's
 // start, its output the JSON Claude Code, Codex and Gemini CLI read their context from.
 func (r Recorder) ContextCommand() string {
 	agent := ""
@@ -217,14 +218,15 @@ func recorderOf(command, self string) (Recorder, bool) {
 	return r, true
 }
 
-// isContextHook recognises agmem's context hook: an agmem binary (one named agmem, or
-// self) whose only other words are "context", an --agent, a --repo and "--format claude".
+// isContextHook recognises agmem's context hook: agmem-record or an agmem binary (one
+// named agmem, or self) whose only other words are "context", an --agent, a --repo and
+// "--format claude".
 func isContextHook(command, self string) bool {
 	words, ok := shell.Words(command)
 	if !ok || len(words) < 2 {
 		return false
 	}
-	if base := strings.TrimSuffix(filepath.Base(words[0]), ".exe"); base != "agmem" && words[0] != self || words[1] != "context" {
+	if base := strings.TrimSuffix(filepath.Base(words[0]), ".exe"); base != "agmem" && words[0] != self && !Standalone(words[0]) || words[1] != "context" {
 		return false
 	}
 	for i := 2; i < len(words); i++ {

@@ -7,10 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
+
+	"github.com/agmem/agmem/sessionstart"
 )
 
 // The context block is what an agent is told of a project when its session starts:
@@ -34,12 +37,7 @@ const MinContextChars = 1000
 const contextSessions = 10
 
 // Context is a block and what it cites.
-type Context struct {
-	Project  string   `json:"project"`
-	Text     string   `json:"context"`
-	Sessions []string `json:"sessions"` // the sessions it tells of
-	Cited    []string `json:"cited"`    // the ids of the entries it names
-}
+type Context = sessionstart.Block
 
 // contextFooter ends every block that tells of something: where more is, and the line
 // that makes an agent use it (without it, agents ignore what they are told).
@@ -167,6 +165,99 @@ func (m *Memory) refreshBlocks() error {
 	return nil
 }
 
+// KeepForHook writes the kept file (package sessionstart) of the latest blocks kept
+// that are what the index says now: the context hook gives them at a session's start
+// without opening the index, while the journal holds nothing new but idle events and
+// git's refs are as the file says. The refs are read before the index is, then
+// checked indexed, and the journal's place before the blocks: what changes meanwhile
+// is a ref or a journal entry newer than the file says, which the hook finds. An
+// index that does not hold each tip yet writes nothing.
+func (m *Memory) KeepForHook(stateDir string) error {
+	refs, err := sessionstart.RefsOf(filepath.Join(m.git.Root, ".git"))
+	if err != nil {
+		return err
+	}
+	srcs, err := sources(m.git)
+	if err != nil {
+		return err
+	}
+	for _, s := range srcs {
+		var known int
+		if err := m.Index.db.QueryRow(`SELECT count(*) FROM commits WHERE hash = ?`, s.tip.String()).Scan(&known); err != nil || known == 0 && !s.tip.IsZero() {
+			return err
+		}
+	}
+	f := sessionstart.File{Refs: refs}
+	if f.JournalBirth, err = readMeta(m.Index.db, "journal_birth"); err != nil {
+		return err
+	}
+	seq, err := readMeta(m.Index.db, "journal_seq")
+	if err != nil {
+		return err
+	}
+	if f.JournalSeq, err = strconv.ParseUint(seq, 10, 64); err != nil {
+		return nil // no journal read yet
+	}
+	if f.Did, err = m.didSomething(); err != nil {
+		return err
+	}
+	rows, err := m.Index.db.Query(`SELECT project, max_chars, key, block FROM contexts ORDER BY made DESC LIMIT ?`, refreshedBlocks)
+	if err != nil {
+		return err
+	}
+	type kept struct {
+		sessionstart.Kept
+		key string
+	}
+	var all []kept
+	for rows.Next() {
+		var k kept
+		var data []byte
+		if err := rows.Scan(&k.Block.Project, &k.MaxChars, &k.key, &data); err != nil {
+			rows.Close()
+			return err
+		}
+		if json.Unmarshal(data, &k.Block) == nil {
+			all = append(all, k)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, k := range all {
+		from, err := m.blockSessions(k.Block.Project)
+		if err != nil {
+			return err
+		}
+		if len(from.sessions) > 0 && from.key(k.MaxChars) == k.key {
+			f.Blocks = append(f.Blocks, k.Kept)
+		}
+	}
+	return sessionstart.Write(stateDir, f)
+}
+
+// didSomething is the set of sessions that did something (sessionstart.Did).
+func (m *Memory) didSomething() ([]byte, error) {
+	rows, err := m.Index.db.Query(`SELECT id FROM sessions INDEXED BY sessions_cwd WHERE ` + didSomething)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return sessionstart.Did(ids), nil
+}
+
 // madeFrom is what a project's block is made from: its latest sessions, and how many
 // older ones it leaves out.
 type madeFrom struct {
@@ -184,10 +275,6 @@ func (m *Memory) blockSessions(project string) (madeFrom, error) {
 	return madeFrom{sessions: sessions[:contextSessions], older: n - contextSessions}, err
 }
 
-// contextForm names the form of the blocks Context makes: count it up when what they
-// say changes, so that no block kept in an index before is read back.
-const contextForm = 1
-
 // key names a block made from these sessions as they are now. A session's line
 // changes with its calls: each call recorded changes its count of observations, and
 // each one indexed before that changed (or went) its count of changes. The key is read
@@ -195,7 +282,7 @@ const contextForm = 1
 // those sessions as they were then or later, and is made again once they change.
 func (f madeFrom) key(maxChars int) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%d %d %d\n", contextForm, maxChars, f.older)
+	fmt.Fprintf(h, "%d %d %d\n", sessionstart.Form, maxChars, f.older)
 	for _, s := range f.sessions {
 		fmt.Fprintf(h, "%d %q %q %d %q %d %d %d\n", s.row, s.ID, s.Agent, s.Last.UnixNano(), s.FirstPrompt, s.Observations, s.Failures, s.changes)
 	}
@@ -253,7 +340,7 @@ func (m *Memory) makeContext(project string, maxChars int, from madeFrom) (Conte
 func (m *Memory) countSessions(project string) (int, error) {
 	where, args := filters(Query{Project: project})
 	var n int
-	err := m.Index.db.QueryRow(`SELECT count(*) FROM sessions s WHERE (s.observations > 0 OR s.first_prompt <> '')`+where, args...).Scan(&n)
+	err := m.Index.db.QueryRow(`SELECT count(*) FROM sessions s WHERE `+didSomething+where, args...).Scan(&n)
 	return n, err
 }
 

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/agmem/agmem/recall"
 	"github.com/agmem/agmem/record"
+	"github.com/agmem/agmem/sessionstart"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -351,4 +353,111 @@ func TestContextLeavesIdleEvents(t *testing.T) {
 	if c := tell(); !strings.Contains(c.Text, `"price the cart in euros"`) {
 		t.Errorf("the new session's prompt is not told:\n%s", c.Text)
 	}
+}
+
+// TestKeptForHook: the block kept for the context hook is given, without the index,
+// while it is what the index would say: after new sessions' starts; not after a resumed
+// session's start, a new prompt, a new call, more idle events than it reads, a moved ref
+// or a damaged file, until a context or an update keeps it anew.
+func TestKeptForHook(t *testing.T) {
+	m := newMemRepo(t)
+	shopSessions(m)
+	const shop = "/home/ana/shop"
+	keep := func() string { // as agmem context does: the block, then the kept file
+		t.Helper()
+		mem, err := recall.OpenForContext(context.Background(), m.repo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer mem.Close()
+		c, err := mem.Context(shop, recall.DefaultContextChars)
+		if err == nil {
+			err = mem.KeepForHook(m.repo.StateDir())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Text
+	}
+	given := func(what string, want bool) sessionstart.Found {
+		t.Helper()
+		found, ok := sessionstart.Lookup(m.repo, shop, recall.DefaultContextChars)
+		if ok != want {
+			t.Fatalf("%s: given %v, want %v", what, ok, want)
+		}
+		if ok && found.Block.Text != contextOf(t, m, shop, recall.DefaultContextChars).Text {
+			t.Fatalf("%s: the kept block is not the block:\n%s", what, found.Block.Text)
+		}
+		return found
+	}
+	at := func(day, minute int) time.Time { return time.Date(2026, 12, day, 9, minute, 0, 0, time.UTC) }
+	start := func(day, minute int) record.Event {
+		return record.Event{Name: "SessionStart", Time: at(day, minute),
+			Attrs: map[string]string{"cwd": shop, "source": "startup"}, Source: "claude-code"}
+	}
+	given("nothing kept yet", false)
+	keep()
+	index := filepath.Join(m.repo.StateDir(), recall.IndexFile)
+	if err := os.Rename(index, index+".aside"); err != nil {
+		t.Fatal(err)
+	}
+	given("the index aside", true)
+	if err := os.Rename(index+".aside", index); err != nil {
+		t.Fatal(err)
+	}
+	m.record("fresh", start(1, 0))
+	if given("a new session's start", true).Behind {
+		t.Error("one idle event: the index is behind")
+	}
+
+	m.record("deploy", start(2, 0))
+	given("a resumed session's start", false)
+	keep()
+	given("kept anew", true)
+
+	m.record("fresh", record.Event{Name: "UserPromptSubmit", Text: "price the cart in euros", Time: at(3, 0),
+		Attrs: map[string]string{"cwd": shop}, Source: "claude-code"})
+	given("a new prompt", false)
+	keep()
+	for i := range sessionstart.IdleBound + 1 {
+		m.record(fmt.Sprint("idle-", i), start(4, i))
+	}
+	if !given("more idle events than a context leaves", true).Behind {
+		t.Error("more idle events than a context leaves: the index is not behind")
+	}
+	for i := range 64 {
+		m.record(fmt.Sprint("idle-more-", i), start(5, i))
+	}
+	given("more idle events than the hook reads", false)
+	keep()
+
+	m.record("fresh", record.Observation{Tool: "Bash", ToolUseID: "f1", Time: at(6, 0), Arguments: map[string]any{"command": "make euros"},
+		Result: strings.Repeat("the cart is priced in euros now ", 3), Cwd: shop, Source: "claude-code"})
+	given("a new call", false)
+	m.flush()
+	git, err := vcs.Open(m.repo.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := recall.UpdateIndex(m.repo.StateDir(), git, m.repo.Journal()); err != nil {
+		t.Fatal(err)
+	}
+	given("the update after a flush", true)
+
+	if out, err := exec.Command("git", "-C", m.repo.Root, "update-ref", "refs/remotes/origin/agents/elsewhere", "HEAD").CombinedOutput(); err != nil {
+		t.Fatalf("git update-ref: %v\n%s", err, out)
+	}
+	given("a branch fetched", false)
+	keep()
+	given("kept anew", true)
+
+	kept := filepath.Join(m.repo.StateDir(), sessionstart.FileName)
+	data, err := os.ReadFile(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kept, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	given("a damaged file", false)
 }

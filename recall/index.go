@@ -17,7 +17,7 @@ import (
 
 	"github.com/agmem/agmem/internal/fulltext"
 	"github.com/agmem/agmem/journal"
-	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/sessionstart"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -46,8 +46,9 @@ const (
 // another version is made anew. 8: the short id an index of the id, not a column; 9:
 // an entry's session its row in sessions; 10: summaries and subjects with no control
 // characters (hint.OneLine); 11: the context blocks made; 12: each session's count of
-// changes, which their keys hold.
-const indexVersion = 12
+// changes, which their keys hold; 13: the ids of the sessions that did something, by
+// directory (sessions_cwd), which the context hook's kept file lists.
+const indexVersion = 13
 
 // shortIDOf is the short id (memory.ShortID, lower case) of the id in column as SQL
 // computes it, a ULID or a UUID: what entries_short indexes, and what a query by short
@@ -107,8 +108,9 @@ CREATE TABLE sessions (
 	changes      INTEGER NOT NULL DEFAULT 0 -- its entries indexed before that changed or went: what a kept context block's key counts
 );
 CREATE INDEX sessions_last ON sessions (last);
--- The sessions that did something, by directory: what a context block counts.
-CREATE INDEX sessions_cwd ON sessions (cwd) WHERE observations > 0 OR first_prompt <> '';
+-- The sessions that did something, by directory: what a context block counts, and,
+-- with their ids, what the kept file for the context hook lists (sessionstart.Did).
+CREATE INDEX sessions_cwd ON sessions (cwd, id) WHERE observations > 0 OR first_prompt <> '';
 -- The blocks Context made, each under the key of the sessions it was made from, the
 -- latest made (a count) kept.
 CREATE TABLE contexts (
@@ -174,6 +176,9 @@ func busy(err error) bool {
 
 // RemoveIndex removes the index in stateDir, which the next OpenIndex makes anew.
 func RemoveIndex(stateDir string) error {
+	if err := sessionstart.Remove(stateDir); err != nil {
+		return err
+	}
 	return removeIndex(filepath.Join(stateDir, IndexFile), filepath.Join(stateDir, SegmentsDir))
 }
 
@@ -481,7 +486,7 @@ func (ix *Index) upToDate(git *vcs.Git, j *journal.Journal, idleWait bool) (bool
 	}
 	if readSeq != strconv.FormatUint(last, 10) {
 		seq, err := strconv.ParseUint(readSeq, 10, 64)
-		if !idleWait || err != nil || seq > last || last-seq > idleEntries {
+		if !idleWait || err != nil || seq > last || last-seq > sessionstart.IdleBound {
 			return false, nil
 		}
 		if idle, err := ix.onlyIdle(j, seq); err != nil || !idle {
@@ -504,40 +509,25 @@ func (ix *Index) upToDate(git *vcs.Git, j *journal.Journal, idleWait bool) (bool
 	return true, nil
 }
 
-// idleEntries bounds the entries recorded since the last update that a context looks
-// at for idle events: past that many, an update indexes them, rather than the journal
-// read a thousand at a time, twice.
-const idleEntries = 8
-
-var errNotIdle = errors.New("not idle")
-
-// onlyIdle says whether what the journal recorded after seq is only idle events: events
-// of sessions that did nothing, no call and no prompt, in the index or after seq, such
-// as a session's start, or what agmem context told it. A context block tells nothing of
-// them, and does not wait for an update to index them.
+// onlyIdle says whether what the journal recorded after seq is only idle events
+// (sessionstart.IdleAfter) of sessions that did nothing in the index either.
 func (ix *Index) onlyIdle(j *journal.Journal, seq uint64) (bool, error) {
-	sessions := map[string]bool{}
-	_, err := j.Since(seq, func(e memory.Entry) error {
-		if e.Event == nil || e.Event.Name == "UserPromptSubmit" {
-			return errNotIdle
-		}
-		sessions[e.Session()] = true
-		return nil
-	})
-	if err != nil {
-		if errors.Is(err, errNotIdle) {
-			err = nil
-		}
+	sessions, idle, err := sessionstart.IdleAfter(j, seq)
+	if err != nil || !idle {
 		return false, err
 	}
-	for id := range sessions {
+	for _, id := range sessions {
 		var did int
-		if err := ix.db.QueryRow(`SELECT count(*) FROM sessions WHERE id = ? AND (observations > 0 OR first_prompt <> '')`, id).Scan(&did); err != nil || did > 0 {
+		if err := ix.db.QueryRow(`SELECT count(*) FROM sessions WHERE id = ? AND `+didSomething, id).Scan(&did); err != nil || did > 0 {
 			return false, err
 		}
 	}
 	return true, nil
 }
+
+// didSomething is the condition on a session's row that it did something: a call or a
+// prompt.
+const didSomething = "(observations > 0 OR first_prompt <> '')"
 
 // mergeFan is how many segments of one size mergeSegments merges into one: segments of
 // n documents, from 8^k to 8^(k+1), are merged once there are this many of them, so that
@@ -653,7 +643,11 @@ func UpdateIndex(stateDir string, git *vcs.Git, j *journal.Journal) (Updated, er
 	}
 	defer ix.Close()
 	if err == nil && (u.Entries > 0 || u.Commits > 0) {
-		if err = (&Memory{Index: ix}).refreshBlocks(); err != nil {
+		m := &Memory{Index: ix, git: git, journal: j}
+		if err = m.refreshBlocks(); err == nil && git != nil {
+			err = m.KeepForHook(stateDir)
+		}
+		if err != nil {
 			err = fmt.Errorf("context blocks: %w", err)
 		}
 	}

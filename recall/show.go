@@ -205,7 +205,7 @@ func (m *Memory) SessionsOf(f SessionFilter) ([]IndexedSession, error) {
 	// The latest are read first, and only until there are enough: the sessions of a
 	// project agents work in now are among the latest of all.
 	rows, err := m.Index.db.Query(`SELECT s.rowid, s.id, s.source, s.first, s.last, s.cwd, s.first_prompt, s.observations,
-		s.failures, s.origin, s.changes FROM sessions s INDEXED BY sessions_last WHERE (s.observations > 0 OR s.first_prompt <> '')`+where+`
+		s.failures, s.origin, s.changes FROM sessions s INDEXED BY sessions_last WHERE `+didSomething+where+`
 		ORDER BY s.last DESC, s.id LIMIT ? OFFSET ?`, append(args, f.Limit, f.Offset)...)
 	if err != nil {
 		return nil, err

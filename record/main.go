@@ -62,7 +62,8 @@ func runMain(args []string, e Env) error {
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "agmem-record: %s\n\n%s\n\nIt is \"agmem record\" in a binary of its own, which agmem's hooks run.\n\nFlags:\n", Usage, Description)
+	fmt.Fprintf(w, "agmem-record: %s\n\n%s\n\nIt is \"agmem record\" in a binary of its own, which agmem's hooks run.\n"+
+		"\"agmem-record context\", with the flags of \"agmem context\", is the hook at a session's start.\n\nFlags:\n", Usage, Description)
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 }

@@ -8,7 +8,8 @@ import (
 )
 
 // allowed are the packages outside the standard library that agmem-record may link:
-// what recording needs (capture, redaction, the journal, the configuration), and
+// what recording needs (capture, redaction, the journal, the configuration) and giving a
+// kept context block (sessionstart), and
 // nothing of git, the command line library or the model's client, each of whose
 // package initialisation would cost every tool call of every agent. A package added
 // here is a cost on the hot path: measure the hook before and after (BENCHMARKS.md).
@@ -17,6 +18,7 @@ var allowed = []string{
 	"github.com/agmem/agmem/capture/importer",
 	"github.com/agmem/agmem/classify",
 	"github.com/agmem/agmem/cmd/agmem-record",
+	"github.com/agmem/agmem/internal/atomicfile",
 	"github.com/agmem/agmem/internal/config",
 	"github.com/agmem/agmem/internal/failpoint",
 	"github.com/agmem/agmem/internal/flock",
@@ -28,6 +30,7 @@ var allowed = []string{
 	"github.com/agmem/agmem/memory",
 	"github.com/agmem/agmem/record",
 	"github.com/agmem/agmem/redact",
+	"github.com/agmem/agmem/sessionstart",
 	"github.com/BurntSushi/toml",
 	"github.com/BurntSushi/toml/internal",
 	"github.com/pierrec/lz4/v4",

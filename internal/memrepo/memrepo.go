@@ -28,6 +28,9 @@ type Repo struct {
 // StateDir is where the journal and agmem's locks live.
 func (r Repo) StateDir() string { return filepath.Join(r.Root, StateDirName) }
 
+// GitDir is the repo's git directory.
+func (r Repo) GitDir() string { return filepath.Join(r.Root, ".git") }
+
 // Journal is the repo's journal.
 func (r Repo) Journal() *journal.Journal { return journal.At(r.StateDir()) }
 

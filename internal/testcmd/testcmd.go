@@ -7,13 +7,13 @@ import (
 	"os"
 
 	"github.com/agmem/agmem/cli"
-	"github.com/agmem/agmem/record"
+	"github.com/agmem/agmem/sessionstart"
 )
 
 // Commands are agmem and agmem-record, as testscript.Main takes them.
 func Commands() map[string]func() {
 	return map[string]func(){
 		"agmem":        func() { os.Exit(cli.Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
-		"agmem-record": func() { os.Exit(record.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"agmem-record": func() { os.Exit(sessionstart.HooksMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	}
 }

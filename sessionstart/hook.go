@@ -1,0 +1,145 @@
+package sessionstart
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agmem/agmem/capture"
+	"github.com/agmem/agmem/internal/config"
+	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/record"
+)
+
+// Request is a context asked for: of which project, in what bound and form, and for
+// which session, when a SessionStart hook asks.
+type Request struct {
+	Repo     memrepo.Repo
+	Project  string // absolute
+	MaxChars int
+	Format   string // text, claude or json
+	Hook     Hook
+	// Off is [context] enabled = false: nothing is given.
+	Off bool
+	// Getenv reads the AGMEM_* settings the told block is recorded by.
+	Getenv func(string) string
+}
+
+// Flags are what "agmem context" is told on its command line.
+type Flags struct {
+	Project, Format, Agent string
+}
+
+// Hook is what a context reads of a SessionStart hook payload on its stdin.
+type Hook struct {
+	Session, Cwd, Source string
+}
+
+// maxPayload bounds the hook payload read.
+const maxPayload = 1 << 20
+
+// ReadPayload reads a hook payload, if stdin holds one: a terminal is none.
+func ReadPayload(stdin io.Reader) []byte {
+	if f, ok := stdin.(*os.File); ok {
+		if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice != 0 {
+			return nil
+		}
+	}
+	data, _ := io.ReadAll(io.LimitReader(stdin, maxPayload))
+	return data
+}
+
+// Ask reads what is asked of "agmem context" in repo, configured by cfg: the project is
+// f.Project, else the hook payload's cwd, else the git worktree around the working
+// directory, else the directory; f.Agent reads the payload as that agent's.
+func Ask(repo memrepo.Repo, cfg *config.Config, getenv func(string) string, f Flags, payload []byte) (Request, error) {
+	format, agent, project := f.Format, f.Agent, f.Project
+	switch format {
+	case "text", "claude", "json":
+	default:
+		return Request{}, hint.With(fmt.Errorf("--format %q is none of text, claude, json", format), "e.g. --format claude, as a Claude Code hook")
+	}
+	if _, ok := capture.Agents[agent]; !ok && agent != "" {
+		return Request{}, hint.With(fmt.Errorf("--agent %q is not an agent agmem reads hooks of", agent), "name one of claude, codex, gemini, cursor, or leave --agent out")
+	}
+	r := Request{Repo: repo, MaxChars: cfg.Context.MaxChars, Format: format, Hook: hookOf(payload, agent),
+		Off: !cfg.Context.Enabled, Getenv: getenv}
+	if project == "" {
+		project = r.Hook.Cwd
+	}
+	var err error
+	if project == "" {
+		if project, err = projectHere(); err != nil {
+			return r, err
+		}
+	}
+	r.Project, err = filepath.Abs(project)
+	return r, err
+}
+
+// hookOf reads a SessionStart hook payload; anything else is no hook.
+func hookOf(payload []byte, agent string) Hook {
+	if len(strings.TrimSpace(string(payload))) == 0 {
+		return Hook{}
+	}
+	d, err := capture.Decode(payload, capture.Policy{Agent: agent}, time.Now())
+	if err != nil || len(d.Entries) != 1 || d.Entries[0].Event == nil {
+		return Hook{}
+	}
+	ev := d.Entries[0].Event
+	return Hook{Session: ev.SessionID, Cwd: ev.Attrs["cwd"], Source: ev.Source}
+}
+
+// projectHere is the git worktree around the working directory, else the directory.
+func projectHere() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return wd, nil
+		}
+	}
+}
+
+// Give prints block as r asks, and when a hook asked, records what the agent was told
+// as an event of its session, with the ids it cited: replay shows what the agent knew
+// when it started, and an audit can tell. A failure to record it is said on stderr,
+// and does not keep the agent from its context. An empty block gives nothing.
+func (r Request) Give(stdout, stderr io.Writer, block Block) {
+	if block.Text == "" {
+		return
+	}
+	if r.Hook.Session != "" {
+		rec, err := record.Open(r.Repo.Root, record.Options{Getenv: r.Getenv})
+		if err == nil {
+			_, err = rec.Record(record.Event{Session: r.Hook.Session, Name: memory.ContextGiven, Text: block.Text,
+				Source: r.Hook.Source, Attrs: map[string]string{"cwd": block.Project, "cited": strings.Join(block.Cited, " ")}})
+		}
+		if err != nil {
+			err = fmt.Errorf("the context given was not recorded: %w", err)
+			hint.Print(stderr, err, hint.For(err))
+		}
+	}
+	switch r.Format {
+	case "claude":
+		out, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]string{
+			"hookEventName": "SessionStart", "additionalContext": block.Text}})
+		fmt.Fprintf(stdout, "%s\n", out)
+	case "json":
+		out, _ := json.Marshal(block)
+		fmt.Fprintf(stdout, "%s\n", out)
+	default:
+		io.WriteString(stdout, block.Text)
+	}
+}
