@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/agmem/agmem/hooks"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/render"
 )
@@ -127,11 +128,17 @@ func searchBench(args []string) error {
 	faster := float64(percentile(grepped, .5)) / float64(percentile(beside, .5))
 	row("search: faster than git grep", "≥ 20×", fmt.Sprintf("%.1f×", faster), faster >= 20)
 
-	// agmem context as Claude Code's SessionStart hook.
+	// agmem context as Claude Code's SessionStart hook, as agmem hooks install it:
+	// agmem-record context when agmem-record is beside agmem, else agmem context.
 	payload := []byte(`{"hook_event_name":"SessionStart","session_id":"bench-start","cwd":"/home/ana/shop","source":"startup"}`)
+	hook := []string{*bin, "context"}
+	if rec := filepath.Join(filepath.Dir(*bin), hooks.RecordBinary); fileExists(rec) {
+		hook = []string{rec, "context"}
+	}
+	fmt.Printf("the context hook runs %s\n", strings.Join(hook, " "))
 	var contexts []time.Duration
 	for range 100 {
-		d, err := run(dir, payload, nil, *bin, "--repo", dir, "context", "--format", "claude")
+		d, err := run(dir, payload, nil, hook[0], hook[1], "--repo", dir, "--format", "claude")
 		if err != nil {
 			return err
 		}
@@ -351,4 +358,9 @@ func fileSize(path string) int64 {
 		return 0
 	}
 	return fi.Size()
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
