@@ -54,14 +54,14 @@ func runContext(e *env, repo memrepo.Repo, f sessionstart.Flags) error {
 		return err
 	}
 	r, err := sessionstart.Ask(repo, cfg, e.getenv, f, sessionstart.ReadPayload(e.stdin))
-	if err != nil || r.Off {
+	if err != nil {
 		return err
 	}
-	if found, ok := sessionstart.Lookup(repo, r.Project, r.MaxChars); ok {
-		if found.Behind {
-			updateInBackground(repo)
-		}
-		r.Give(e.stdout, e.stderr, found.Block)
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if r.GiveKept(self, e.stdout, e.stderr) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), contextBudget)
@@ -73,7 +73,7 @@ func runContext(e *env, repo memrepo.Repo, f sessionstart.Flags) error {
 	defer m.Close()
 	late := ctx.Err() != nil
 	if late {
-		updateInBackground(repo)
+		sessionstart.IndexInBackground(self, repo)
 	}
 	block, err := m.Context(r.Project, r.MaxChars)
 	if err != nil {
@@ -82,8 +82,9 @@ func runContext(e *env, repo memrepo.Repo, f sessionstart.Flags) error {
 	r.Give(e.stdout, e.stderr, block)
 	if !late && block.Text != "" {
 		// For the next session's start: the context hook gives it without the index.
-		if err := m.KeepForHook(repo.StateDir()); err != nil {
-			warn(e, fmt.Errorf("the context block was not kept for the hook: %w", err))
+		if err := m.KeepForHook(repo, r.Project, r.MaxChars); err != nil {
+			warn(e, hint.With(fmt.Errorf("the context block was not kept for the hook: %w", err),
+				"the hook answers from the index meanwhile"))
 		}
 	}
 	return nil

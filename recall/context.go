@@ -7,13 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 
-	"github.com/agmem/agmem/sessionstart"
+	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/sessionstart/kept"
 )
 
 // The context block is what an agent is told of a project when its session starts:
@@ -37,7 +37,7 @@ const MinContextChars = 1000
 const contextSessions = 10
 
 // Context is a block and what it cites.
-type Context = sessionstart.Block
+type Context = kept.Block
 
 // contextFooter ends every block that tells of something: where more is, and the line
 // that makes an agent use it (without it, agents ignore what they are told).
@@ -165,15 +165,16 @@ func (m *Memory) refreshBlocks() error {
 	return nil
 }
 
-// KeepForHook writes the kept file (package sessionstart) of the latest blocks kept
-// that are what the index says now: the context hook gives them at a session's start
+// KeepForHook writes the kept file (package kept) of the latest blocks kept that are
+// what the index says now, unless it is up to date and holds project's block in
+// maxChars (when project is not ""): the context hook gives them at a session's start
 // without opening the index, while the journal holds nothing new but idle events and
-// git's refs are as the file says. The refs are read before the index is, then
-// checked indexed, and the journal's place before the blocks: what changes meanwhile
-// is a ref or a journal entry newer than the file says, which the hook finds. An
-// index that does not hold each tip yet writes nothing.
-func (m *Memory) KeepForHook(stateDir string) error {
-	refs, err := sessionstart.RefsOf(filepath.Join(m.git.Root, ".git"))
+// git's refs are as the file says. The refs are read before the index is, then checked
+// indexed, and the journal's place before the blocks: what changes meanwhile is a ref
+// or a journal entry newer than the file says, which the hook finds. An index that does
+// not hold each tip yet writes nothing.
+func (m *Memory) KeepForHook(repo memrepo.Repo, project string, maxChars int) error {
+	refs, err := kept.RefsOf(repo.GitDir())
 	if err != nil {
 		return err
 	}
@@ -187,7 +188,7 @@ func (m *Memory) KeepForHook(stateDir string) error {
 			return err
 		}
 	}
-	f := sessionstart.File{Refs: refs}
+	f := kept.File{Refs: refs}
 	if f.JournalBirth, err = readMeta(m.Index.db, "journal_birth"); err != nil {
 		return err
 	}
@@ -198,6 +199,10 @@ func (m *Memory) KeepForHook(stateDir string) error {
 	if f.JournalSeq, err = strconv.ParseUint(seq, 10, 64); err != nil {
 		return nil // no journal read yet
 	}
+	if was, err := kept.Read(repo.StateDir()); err == nil && was.Refs == f.Refs && was.JournalBirth == f.JournalBirth &&
+		was.JournalSeq == f.JournalSeq && (project == "" || was.Holds(project, maxChars)) {
+		return nil
+	}
 	if f.Did, err = m.didSomething(); err != nil {
 		return err
 	}
@@ -205,13 +210,13 @@ func (m *Memory) KeepForHook(stateDir string) error {
 	if err != nil {
 		return err
 	}
-	type kept struct {
-		sessionstart.Kept
+	type made struct {
+		kept.Item
 		key string
 	}
-	var all []kept
+	var all []made
 	for rows.Next() {
-		var k kept
+		var k made
 		var data []byte
 		if err := rows.Scan(&k.Block.Project, &k.MaxChars, &k.key, &data); err != nil {
 			rows.Close()
@@ -231,13 +236,13 @@ func (m *Memory) KeepForHook(stateDir string) error {
 			return err
 		}
 		if len(from.sessions) > 0 && from.key(k.MaxChars) == k.key {
-			f.Blocks = append(f.Blocks, k.Kept)
+			f.Blocks = append(f.Blocks, k.Item)
 		}
 	}
-	return sessionstart.Write(stateDir, f)
+	return kept.Write(repo.StateDir(), f)
 }
 
-// didSomething is the set of sessions that did something (sessionstart.Did).
+// didSomething is the set of sessions that did something (kept.Did).
 func (m *Memory) didSomething() ([]byte, error) {
 	rows, err := m.Index.db.Query(`SELECT id FROM sessions INDEXED BY sessions_cwd WHERE ` + didSomething)
 	if err != nil {
@@ -255,7 +260,7 @@ func (m *Memory) didSomething() ([]byte, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	return sessionstart.Did(ids), nil
+	return kept.Did(ids), nil
 }
 
 // madeFrom is what a project's block is made from: its latest sessions, and how many
@@ -282,7 +287,7 @@ func (m *Memory) blockSessions(project string) (madeFrom, error) {
 // those sessions as they were then or later, and is made again once they change.
 func (f madeFrom) key(maxChars int) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%d %d %d\n", sessionstart.Form, maxChars, f.older)
+	fmt.Fprintf(h, "%d %d %d\n", kept.Form, maxChars, f.older)
 	for _, s := range f.sessions {
 		fmt.Fprintf(h, "%d %q %q %d %q %d %d %d\n", s.row, s.ID, s.Agent, s.Last.UnixNano(), s.FirstPrompt, s.Observations, s.Failures, s.changes)
 	}

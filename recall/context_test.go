@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +17,7 @@ import (
 
 	"github.com/agmem/agmem/recall"
 	"github.com/agmem/agmem/record"
-	"github.com/agmem/agmem/sessionstart"
-	"github.com/agmem/agmem/vcs"
+	"github.com/agmem/agmem/sessionstart/kept"
 )
 
 var update = flag.Bool("update", false, "write the golden files anew")
@@ -272,13 +272,7 @@ func TestContextBlockKept(t *testing.T) {
 	m.record("deploy", obs("d5", "make smoke", 5))
 	m.search(recall.Query{Text: "smoke"})
 	m.flush()
-	git, err := vcs.Open(m.repo.Root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := recall.UpdateIndex(m.repo.StateDir(), git, m.repo.Journal()); err != nil {
-		t.Fatal(err)
-	}
+	m.update()
 	made := kept()
 	if !strings.Contains(made.Text, "make smoke") {
 		t.Errorf("the update after the flush made no block of the call:\n%s", made.Text)
@@ -357,36 +351,35 @@ func TestContextLeavesIdleEvents(t *testing.T) {
 
 // TestKeptForHook: the block kept for the context hook is given, without the index,
 // while it is what the index would say: after new sessions' starts; not after a resumed
-// session's start, a new prompt, a new call, more idle events than it reads, a moved ref
-// or a damaged file, until a context or an update keeps it anew.
+// session's start, a new prompt, a new call, more idle events than it reads, a moved ref,
+// a journal made anew, or a damaged file, nor in another bound, until a context or an
+// update keeps it anew; a rebuilt index takes it away.
 func TestKeptForHook(t *testing.T) {
 	m := newMemRepo(t)
 	shopSessions(m)
 	const shop = "/home/ana/shop"
-	keep := func() string { // as agmem context does: the block, then the kept file
+	keep := func() { // as agmem context does: the block, then the kept file
 		t.Helper()
 		mem, err := recall.OpenForContext(context.Background(), m.repo)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer mem.Close()
-		c, err := mem.Context(shop, recall.DefaultContextChars)
-		if err == nil {
-			err = mem.KeepForHook(m.repo.StateDir())
+		if _, err = mem.Context(shop, recall.DefaultContextChars); err == nil {
+			err = mem.KeepForHook(m.repo, shop, recall.DefaultContextChars)
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		return c.Text
 	}
-	given := func(what string, want bool) sessionstart.Found {
+	given := func(what string, want bool) kept.Found {
 		t.Helper()
-		found, ok := sessionstart.Lookup(m.repo, shop, recall.DefaultContextChars)
+		found, ok := kept.Lookup(m.repo, shop, recall.DefaultContextChars)
 		if ok != want {
 			t.Fatalf("%s: given %v, want %v", what, ok, want)
 		}
-		if ok && found.Block.Text != contextOf(t, m, shop, recall.DefaultContextChars).Text {
-			t.Fatalf("%s: the kept block is not the block:\n%s", what, found.Block.Text)
+		if c := contextOf(t, m, shop, recall.DefaultContextChars); ok && !reflect.DeepEqual(found.Block, c) {
+			t.Fatalf("%s: the kept block is not the block:\n%+v\n%+v", what, found.Block, c)
 		}
 		return found
 	}
@@ -397,6 +390,9 @@ func TestKeptForHook(t *testing.T) {
 	}
 	given("nothing kept yet", false)
 	keep()
+	if _, ok := kept.Lookup(m.repo, shop, 5000); ok {
+		t.Error("a block kept in 6,000 characters is given in 5,000")
+	}
 	index := filepath.Join(m.repo.StateDir(), recall.IndexFile)
 	if err := os.Rename(index, index+".aside"); err != nil {
 		t.Fatal(err)
@@ -419,13 +415,17 @@ func TestKeptForHook(t *testing.T) {
 		Attrs: map[string]string{"cwd": shop}, Source: "claude-code"})
 	given("a new prompt", false)
 	keep()
-	for i := range sessionstart.IdleBound + 1 {
+	for i := range kept.IdleBound + 1 {
 		m.record(fmt.Sprint("idle-", i), start(4, i))
 	}
 	if !given("more idle events than a context leaves", true).Behind {
 		t.Error("more idle events than a context leaves: the index is not behind")
 	}
-	for i := range 64 {
+	m.update() // as the hook's agmem index in the background: nothing new but the place
+	if given("the index's update", true).Behind {
+		t.Error("after the index's update, the index is still behind")
+	}
+	for i := range 65 { // more than the hook reads
 		m.record(fmt.Sprint("idle-more-", i), start(5, i))
 	}
 	given("more idle events than the hook reads", false)
@@ -435,13 +435,7 @@ func TestKeptForHook(t *testing.T) {
 		Result: strings.Repeat("the cart is priced in euros now ", 3), Cwd: shop, Source: "claude-code"})
 	given("a new call", false)
 	m.flush()
-	git, err := vcs.Open(m.repo.Root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := recall.UpdateIndex(m.repo.StateDir(), git, m.repo.Journal()); err != nil {
-		t.Fatal(err)
-	}
+	m.update()
 	given("the update after a flush", true)
 
 	if out, err := exec.Command("git", "-C", m.repo.Root, "update-ref", "refs/remotes/origin/agents/elsewhere", "HEAD").CombinedOutput(); err != nil {
@@ -451,13 +445,27 @@ func TestKeptForHook(t *testing.T) {
 	keep()
 	given("kept anew", true)
 
-	kept := filepath.Join(m.repo.StateDir(), sessionstart.FileName)
-	data, err := os.ReadFile(kept)
+	keptFile := filepath.Join(m.repo.StateDir(), kept.FileName)
+	data, err := os.ReadFile(keptFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(kept, data[:len(data)/2], 0o644); err != nil {
+	f, err := kept.Read(m.repo.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.JournalBirth = "another"
+	if err := kept.Write(m.repo.StateDir(), f); err != nil {
+		t.Fatal(err)
+	}
+	given("another journal's", false)
+	if err := os.WriteFile(keptFile, data[:len(data)/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
 	given("a damaged file", false)
+	keep()
+	if err := recall.RemoveIndex(m.repo.StateDir()); err != nil {
+		t.Fatal(err)
+	}
+	given("the index removed", false)
 }

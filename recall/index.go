@@ -16,8 +16,10 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/agmem/agmem/internal/fulltext"
+	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/journal"
-	"github.com/agmem/agmem/sessionstart"
+	"github.com/agmem/agmem/sessionstart/kept"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -109,7 +111,7 @@ CREATE TABLE sessions (
 );
 CREATE INDEX sessions_last ON sessions (last);
 -- The sessions that did something, by directory: what a context block counts, and,
--- with their ids, what the kept file for the context hook lists (sessionstart.Did).
+-- with their ids, what the kept file for the context hook lists (kept.Did).
 CREATE INDEX sessions_cwd ON sessions (cwd, id) WHERE observations > 0 OR first_prompt <> '';
 -- The blocks Context made, each under the key of the sessions it was made from, the
 -- latest made (a count) kept.
@@ -154,7 +156,7 @@ func OpenIndex(stateDir string) (*Index, error) {
 	if busy(err) { // another process holds it: it is not damaged
 		return nil, fmt.Errorf("search index %s: %w", path, err)
 	}
-	if err := removeIndex(path, dir); err != nil {
+	if err := RemoveIndex(stateDir); err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
 	if ix, err = openIndex(path, dir); err != nil {
@@ -174,22 +176,19 @@ func busy(err error) bool {
 	return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED
 }
 
-// RemoveIndex removes the index in stateDir, which the next OpenIndex makes anew.
+// RemoveIndex removes the index in stateDir, which the next OpenIndex makes anew, and
+// the kept file made from it.
 func RemoveIndex(stateDir string) error {
-	if err := sessionstart.Remove(stateDir); err != nil {
+	if err := kept.Remove(stateDir); err != nil {
 		return err
 	}
-	return removeIndex(filepath.Join(stateDir, IndexFile), filepath.Join(stateDir, SegmentsDir))
-}
-
-// removeIndex removes an index's files.
-func removeIndex(path, dir string) error {
+	path := filepath.Join(stateDir, IndexFile)
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}
-	return os.RemoveAll(dir)
+	return os.RemoveAll(filepath.Join(stateDir, SegmentsDir))
 }
 
 // busyTimeout is how long, in milliseconds, a process waits for the index's write lock.
@@ -486,7 +485,7 @@ func (ix *Index) upToDate(git *vcs.Git, j *journal.Journal, idleWait bool) (bool
 	}
 	if readSeq != strconv.FormatUint(last, 10) {
 		seq, err := strconv.ParseUint(readSeq, 10, 64)
-		if !idleWait || err != nil || seq > last || last-seq > sessionstart.IdleBound {
+		if !idleWait || err != nil || seq > last || last-seq > kept.IdleBound {
 			return false, nil
 		}
 		if idle, err := ix.onlyIdle(j, seq); err != nil || !idle {
@@ -510,9 +509,9 @@ func (ix *Index) upToDate(git *vcs.Git, j *journal.Journal, idleWait bool) (bool
 }
 
 // onlyIdle says whether what the journal recorded after seq is only idle events
-// (sessionstart.IdleAfter) of sessions that did nothing in the index either.
+// (kept.IdleAfter) of sessions that did nothing in the index either.
 func (ix *Index) onlyIdle(j *journal.Journal, seq uint64) (bool, error) {
-	sessions, idle, err := sessionstart.IdleAfter(j, seq)
+	sessions, idle, err := kept.IdleAfter(j, seq)
 	if err != nil || !idle {
 		return false, err
 	}
@@ -635,22 +634,28 @@ func mergeGroup(q querier) ([]int64, error) {
 
 // UpdateIndex brings the index in stateDir up to date with git and j, as Update does,
 // opening and closing it: what a flush, a pull or an import does once it is done. Then
-// it makes anew the kept context blocks that what it added changed (refreshBlocks).
+// it makes anew the kept context blocks that what it added changed (refreshBlocks), and
+// the kept file for the context hook (KeepForHook). Updated.Took counts them all.
 func UpdateIndex(stateDir string, git *vcs.Git, j *journal.Journal) (Updated, error) {
+	start := time.Now()
 	ix, u, err := openUpdated(context.Background(), stateDir, git, j, false)
 	if ix == nil {
 		return u, err
 	}
 	defer ix.Close()
+	m := &Memory{Index: ix, git: git, journal: j}
 	if err == nil && (u.Entries > 0 || u.Commits > 0) {
-		m := &Memory{Index: ix, git: git, journal: j}
-		if err = m.refreshBlocks(); err == nil && git != nil {
-			err = m.KeepForHook(stateDir)
-		}
-		if err != nil {
+		if err = m.refreshBlocks(); err != nil {
 			err = fmt.Errorf("context blocks: %w", err)
 		}
 	}
+	if err == nil && git != nil {
+		if err = m.KeepForHook(memrepo.Repo{Root: git.Root}, "", 0); err != nil {
+			err = hint.With(fmt.Errorf("the context blocks were not kept for the hook: %w", err),
+				"the index is up to date; the context hook answers from it meanwhile")
+		}
+	}
+	u.Took = time.Since(start)
 	return u, err
 }
 

@@ -74,6 +74,18 @@ func (m *memRepo) flush() {
 	}
 }
 
+// update brings the index up to date, as the end of agmem flush does.
+func (m *memRepo) update() {
+	m.t.Helper()
+	git, err := vcs.Open(m.repo.Root)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	if _, err := recall.UpdateIndex(m.repo.StateDir(), git, m.repo.Journal()); err != nil {
+		m.t.Fatal(err)
+	}
+}
+
 func (m *memRepo) open() *recall.Memory {
 	m.t.Helper()
 	mem, err := recall.Open(context.Background(), m.repo)

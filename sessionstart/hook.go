@@ -15,6 +15,7 @@ import (
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/record"
+	"github.com/agmem/agmem/sessionstart/kept"
 )
 
 // Request is a context asked for: of which project, in what bound and form, and for
@@ -112,11 +113,41 @@ func projectHere() (string, error) {
 	}
 }
 
+// GiveKept gives what r asks from the kept file, when it holds it still right, and
+// says whether it did; nothing is asked when [context] is off. When the index is
+// behind, it starts "agmem index" in the background with the agmem binary, so that the
+// next start reads fewer events.
+func (r Request) GiveKept(agmem string, stdout, stderr io.Writer) bool {
+	if r.Off {
+		return true
+	}
+	found, ok := kept.Lookup(r.Repo, r.Project, r.MaxChars)
+	if !ok {
+		return false
+	}
+	if found.Behind {
+		IndexInBackground(agmem, r.Repo)
+	}
+	r.Give(stdout, stderr, found.Block)
+	return true
+}
+
+// IndexInBackground starts "agmem index" with the agmem binary, which brings the index
+// up to date for the next session, and does not wait for it. It is given none of this
+// process's files (Go's runtime opens /dev/null on its standard ones): an agent that
+// waits for its hook's output to end does not wait for it.
+func IndexInBackground(agmem string, repo memrepo.Repo) {
+	p, err := os.StartProcess(agmem, []string{agmem, "--repo", repo.Root, "index"}, &os.ProcAttr{Dir: repo.Root})
+	if err == nil {
+		p.Release()
+	}
+}
+
 // Give prints block as r asks, and when a hook asked, records what the agent was told
 // as an event of its session, with the ids it cited: replay shows what the agent knew
 // when it started, and an audit can tell. A failure to record it is said on stderr,
 // and does not keep the agent from its context. An empty block gives nothing.
-func (r Request) Give(stdout, stderr io.Writer, block Block) {
+func (r Request) Give(stdout, stderr io.Writer, block kept.Block) {
 	if block.Text == "" {
 		return
 	}

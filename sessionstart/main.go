@@ -1,11 +1,13 @@
 package sessionstart
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/agmem/agmem/internal/config"
@@ -32,10 +34,13 @@ func HooksMain(args []string, stdin, stdout, stderr *os.File) int {
 func Main(args []string, stdin io.Reader, stdout, stderr *os.File) (code int) {
 	defer hint.Recover(stderr, &code)
 	payload := ReadPayload(stdin)
-	if givenKept(args, payload, stdout, stderr) {
+	agmem, err := besideThis("agmem")
+	if err == nil && givenKept(agmem, args, payload, stdout, stderr) {
 		return 0
 	}
-	code, err := runAgmem(args, payload, stdout, stderr)
+	if err == nil {
+		code, err = runAgmem(agmem, args, payload, stdout, stderr)
+	}
 	if err != nil {
 		hint.Print(stderr, err, hint.For(err))
 		return 1
@@ -44,8 +49,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr *os.File) (code int) {
 }
 
 // givenKept gives what args and payload ask for from the kept file, and says whether it
-// did.
-func givenKept(args []string, payload []byte, stdout, stderr io.Writer) bool {
+// did. Whatever goes wrong, agmem context is left to answer: a panic too.
+func givenKept(agmem string, args []string, payload []byte, stdout, stderr io.Writer) (given bool) {
+	defer func() {
+		if recover() != nil {
+			given = false
+		}
+	}()
 	var f Flags
 	var repoFlag string
 	fs := flag.NewFlagSet("context", flag.ContinueOnError)
@@ -66,40 +76,13 @@ func givenKept(args []string, payload []byte, stdout, stderr io.Writer) bool {
 		return false
 	}
 	r, err := Ask(repo, cfg, os.Getenv, f, payload)
-	if err != nil {
-		return false
-	}
-	if r.Off {
-		return true
-	}
-	found, ok := Lookup(repo, r.Project, r.MaxChars)
-	if !ok {
-		return false
-	}
-	if found.Behind {
-		IndexInBackground(besideThis("agmem"), repo)
-	}
-	r.Give(stdout, stderr, found.Block)
-	return true
+	return err == nil && r.GiveKept(agmem, stdout, stderr)
 }
 
-// IndexInBackground starts "agmem index" with the agmem binary, which brings the index
-// up to date for the next session, and does not wait for it. It holds none of this
-// process's files: an agent that waits for its hook's output to end does not wait for
-// it.
-func IndexInBackground(agmem string, repo memrepo.Repo) {
-	p, err := os.StartProcess(agmem, []string{agmem, "--repo", repo.Root, "index"}, &os.ProcAttr{Dir: repo.Root})
-	if err == nil {
-		p.Release()
-	}
-}
-
-// runAgmem runs "agmem context" with args and payload on its stdin: the agmem beside
-// this binary, where the README's install puts it, and where agmem hooks install
-// found it. Its exit code is agmem's: 0, or 1 when it said why. It starts the process
-// itself: os/exec would be one more package for every recording hook to load.
-func runAgmem(args []string, payload []byte, stdout, stderr *os.File) (int, error) {
-	agmem := besideThis("agmem")
+// runAgmem runs "agmem context" with args and payload on its stdin, and returns its exit
+// code: 0, or 1 when it said why. It starts the process itself: os/exec would be one
+// more package for every recording hook to load.
+func runAgmem(agmem string, args []string, payload []byte, stdout, stderr *os.File) (int, error) {
 	in, feed, err := os.Pipe()
 	if err != nil {
 		return 1, err
@@ -116,23 +99,31 @@ func runAgmem(args []string, payload []byte, stdout, stderr *os.File) (int, erro
 		feed.Close()
 	}()
 	st, err := p.Wait()
-	if err != nil || !st.Success() {
+	switch {
+	case err != nil:
 		return 1, err
+	case st.Exited():
+		return min(st.ExitCode(), 1), nil // agmem never exits 2; nor does its hook
 	}
-	return 0, nil
+	return 1, fmt.Errorf("agmem context ended: %s", st)
 }
 
-// besideThis is the file name in the directory this binary was run from: the one its
-// path names (hooks name it whole, links and all, so a package manager's link farm
-// finds its own), else the first directory on $PATH that holds name.
-func besideThis(name string) string {
+// besideThis is the absolute path of name in the directory this binary was run from:
+// the one its path names (hooks name it whole, links and all, so a package manager's
+// link farm finds its own), else the first directory on $PATH that holds name.
+func besideThis(name string) (string, error) {
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
 	if strings.ContainsRune(os.Args[0], filepath.Separator) {
-		return filepath.Join(filepath.Dir(os.Args[0]), name)
+		return filepath.Abs(filepath.Join(filepath.Dir(os.Args[0]), name))
 	}
 	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return filepath.Join(dir, name)
+		path := filepath.Join(dir, name)
+		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return filepath.Abs(path)
 		}
 	}
-	return name
+	return "", hint.With(errors.New("agmem-record context: no agmem on $PATH"),
+		"run agmem-record by its path, beside agmem, as agmem hooks install writes it")
 }

@@ -9,7 +9,7 @@ import (
 
 // allowed are the packages outside the standard library that agmem-record may link:
 // what recording needs (capture, redaction, the journal, the configuration) and giving a
-// kept context block (sessionstart), and
+// kept context block (sessionstart, sessionstart/kept), and
 // nothing of git, the command line library or the model's client, each of whose
 // package initialisation would cost every tool call of every agent. A package added
 // here is a cost on the hot path: measure the hook before and after (BENCHMARKS.md).
@@ -31,6 +31,7 @@ var allowed = []string{
 	"github.com/agmem/agmem/record",
 	"github.com/agmem/agmem/redact",
 	"github.com/agmem/agmem/sessionstart",
+	"github.com/agmem/agmem/sessionstart/kept",
 	"github.com/BurntSushi/toml",
 	"github.com/BurntSushi/toml/internal",
 	"github.com/pierrec/lz4/v4",

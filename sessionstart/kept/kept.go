@@ -1,11 +1,9 @@
-// Package sessionstart owns what an agent is given when its session starts, without
-// opening the search index: the context blocks the index keeps in a file beside it
-// (the kept file), whether they are still what the index would say, and the context
-// hook that gives one and records it. The search index (package recall) makes the
-// blocks and writes the file; agmem-record, which links no git and no SQLite, reads
+// Package kept owns the kept file, .agmem/start-blocks.json: the context blocks the
+// search index keeps beside it for the context hook, and whether one is still what the
+// index would say. The index (package recall) makes the blocks and writes the file; the
+// hook (package sessionstart, in agmem-record, which links no git and no SQLite) reads
 // it, so that a session's start waits for a process that starts like a recording hook.
-// When the file cannot answer, the hook runs "agmem context", which can.
-package sessionstart
+package kept
 
 import (
 	"bufio"
@@ -28,15 +26,13 @@ import (
 // no block made before, kept in an index or in the kept file, is given again.
 const Form = 1
 
-// IdleBound bounds the entries recorded since the index's last update that a context
-// looks at for idle events (see IdleAfter): past that many, the index is brought up to
-// date first.
+// IdleBound bounds the idle events (IdleAfter) a context leaves for the next update of
+// the index: past that many, the index takes them in first, or, when the hook gives a
+// kept block, in the background (Found.Behind).
 const IdleBound = 8
 
 // lookAhead bounds the entries recorded since the kept file was written that Lookup
-// reads for idle events. Past IdleBound the block is still given when they are idle,
-// and the index is brought up to date in the background (Found.Behind), so that the
-// next start reads fewer: the hook never waits for an update.
+// reads for idle events: the hook never waits for an update of the index.
 const lookAhead = 64
 
 // Block is a context block and what it cites.
@@ -47,8 +43,8 @@ type Block struct {
 	Cited    []string `json:"cited"`    // the ids of the entries it names
 }
 
-// Kept is a block as the kept file holds it: of a project, in a bound.
-type Kept struct {
+// Item is a block as the kept file holds it: of a project, in a bound.
+type Item struct {
 	MaxChars int   `json:"max_chars"`
 	Block    Block `json:"block"`
 }
@@ -65,11 +61,28 @@ type File struct {
 	// Did holds the sessions with a call or a prompt (Did), which an idle event may not
 	// be of.
 	Did    []byte `json:"did"`
-	Blocks []Kept `json:"blocks"`
+	Blocks []Item `json:"blocks"`
 }
 
 // FileName is the kept file's name in a memory repo's state directory.
 const FileName = "start-blocks.json"
+
+// Read reads the kept file in a memory repo's state directory; one of another form is
+// none.
+func Read(stateDir string) (File, error) {
+	data, err := os.ReadFile(filepath.Join(stateDir, FileName))
+	if err != nil {
+		return File{}, err
+	}
+	var f File
+	if err := json.Unmarshal(data, &f); err != nil {
+		return File{}, err
+	}
+	if f.Form != Form {
+		return File{}, errors.New("a kept file of another form")
+	}
+	return f, nil
+}
 
 // Write writes f as the kept file in a memory repo's state directory, whole or not at
 // all.
@@ -89,9 +102,16 @@ func Remove(stateDir string) error {
 	return nil
 }
 
+// Holds says whether f holds a block of project in maxChars characters.
+func (f File) Holds(project string, maxChars int) bool { return f.at(project, maxChars) >= 0 }
+
+func (f File) at(project string, maxChars int) int {
+	return slices.IndexFunc(f.Blocks, func(it Item) bool { return it.Block.Project == project && it.MaxChars == maxChars })
+}
+
 // Found is a block Lookup found still right. Behind says the index is behind the
 // journal by more idle events than a context leaves for the next update: start one in
-// the background (IndexInBackground).
+// the background.
 type Found struct {
 	Block  Block
 	Behind bool
@@ -102,15 +122,11 @@ type Found struct {
 // events, and git's refs are as they were. ok is false otherwise, or when the file does
 // not hold project: only the index can tell.
 func Lookup(repo memrepo.Repo, project string, maxChars int) (found Found, ok bool) {
-	data, err := os.ReadFile(filepath.Join(repo.StateDir(), FileName))
+	f, err := Read(repo.StateDir())
 	if err != nil {
 		return Found{}, false
 	}
-	var f File
-	if json.Unmarshal(data, &f) != nil || f.Form != Form {
-		return Found{}, false
-	}
-	i := slices.IndexFunc(f.Blocks, func(k Kept) bool { return k.Block.Project == project && k.MaxChars == maxChars })
+	i := f.at(project, maxChars)
 	if i < 0 {
 		return Found{}, false
 	}
@@ -131,7 +147,7 @@ func Lookup(repo memrepo.Repo, project string, maxChars int) (found Found, ok bo
 	return Found{Block: f.Blocks[i].Block, Behind: last-f.JournalSeq > IdleBound}, true
 }
 
-// Did is the set of sessions ids, for File.Did: each one's 64-bit hash, in order. A
+// Did is the set of the sessions ids, for File.Did: each one's 64-bit hash, in order. A
 // session that shares its hash with one of them is taken as one: that only sends a
 // context to the index.
 func Did(ids []string) []byte {

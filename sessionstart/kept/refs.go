@@ -1,4 +1,4 @@
-package sessionstart
+package kept
 
 import (
 	"crypto/sha256"
