@@ -1,3 +1,8 @@
+// Package sessionstart owns the context hook: what "agmem context" is asked at a
+// session's start (the project, the bound, the form, the hook's session), what it gives
+// and records as given, and agmem-record's "context" command, which gives a block from
+// the kept file (package sessionstart/kept) without opening the search index, and runs
+// "agmem context" when the file cannot answer.
 package sessionstart
 
 import (
