@@ -127,42 +127,52 @@ const refreshedBlocks = 8
 // it was made: what an update after a flush does, so that the next session start of a
 // project in which agents worked meanwhile finds its block made.
 func (m *Memory) refreshBlocks() error {
-	type kept struct {
-		project  string
-		maxChars int
-		key      string
-	}
-	rows, err := m.Index.db.Query(`SELECT project, max_chars, key FROM contexts ORDER BY made DESC LIMIT ?`, refreshedBlocks)
+	latest, err := m.Index.latestBlocks()
 	if err != nil {
 		return err
 	}
-	var all []kept
-	for rows.Next() {
-		var k kept
-		if err := rows.Scan(&k.project, &k.maxChars, &k.key); err != nil {
-			rows.Close()
-			return err
-		}
-		all = append(all, k)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	for _, k := range all {
-		from, err := m.blockSessions(k.project)
+	for _, k := range latest {
+		from, err := m.blockSessions(k.Block.Project)
 		if err != nil {
 			return err
 		}
-		if key := from.key(k.maxChars); key != k.key && len(from.sessions) > 0 {
-			block, err := m.makeContext(k.project, k.maxChars, from)
+		if key := from.key(k.MaxChars); key != k.key && len(from.sessions) > 0 {
+			block, err := m.makeContext(k.Block.Project, k.MaxChars, from)
 			if err != nil {
 				return err
 			}
-			m.Index.keepBlock(k.project, k.maxChars, key, block)
+			m.Index.keepBlock(k.Block.Project, k.MaxChars, key, block)
 		}
 	}
 	return nil
+}
+
+// keptRow is a block the index keeps, and the key it was made under.
+type keptRow struct {
+	kept.Item
+	key string
+}
+
+// latestBlocks are the blocks the index keeps that an update makes anew, the latest
+// made first.
+func (ix *Index) latestBlocks() ([]keptRow, error) {
+	rows, err := ix.db.Query(`SELECT project, max_chars, key, block FROM contexts ORDER BY made DESC LIMIT ?`, refreshedBlocks)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []keptRow
+	for rows.Next() {
+		var k keptRow
+		var data []byte
+		if err := rows.Scan(&k.Block.Project, &k.MaxChars, &k.key, &data); err != nil {
+			return nil, err
+		}
+		if json.Unmarshal(data, &k.Block) == nil {
+			out = append(out, k)
+		}
+	}
+	return out, rows.Err()
 }
 
 // KeepForHook writes the kept file (package kept) of the latest blocks kept that are
@@ -178,15 +188,8 @@ func (m *Memory) KeepForHook(repo memrepo.Repo, project string, maxChars int) er
 	if err != nil {
 		return err
 	}
-	srcs, err := sources(m.git)
-	if err != nil {
+	if indexed, err := m.Index.tipsIndexed(m.git); err != nil || !indexed {
 		return err
-	}
-	for _, s := range srcs {
-		var known int
-		if err := m.Index.db.QueryRow(`SELECT count(*) FROM commits WHERE hash = ?`, s.tip.String()).Scan(&known); err != nil || known == 0 && !s.tip.IsZero() {
-			return err
-		}
 	}
 	f := kept.File{Refs: refs}
 	if f.JournalBirth, err = readMeta(m.Index.db, "journal_birth"); err != nil {
@@ -203,34 +206,16 @@ func (m *Memory) KeepForHook(repo memrepo.Repo, project string, maxChars int) er
 		was.JournalSeq == f.JournalSeq && (project == "" || was.Holds(project, maxChars)) {
 		return nil
 	}
-	if f.Did, err = m.didSomething(); err != nil {
-		return err
-	}
-	rows, err := m.Index.db.Query(`SELECT project, max_chars, key, block FROM contexts ORDER BY made DESC LIMIT ?`, refreshedBlocks)
+	ids, err := column[string](m.Index.db, `SELECT id FROM sessions INDEXED BY sessions_cwd WHERE `+didSomething)
 	if err != nil {
 		return err
 	}
-	type made struct {
-		kept.Item
-		key string
-	}
-	var all []made
-	for rows.Next() {
-		var k made
-		var data []byte
-		if err := rows.Scan(&k.Block.Project, &k.MaxChars, &k.key, &data); err != nil {
-			rows.Close()
-			return err
-		}
-		if json.Unmarshal(data, &k.Block) == nil {
-			all = append(all, k)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	f.Did = kept.Did(ids)
+	latest, err := m.Index.latestBlocks()
+	if err != nil {
 		return err
 	}
-	for _, k := range all {
+	for _, k := range latest {
 		from, err := m.blockSessions(k.Block.Project)
 		if err != nil {
 			return err
@@ -240,27 +225,6 @@ func (m *Memory) KeepForHook(repo memrepo.Repo, project string, maxChars int) er
 		}
 	}
 	return kept.Write(repo.StateDir(), f)
-}
-
-// didSomething is the set of sessions that did something (kept.Did).
-func (m *Memory) didSomething() ([]byte, error) {
-	rows, err := m.Index.db.Query(`SELECT id FROM sessions INDEXED BY sessions_cwd WHERE ` + didSomething)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return kept.Did(ids), nil
 }
 
 // madeFrom is what a project's block is made from: its latest sessions, and how many

@@ -368,20 +368,25 @@ type querier interface {
 
 // segmentIDs are the ids of the index's segments, oldest first.
 func segmentIDs(q querier) ([]int64, error) {
-	rows, err := q.Query(`SELECT id FROM segments WHERE docs > 0 ORDER BY id`)
+	return column[int64](q, `SELECT id FROM segments WHERE docs > 0 ORDER BY id`)
+}
+
+// column is the one column query selects, a row's value after another.
+func column[T any](q querier, query string, args ...any) ([]T, error) {
+	rows, err := q.Query(query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var ids []int64
+	var out []T
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var v T
+		if err := rows.Scan(&v); err != nil {
 			return nil, err
 		}
-		ids = append(ids, id)
+		out = append(out, v)
 	}
-	return ids, rows.Err()
+	return out, rows.Err()
 }
 
 func segmentPath(dir string, id int64) string {
@@ -492,6 +497,11 @@ func (ix *Index) upToDate(git *vcs.Git, j *journal.Journal, idleWait bool) (bool
 			return false, err
 		}
 	}
+	return ix.tipsIndexed(git)
+}
+
+// tipsIndexed says whether the index holds the tip of each branch it reads.
+func (ix *Index) tipsIndexed(git *vcs.Git) (bool, error) {
 	srcs, err := sources(git)
 	if err != nil {
 		return false, err
