@@ -440,6 +440,11 @@ func (ix *Index) update(ctx context.Context, git *vcs.Git, j *journal.Journal, i
 	}
 	defer w.rollback()
 	if git != nil {
+		if j != nil {
+			if err := w.readsJournalAfter(j); err != nil {
+				return Updated{}, fmt.Errorf("search index: %w", err)
+			}
+		}
 		if err := w.git(git); err != nil {
 			return Updated{}, fmt.Errorf("search index: %w", err)
 		}

@@ -236,6 +236,36 @@ func TestAnsweredCallIndexedAgain(t *testing.T) {
 	check(true)
 }
 
+// TestCommitAndJournalInOneUpdate has one update find what a flush committed both in
+// its commit and in the journal, beside a call the flush left waiting for its result
+// and answered since: each entry is indexed once, where git holds it, the call as
+// answered.
+func TestCommitAndJournalInOneUpdate(t *testing.T) {
+	m := newMemRepo(t)
+	m.codex(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_use_id":"call_1"}`)
+	for i := range 3 {
+		m.record("other", call("Bash", fmt.Sprint("r", i), time.Duration(i)*time.Second, map[string]any{"command": fmt.Sprint("grep -n quokka zoo", i, ".txt")},
+			fmt.Sprint("zoo", i, ".txt:1: the quokka smiles at the keeper, who feeds it leaves at noon")))
+	}
+	m.flush() // commits the calls; the index is not updated
+	m.codex(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_response":"ok zebrafish passed","tool_use_id":"call_1"}`)
+	res := m.search(recall.Query{Text: "quokka"})
+	if res.Total != 3 || len(res.Hits) != 3 {
+		t.Fatalf("the committed calls: %d hits of %d, want 3", len(res.Hits), res.Total)
+	}
+	for _, h := range res.Hits {
+		if h.Commit == "" || h.Path == "" {
+			t.Errorf("a committed call not cited in its commit: %+v", h)
+		}
+	}
+	if res := m.search(recall.Query{Text: "zebrafish"}); len(res.Hits) != 1 || res.Hits[0].Failed {
+		t.Fatalf("the answered call: %+v, want one hit, not failed", res.Hits)
+	}
+	if res := m.search(recall.Query{Text: "make", Failed: true}); len(res.Hits) != 0 {
+		t.Errorf("the answered call still found failed: %+v", res.Hits)
+	}
+}
+
 // TestSegmentsMerged records and flushes again and again, an update and its segment
 // each time: eight segments of a size are merged into one, so that few stay, and every
 // observation is found once, by a reader opened before the merges too.

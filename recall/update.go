@@ -47,7 +47,15 @@ type writer struct {
 	inWords map[int64]bool
 	swept   bool // the segment files no transaction named are removed
 	changed bool // a segment written, or an entry's words dead
+	// committed is what the update read of each entry of this repo's commits, by id,
+	// while the journal holds entries it has not read: the journal gives again what a
+	// flush committed, and an entry as its commit holds it needs nothing more.
+	committed map[string]shape
 }
+
+// shape is what tells one recording of an entry from another of the same id: a call
+// reported before its result, then answered.
+type shape struct{ failed, size int }
 
 // Each entry's words, by field of the segments, and how much each weighs in a score.
 const (
@@ -308,7 +316,12 @@ func (w *writer) journal(j *journal.Journal) error {
 	if err != nil {
 		return err
 	}
-	add := func(e memory.Entry) error { return w.add(e, place{origin: Local}) }
+	add := func(e memory.Entry) error {
+		if s, ok := w.committed[e.ID()]; ok && s == shapeOf(e) {
+			return nil
+		}
+		return w.add(e, place{origin: Local})
+	}
 	last := uint64(0)
 	if birth == read {
 		if last, err = j.Since(seq, add); err != nil {
@@ -328,6 +341,27 @@ func (w *writer) journal(j *journal.Journal) error {
 		return err
 	}
 	return w.setMeta("journal_seq", strconv.FormatUint(last, 10))
+}
+
+// readsJournalAfter makes the writer keep what it reads of the commits for the journal's
+// pass when the journal holds entries the index has not read.
+func (w *writer) readsJournalAfter(j *journal.Journal) error {
+	birth, last, err := j.Tip()
+	if err != nil {
+		return err
+	}
+	read, err := w.meta("journal_birth")
+	if err != nil {
+		return err
+	}
+	after, err := w.meta("journal_seq")
+	if err != nil {
+		return err
+	}
+	if seq, _ := strconv.ParseUint(after, 10, 64); birth != read || last > seq {
+		w.committed = map[string]shape{}
+	}
+	return nil
 }
 
 // dropPending forgets every entry no commit holds: its words are dead in every segment,
@@ -553,6 +587,9 @@ func (w *writer) addRow(e memory.Entry, r row, at place) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
+	if w.committed != nil && at.record != 0 && at.origin == Local {
+		w.committed[e.ID()] = shape{r.failed, r.size}
+	}
 	session, err := w.sessionOf(e.Session())
 	if err != nil {
 		return err
@@ -684,19 +721,30 @@ func rowOf(e memory.Entry) row {
 		if r.subject == "" {
 			r.subject = oneLine(command, maxSummary)
 		}
-		if o.Error != "" {
-			r.failed = 1
-		}
-		r.size = len(o.Arguments) + len(o.Result) + len(o.Error) + len(o.Summary) + len(o.ToolName) + 200
+		s := shapeOf(e)
+		r.failed, r.size = s.failed, s.size
 		return r
 	}
 	v := e.Event
 	r := row{event: v.Name, tool: v.Name, cwd: v.Attrs["cwd"], summary: oneLine(v.Text, maxSummary),
-		size: len(v.Text) + 200}
+		size: shapeOf(e).size}
 	if v.Name == "UserPromptSubmit" {
 		r.searchable, r.words = true, v.Text // once: its summary is the start of it
 	}
 	return r
+}
+
+// shapeOf is an entry's shape, without decoding its text as rowOf does: whether it
+// failed, and about how many bytes it costs to read.
+func shapeOf(e memory.Entry) shape {
+	if o := e.Observation; o != nil {
+		failed := 0
+		if o.Error != "" {
+			failed = 1
+		}
+		return shape{failed, len(o.Arguments) + len(o.Result) + len(o.Error) + len(o.Summary) + len(o.ToolName) + 200}
+	}
+	return shape{0, len(e.Event.Text) + 200}
 }
 
 // commandOf is the command a call's arguments ran ("command", or "cmd" as some agents
