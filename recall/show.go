@@ -16,7 +16,7 @@ import (
 func (m *Memory) Resolve(id string) (Ref, error) {
 	id = strings.TrimSpace(id)
 	if norm, err := memory.NormalizeID(id); err == nil {
-		r, err := scanRef(m.Index.db.QueryRow(`SELECT `+refColumns+` FROM `+refFrom+` WHERE e.id = ?`, norm))
+		r, err := scanRef(m.Index.db.QueryRow(`SELECT `+refColumns+` FROM `+refFrom+` WHERE `+byID("e.id"), norm))
 		if errors.Is(err, sql.ErrNoRows) {
 			return Ref{}, fmt.Errorf("%w: %s", ErrNotFound, id)
 		}
@@ -124,7 +124,7 @@ func (m *Memory) Timeline(id string, before, after int) (center Ref, around []Re
 	}
 	// Entries at the same time keep the order they were indexed in (rowid).
 	var rowid int64
-	if err := m.Index.db.QueryRow(`SELECT rowid FROM entries WHERE id = ?`, center.ID).Scan(&rowid); err != nil {
+	if err := m.Index.db.QueryRow(`SELECT rowid FROM entries WHERE `+byID("id"), center.ID).Scan(&rowid); err != nil {
 		return Ref{}, nil, err
 	}
 	ts := center.Time.UnixNano()

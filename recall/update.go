@@ -33,9 +33,9 @@ type writer struct {
 	tx   *sql.Tx
 	done Updated
 	// statements, prepared once a transaction
-	insert, find, place, record, session *sql.Stmt
-	rewrite                              *sql.Stmt // an entry indexed before that changed since
-	sessionRow                           *sql.Stmt // a session's row, made if it has none
+	insert, find, findAt, place, record, session *sql.Stmt
+	rewrite                                      *sql.Stmt // an entry indexed before that changed since
+	sessionRow                                   *sql.Stmt // a session's row, made if it has none
 	// sessions tallies what the entries added tell of their sessions, written at the end
 	sessions map[string]*sessionTally
 	order    []string         // the sessions' ids, as first seen
@@ -51,6 +51,10 @@ type writer struct {
 	// while the journal holds entries it has not read: the journal gives again what a
 	// flush committed, and an entry as its commit holds it needs nothing more.
 	committed map[string]shape
+	// added is the row of each entry this update added, by id, when the index held none
+	// before it (a rebuild): the only rows an entry can have then, found without a
+	// search of the short ids' index for every entry added.
+	added map[string]int64
 }
 
 // shape is what tells one recording of an entry from another of the same id: a call
@@ -95,8 +99,9 @@ func (ix *Index) writer(ctx context.Context) (*writer, error) {
 		sql  string
 	}{
 		{&w.insert, `INSERT INTO entries (id, event, session, source, type, tool, ts, failed,
-			summary, subject, size, record, line, form, md) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING`},
-		{&w.find, `SELECT rowid, record, failed, size FROM entries WHERE id = ?`},
+			summary, subject, size, record, line, form, md) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`},
+		{&w.find, `SELECT rowid, record, failed, size FROM entries WHERE ` + byID("id")},
+		{&w.findAt, `SELECT rowid, record, failed, size FROM entries WHERE rowid = ?`},
 		{&w.rewrite, `UPDATE entries SET type = ?, tool = ?, failed = ?, summary = ?, subject = ?, size = ? WHERE rowid = ?`},
 		{&w.place, `UPDATE entries SET record = ?, line = ?, form = ?, md = ? WHERE rowid = ?`},
 		{&w.record, `INSERT INTO records (commit_, path, origin) VALUES (?,?,?)
@@ -125,7 +130,40 @@ func (ix *Index) writer(ctx context.Context) (*writer, error) {
 			return nil, fmt.Errorf("search index: %w", err)
 		}
 	}
+	var some bool
+	if err := tx.QueryRow(`SELECT EXISTS (SELECT 1 FROM entries)`).Scan(&some); err != nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("search index: %w", err)
+	}
+	if !some {
+		w.added = map[string]int64{}
+	}
 	return w, nil
+}
+
+// indexed is what the index holds of an entry it indexed before.
+type indexed struct {
+	rowid, record int64
+	failed, size  int
+}
+
+// indexedAs is the entry id as the index holds it; ok is false where it holds none.
+func (w *writer) indexedAs(id string) (in indexed, ok bool, err error) {
+	var row *sql.Row
+	if w.added == nil {
+		row = w.find.QueryRow(id)
+	} else if at, added := w.added[id]; added {
+		row = w.findAt.QueryRow(at)
+	} else {
+		return in, false, nil
+	}
+	switch err := row.Scan(&in.rowid, &in.record, &in.failed, &in.size); {
+	case errors.Is(err, sql.ErrNoRows): // pending, and dropped since
+		return in, false, nil
+	case err != nil:
+		return in, false, err
+	}
+	return in, true, nil
 }
 
 // sessionTally is what the entries one update added tell of their session, merged with
@@ -594,33 +632,31 @@ func (w *writer) addRow(e memory.Entry, r row, at place) error {
 	if err != nil {
 		return err
 	}
+	switch before, ok, err := w.indexedAs(e.ID()); {
+	case err != nil:
+		return err
+	case ok:
+		if before.record == 0 && at.record != 0 {
+			if _, err := w.place.Exec(at.record, at.line, at.form, at.md, before.rowid); err != nil {
+				return err
+			}
+		}
+		if r.event != "" || before.failed == r.failed && before.size == r.size {
+			return nil
+		}
+		return w.reindex(e, r, before.rowid, r.failed-before.failed)
+	}
 	res, err := w.insert.Exec(e.ID(), r.event, session, e.Source(), r.memoryType, r.tool,
 		e.Time().UnixNano(), r.failed, r.summary, r.subject, r.size, at.record, at.line, at.form, at.md)
 	if err != nil {
 		return err
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		if err != nil {
-			return err
-		}
-		var rowid, record int64 // indexed before
-		var failed, size int
-		if err := w.find.QueryRow(e.ID()).Scan(&rowid, &record, &failed, &size); err != nil {
-			return err
-		}
-		if record == 0 && at.record != 0 {
-			if _, err := w.place.Exec(at.record, at.line, at.form, at.md, rowid); err != nil {
-				return err
-			}
-		}
-		if r.event != "" || failed == r.failed && size == r.size {
-			return nil
-		}
-		return w.reindex(e, r, rowid, r.failed-failed)
-	}
 	rowid, err := res.LastInsertId()
 	if err != nil {
 		return err
+	}
+	if w.added != nil {
+		w.added[e.ID()] = rowid
 	}
 	if r.searchable {
 		if err := w.index(rowid, e, r); err != nil {
