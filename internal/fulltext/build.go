@@ -289,12 +289,14 @@ func (w *segmentWriter) term(t string, tb *termBuild) error {
 	r := termRecord{pool: uint32(len(w.pool)), df: tb.df, postings: w.postings.n, positions: w.positions.n}
 	w.records = r.append(w.records)
 	w.pool = append(append(w.pool, byte(len(t))), t...)
-	var index []byte
-	for i := range tb.blocks {
-		index = tb.blocks[i].append(index, w.fields)
-	}
-	if err := w.postings.write(index); err != nil {
-		return err
+	if len(tb.blocks) > 1 { // one block ends where the next term begins
+		var index []byte
+		for i := range tb.blocks {
+			index = tb.blocks[i].append(index, w.fields)
+		}
+		if err := w.postings.write(index); err != nil {
+			return err
+		}
 	}
 	if err := w.postings.write(tb.postings); err != nil {
 		return err

@@ -28,7 +28,10 @@ import (
 //	          its bytes, in code order
 //	terms     terms × termRecord, in byte order of the terms
 //	pool      each term as a length byte and its bytes, where a termRecord points
-//	postings  each term's blocks: its block index (blocks × blockEntry), then the blocks
+//	postings  each term's blocks: its block index (blocks × blockEntry), then the blocks;
+//	          a term of one block has no index, and its block ends where the next
+//	          term's postings and positions begin (most terms are rare: their index
+//	          was a twentieth of the file)
 //	positions each term's positions, block after block
 //
 // A term's postings are in blocks of blockSize documents. A block holds, for each
@@ -59,8 +62,9 @@ var magic = [8]byte{'a', 'g', 'm', 'e', 'm', 'f', 't', '1'}
 
 // formatVersion is this layout's version, in the footer. 2: the fields' code in the
 // document's difference (a posting of 3 bytes or more became 1 or 2); 3: a code for one
-// field that holds the term more than once (3 bytes or more became 2).
-const formatVersion = 3
+// field that holds the term more than once (3 bytes or more became 2); 4: no block
+// index for a term of one block.
+const formatVersion = 4
 
 // blockSize is how many documents a block of postings holds.
 const blockSize = 128

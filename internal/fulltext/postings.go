@@ -56,21 +56,27 @@ func newTermIter(s *Segment, i int, err *error) *termIter {
 	r := s.record(i)
 	fields := int(s.f.fields)
 	blocks := (int(r.df) + blockSize - 1) / blockSize
-	post := s.sec[secPostings]
-	indexLen := uint64(blocks * blockEntrySize(fields))
+	post, positions := s.sec[secPostings], s.sec[secPositions]
 	t := &termIter{fields: fields, blocks: blocks, df: int(r.df), err: err, cur: end}
-	if r.postings+indexLen > uint64(len(post)) || blocks == 0 {
-		*err = ErrDamaged
-		return t
-	}
-	t.index = post[r.postings : r.postings+indexLen]
+	var indexLen uint64
 	var last blockEntry
-	readBlockEntry(t.index[(blocks-1)*blockEntrySize(fields):], fields, &last)
-	positions := s.sec[secPositions]
-	if r.postings+indexLen+uint64(last.end) > uint64(len(post)) || r.positions+uint64(last.posEnd) > uint64(len(positions)) {
+	switch {
+	case blocks == 1:
+		last = oneBlock(s, i, r)
+	case blocks > 1:
+		indexLen = uint64(blocks * blockEntrySize(fields))
+		if r.postings+indexLen > uint64(len(post)) {
+			*err = ErrDamaged
+			return t
+		}
+		t.index = post[r.postings : r.postings+indexLen]
+		readBlockEntry(t.index[(blocks-1)*blockEntrySize(fields):], fields, &last)
+	}
+	if blocks == 0 || r.postings+indexLen+uint64(last.end) > uint64(len(post)) || r.positions+uint64(last.posEnd) > uint64(len(positions)) {
 		*err = ErrDamaged
 		return t
 	}
+	t.entry = last
 	t.data = post[r.postings+indexLen : r.postings+indexLen+uint64(last.end)]
 	t.pos = positions[r.positions : r.positions+uint64(last.posEnd)]
 	t.openBlock(0)
@@ -78,10 +84,30 @@ func newTermIter(s *Segment, i int, err *error) *termIter {
 	return t
 }
 
+// oneBlock is the entry of term i's one block, which has none in the file: it ends
+// where the next term's postings and positions begin (a damaged file's past its
+// section, which newTermIter finds), and bounds a score by nothing.
+func oneBlock(s *Segment, i int, r termRecord) blockEntry {
+	end, posEnd := uint64(len(s.sec[secPostings])), uint64(len(s.sec[secPositions]))
+	if i+1 < int(s.f.terms) {
+		next := s.record(i + 1)
+		end, posEnd = next.postings, next.positions
+	}
+	e := blockEntry{last: math.MaxUint32 - 1, end: math.MaxUint32, posEnd: math.MaxUint32, maxTF: maxTFs}
+	if end >= r.postings && end-r.postings < math.MaxUint32 && posEnd >= r.positions && posEnd-r.positions < math.MaxUint32 {
+		e.end, e.posEnd = uint32(end-r.postings), uint32(posEnd-r.positions)
+	}
+	return e
+}
+
+var maxTFs = [MaxFields]uint8{255, 255, 255, 255, 255, 255, 255}
+
 // openBlock makes block b the current one, before its first posting.
 func (t *termIter) openBlock(b int) {
 	t.b = b
-	readBlockEntry(t.index[b*blockEntrySize(t.fields):], t.fields, &t.entry)
+	if t.index != nil { // else its one block's entry is the iterator's from the start
+		readBlockEntry(t.index[b*blockEntrySize(t.fields):], t.fields, &t.entry)
+	}
 	t.left = blockSize
 	if b == t.blocks-1 && t.df%blockSize != 0 {
 		t.left = t.df % blockSize

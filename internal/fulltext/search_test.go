@@ -34,7 +34,10 @@ var testWeights = []float64{4, 1, 2}
 func newCorpus(t testing.TB, rnd *rand.Rand, n, parts int) *corpus {
 	words := []string{"alpha", "alps", "beta", "bet", "gamma", "delta", "deltas", "epsilon", "zeta", "eta",
 		"theta", "iota", "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "Straße", "über"}
-	c := &corpus{words: words, dead: map[int64]bool{}}
+	// Rare words, in fewer documents than a block holds: most terms of a real index are
+	// so, and have no block index. The last term in byte order is one of them.
+	rare := []string{"aardvark", "quokka", "wombat", "zzyzx"}
+	c := &corpus{words: append(slices.Clone(words), rare...), dead: map[int64]bool{}}
 	dir := t.TempDir()
 	id := int64(1000)
 	for p := range parts {
@@ -47,6 +50,9 @@ func newCorpus(t testing.TB, rnd *rand.Rand, n, parts int) *corpus {
 				for range rnd.IntN([]int{4, 60, 8}[f]) {
 					sb.WriteString(words[rnd.IntN(len(words))])
 					sb.WriteString([]string{" ", ", ", "/", "_", "\n"}[rnd.IntN(5)])
+				}
+				if rnd.IntN(40) == 0 {
+					sb.WriteString(rare[rnd.IntN(len(rare))])
 				}
 				fields[f] = sb.String()
 			}
