@@ -192,16 +192,11 @@ func (m *Memory) KeepForHook(repo memrepo.Repo, project string, maxChars int) er
 		return err
 	}
 	f := kept.File{Refs: refs}
-	if f.JournalBirth, err = readMeta(m.Index.db, "journal_birth"); err != nil {
+	birth, seq, ok, err := journalRead(m.Index.db)
+	if err != nil || !ok { // none read yet
 		return err
 	}
-	seq, err := readMeta(m.Index.db, "journal_seq")
-	if err != nil {
-		return err
-	}
-	if f.JournalSeq, err = strconv.ParseUint(seq, 10, 64); err != nil {
-		return nil // no journal read yet
-	}
+	f.JournalBirth, f.JournalSeq = birth, seq
 	if was, err := kept.Read(repo.StateDir()); err == nil && was.Refs == f.Refs && was.JournalBirth == f.JournalBirth &&
 		was.JournalSeq == f.JournalSeq && (project == "" || was.Holds(project, maxChars)) {
 		return nil

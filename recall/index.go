@@ -50,25 +50,38 @@ const (
 // characters (hint.OneLine); 11: the context blocks made; 12: each session's count of
 // changes, which their keys hold; 13: the ids of the sessions that did something, by
 // directory (sessions_cwd), which the context hook's kept file lists; 14: entries' ids
-// found by their short ids' index, with no index of their own.
-const indexVersion = 14
+// with no index of their own (and segments of format 4); 15: entries_id, the index of
+// the ids' keys (idKeyOf).
+const indexVersion = 15
 
 // shortIDOf is the short id (memory.ShortID, lower case) of the id in column as SQL
-// computes it, a ULID or a UUID: what entries_short indexes, and what a query by short
-// id names to use that index.
+// computes it, a ULID or a UUID.
 func shortIDOf(column string) string {
 	return `lower(CASE WHEN length(` + column + `) = 26 THEN substr(` + column + `, 15) ELSE substr(replace(` +
 		column + `, '-', ''), 1, 12) END)`
 }
 
-// byID is the condition that the entry's id in column is the parameter ?1: found by
-// entries_short, the index of its short id. Ids are not indexed whole: that index was
-// an eighth of the file, and the short one finds an entry as well. The id compared
-// whole is +column: with column itself, SQLite may put ?1 for it in the short id's
-// expression, which then no longer names the index, and read the whole table (3.40
-// does so on a filled index; TestByIDSearchesShortIndex checks the plan).
+// idKeyOf is the key of the id in column that entries_id indexes, as SQL computes it: a
+// ULID's short id (its random part), any other id whole, in lower case and without
+// dashes, which starts with its short id. Ids are not indexed whole: that index was an
+// eighth of the file, where a ULID's key is half its length; and ids that are not ULIDs,
+// which a fetched record may hold, need not differ in their first 12 characters.
+func idKeyOf(column string) string {
+	return `lower(CASE WHEN length(` + column + `) = 26 THEN substr(` + column + `, 15) ELSE replace(` + column + `, '-', '') END)`
+}
+
+// byID is the condition that the entry's id in column is the parameter ?1, found by
+// its key in entries_id. The id compared whole is +column: with column itself, SQLite
+// may put ?1 for it in the key's expression, which then no longer names the index, and
+// read the whole table (3.40 does so; TestIDLookupsSearchTheIndex checks the plans).
 func byID(column string) string {
-	return shortIDOf(column) + ` = ` + shortIDOf(`?1`) + ` AND +` + column + ` = ?1`
+	return idKeyOf(column) + ` = ` + idKeyOf(`?1`) + ` AND +` + column + ` = ?1`
+}
+
+// byShortID is the condition that the entry's id in column has the short id ?1 (lower
+// case): the keys that start with it, in entries_id.
+func byShortID(column string) string {
+	return idKeyOf(column) + ` >= ?1 AND ` + idKeyOf(column) + ` < ?1 || char(1114111) AND ` + shortIDOf(column) + ` = ?1`
 }
 
 // inSession is the condition that an entry (e) is of the session a query's argument
@@ -104,7 +117,7 @@ CREATE TABLE entries (
 	md      BLOB              -- its markdown file's blob's hash, NULL for none
 );
 CREATE INDEX entries_session ON entries (session, ts);
-CREATE INDEX entries_short ON entries (` + shortIDOf("id") + `);
+CREATE INDEX entries_id ON entries (` + idKeyOf("id") + `);
 CREATE INDEX entries_pending ON entries (record) WHERE record = 0;
 CREATE TABLE sessions (
 	rowid        INTEGER PRIMARY KEY, -- what its entries name it by
@@ -496,17 +509,12 @@ func (ix *Index) upToDate(git *vcs.Git, j *journal.Journal, idleWait bool) (bool
 	if err != nil {
 		return false, err
 	}
-	readBirth, err := readMeta(ix.db, "journal_birth")
-	if err != nil || readBirth != birth {
+	readBirth, seq, ok, err := journalRead(ix.db)
+	if err != nil || !ok || readBirth != birth {
 		return false, err
 	}
-	readSeq, err := readMeta(ix.db, "journal_seq")
-	if err != nil {
-		return false, err
-	}
-	if readSeq != strconv.FormatUint(last, 10) {
-		seq, err := strconv.ParseUint(readSeq, 10, 64)
-		if !idleWait || err != nil || seq > last || last-seq > kept.IdleBound {
+	if seq != last {
+		if !idleWait || seq > last || last-seq > kept.IdleBound {
 			return false, nil
 		}
 		if idle, err := ix.onlyIdle(j, seq); err != nil || !idle {

@@ -1,7 +1,6 @@
 package recall
 
 import (
-	"slices"
 	"strings"
 	"testing"
 )
@@ -32,9 +31,39 @@ func TestShortIDOfIsShortID(t *testing.T) {
 	}
 }
 
-// TestByIDSearchesShortIndex: a lookup by whole id searches entries_short, never the
-// whole table (entries' ids have no index of their own).
-func TestByIDSearchesShortIndex(t *testing.T) {
+// TestIDKeys: an id's key in entries_id starts with its short id, and ids that are not
+// ULIDs have keys of their own when their short ids are one.
+func TestIDKeys(t *testing.T) {
+	ix, err := OpenIndex(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	keys := map[string]string{}
+	for _, id := range []string{
+		"01ARZ3NDEKTSV4RRFFQ69G5FAV",
+		"123e4567-e89b-42d3-a456-426614174000",
+		"123E4567-E89B-72d3-a456-426614174001", // a UUIDv7 of the same millisecond
+		"toolu_01AAAAAAAAAAAAAAAAAAAAA1",
+		"toolu_01AAAAAAAAAAAAAAAAAAAAA2",
+	} {
+		var key string
+		if err := ix.db.QueryRow(`WITH t(id) AS (VALUES (?)) SELECT `+idKeyOf("id")+` FROM t`, id).Scan(&key); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(key, shortID(id)) {
+			t.Errorf("%s: key %q does not start with its short id %q", id, key, shortID(id))
+		}
+		if other, ok := keys[key]; ok {
+			t.Errorf("%s and %s have one key, %q", other, id, key)
+		}
+		keys[key] = id
+	}
+}
+
+// TestIDLookupsSearchTheIndex: a lookup by whole id, or by short id, searches
+// entries_id, never the whole table (entries' ids have no index of their own).
+func TestIDLookupsSearchTheIndex(t *testing.T) {
 	ix, err := OpenIndex(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -43,6 +72,7 @@ func TestByIDSearchesShortIndex(t *testing.T) {
 	for _, query := range []string{
 		`SELECT rowid FROM entries WHERE ` + byID("id"),
 		`SELECT ` + refColumns + ` FROM ` + refFrom + ` WHERE ` + byID("e.id"),
+		`SELECT ` + refColumns + ` FROM ` + refFrom + ` WHERE ` + byShortID("e.id") + ` ORDER BY e.ts LIMIT 10`,
 	} {
 		rows, err := ix.db.Query(`EXPLAIN QUERY PLAN `+query, "01ARZ3NDEKTSV4RRFFQ69G5FAV")
 		if err != nil {
@@ -58,8 +88,8 @@ func TestByIDSearchesShortIndex(t *testing.T) {
 			plan = append(plan, detail)
 		}
 		rows.Close()
-		if !slices.ContainsFunc(plan, func(d string) bool { return strings.HasPrefix(d, "SEARCH e") && strings.Contains(d, "entries_short") }) {
-			t.Errorf("%s\nplans %q, want a search of entries_short", query, plan)
+		if !strings.HasPrefix(plan[0], "SEARCH ") || !strings.Contains(plan[0], "USING INDEX entries_id ") {
+			t.Errorf("%s\nplans %q, want a search of entries_id first", query, plan)
 		}
 	}
 }

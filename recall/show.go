@@ -25,7 +25,7 @@ func (m *Memory) Resolve(id string) (Ref, error) {
 	if id == "" || strings.ContainsFunc(id, func(r rune) bool { return r < '0' || r > 'z' }) {
 		return Ref{}, fmt.Errorf("%w: %q is neither an id nor a short id", ErrNotFound, id)
 	}
-	rows, err := m.Index.db.Query(`SELECT `+refColumns+` FROM `+refFrom+` WHERE `+shortIDOf("e.id")+` = ? ORDER BY e.ts LIMIT 10`,
+	rows, err := m.Index.db.Query(`SELECT `+refColumns+` FROM `+refFrom+` WHERE `+byShortID("e.id")+` ORDER BY e.ts LIMIT 10`,
 		strings.ToLower(id))
 	if err != nil {
 		return Ref{}, err

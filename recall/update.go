@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"os"
 	"path/filepath"
@@ -51,10 +52,13 @@ type writer struct {
 	// while the journal holds entries it has not read: the journal gives again what a
 	// flush committed, and an entry as its commit holds it needs nothing more.
 	committed map[string]shape
-	// added is the row of each entry this update added, by id, when the index held none
-	// before it (a rebuild): the only rows an entry can have then, found without a
-	// search of the short ids' index for every entry added.
-	added map[string]int64
+	// added is the row of each entry this update added, by a hash of its id (seeded by
+	// seed), when the index held none before it (a rebuild): the only rows an entry can
+	// have then, found without a search of the ids' index for every entry added. A hash,
+	// not the id, which a million of would keep in memory; a row found by it is of the
+	// id, or the index is searched after all.
+	added map[uint64]int64
+	seed  maphash.Seed
 }
 
 // shape is what tells one recording of an entry from another of the same id: a call
@@ -101,7 +105,7 @@ func (ix *Index) writer(ctx context.Context) (*writer, error) {
 		{&w.insert, `INSERT INTO entries (id, event, session, source, type, tool, ts, failed,
 			summary, subject, size, record, line, form, md) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`},
 		{&w.find, `SELECT rowid, record, failed, size FROM entries WHERE ` + byID("id")},
-		{&w.findAt, `SELECT rowid, record, failed, size FROM entries WHERE rowid = ?`},
+		{&w.findAt, `SELECT rowid, record, failed, size FROM entries WHERE rowid = ? AND id = ?`},
 		{&w.rewrite, `UPDATE entries SET type = ?, tool = ?, failed = ?, summary = ?, subject = ?, size = ? WHERE rowid = ?`},
 		{&w.place, `UPDATE entries SET record = ?, line = ?, form = ?, md = ? WHERE rowid = ?`},
 		{&w.record, `INSERT INTO records (commit_, path, origin) VALUES (?,?,?)
@@ -136,7 +140,7 @@ func (ix *Index) writer(ctx context.Context) (*writer, error) {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
 	if !some {
-		w.added = map[string]int64{}
+		w.added, w.seed = map[uint64]int64{}, maphash.MakeSeed()
 	}
 	return w, nil
 }
@@ -149,16 +153,24 @@ type indexed struct {
 
 // indexedAs is the entry id as the index holds it; ok is false where it holds none.
 func (w *writer) indexedAs(id string) (in indexed, ok bool, err error) {
-	var row *sql.Row
-	if w.added == nil {
-		row = w.find.QueryRow(id)
-	} else if at, added := w.added[id]; added {
-		row = w.findAt.QueryRow(at)
-	} else {
-		return in, false, nil
+	if w.added != nil {
+		at, added := w.added[maphash.String(w.seed, id)]
+		if !added {
+			return in, false, nil
+		}
+		// Not found at its row: another id's of the same hash, or one added pending and
+		// dropped since; the index says.
+		if in, ok, err = scanIndexed(w.findAt.QueryRow(at, id)); ok || err != nil {
+			return in, ok, err
+		}
 	}
+	return scanIndexed(w.find.QueryRow(id))
+}
+
+// scanIndexed reads an entry's row, which row may not have.
+func scanIndexed(row *sql.Row) (in indexed, ok bool, err error) {
 	switch err := row.Scan(&in.rowid, &in.record, &in.failed, &in.size); {
-	case errors.Is(err, sql.ErrNoRows): // pending, and dropped since
+	case errors.Is(err, sql.ErrNoRows):
 		return in, false, nil
 	case err != nil:
 		return in, false, err
@@ -310,18 +322,33 @@ func sweepSegments(q querier, dir string) error {
 
 func (w *writer) rollback() { w.tx.Rollback() }
 
-func (w *writer) meta(key string) (string, error) { return readMeta(w.tx, key) }
-
-// readMeta is the index's meta value of key, "" for none, read by a transaction or not.
-func readMeta(q interface {
+// metaReader is the index's database or a transaction of it.
+type metaReader interface {
 	QueryRow(query string, args ...any) *sql.Row
-}, key string) (string, error) {
+}
+
+// readMeta is the index's meta value of key, "" for none.
+func readMeta(q metaReader, key string) (string, error) {
 	var v string
 	err := q.QueryRow(`SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
 	return v, err
+}
+
+// journalRead is how far the index has read the journal, as its meta says: the
+// journal's birth and the last entry read; ok is false before the first read.
+func journalRead(q metaReader) (birth string, seq uint64, ok bool, err error) {
+	if birth, err = readMeta(q, "journal_birth"); err != nil {
+		return "", 0, false, err
+	}
+	after, err := readMeta(q, "journal_seq")
+	if err != nil {
+		return "", 0, false, err
+	}
+	seq, err = strconv.ParseUint(after, 10, 64)
+	return birth, seq, err == nil, nil
 }
 
 func (w *writer) setMeta(key, value string) error {
@@ -341,12 +368,7 @@ type place struct {
 // journal indexes the entries the journal recorded since the last update, as pending:
 // one git holds was indexed there just before, or is placed when its commit is.
 func (w *writer) journal(j *journal.Journal) error {
-	after, err := w.meta("journal_seq")
-	if err != nil {
-		return err
-	}
-	seq, _ := strconv.ParseUint(after, 10, 64)
-	read, err := w.meta("journal_birth")
+	read, seq, _, err := journalRead(w.tx)
 	if err != nil {
 		return err
 	}
@@ -382,21 +404,21 @@ func (w *writer) journal(j *journal.Journal) error {
 }
 
 // readsJournalAfter makes the writer keep what it reads of the commits for the journal's
-// pass when the journal holds entries the index has not read.
+// pass when the journal holds entries the index has not read; not in a rebuild, whose
+// rows added are found without a search already.
 func (w *writer) readsJournalAfter(j *journal.Journal) error {
+	if w.added != nil {
+		return nil
+	}
 	birth, last, err := j.Tip()
 	if err != nil {
 		return err
 	}
-	read, err := w.meta("journal_birth")
+	read, seq, _, err := journalRead(w.tx)
 	if err != nil {
 		return err
 	}
-	after, err := w.meta("journal_seq")
-	if err != nil {
-		return err
-	}
-	if seq, _ := strconv.ParseUint(after, 10, 64); birth != read || last > seq {
+	if birth != read || last > seq {
 		w.committed = map[string]shape{}
 	}
 	return nil
@@ -656,7 +678,7 @@ func (w *writer) addRow(e memory.Entry, r row, at place) error {
 		return err
 	}
 	if w.added != nil {
-		w.added[e.ID()] = rowid
+		w.added[maphash.String(w.seed, e.ID())] = rowid
 	}
 	if r.searchable {
 		if err := w.index(rowid, e, r); err != nil {
