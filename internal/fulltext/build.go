@@ -131,7 +131,7 @@ func (b *Builder) Add(d Doc) {
 		tb := b.terms[dt.term]
 		if tb == nil {
 			tb = &termBuild{last: -1}
-			tb.open.minNorm = maxNorms
+			tb.open.minNorm = fieldBytesMax
 			b.terms[strings.Clone(dt.term)] = tb
 			b.bytes += len(dt.term) + 128
 		}
@@ -190,7 +190,7 @@ func (tb *termBuild) closeBlock() {
 	e := tb.open
 	e.last, e.end, e.posEnd = uint32(tb.last), uint32(len(tb.postings)), uint32(len(tb.pos))
 	tb.blocks = append(tb.blocks, e)
-	tb.open = blockEntry{minNorm: maxNorms}
+	tb.open = blockEntry{minNorm: fieldBytesMax}
 }
 
 // Write writes the builder's documents as a segment file at path: written to a file

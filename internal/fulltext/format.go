@@ -30,8 +30,9 @@ import (
 //	pool      each term as a length byte and its bytes, where a termRecord points
 //	postings  each term's blocks: its block index (blocks × blockEntry), then the blocks;
 //	          a term of one block has no index, and its block ends where the next
-//	          term's postings and positions begin (most terms are rare: their index
-//	          was a twentieth of the file)
+//	          term's postings and positions begin, the last term's where their
+//	          sections end (most terms are rare: their index was a twentieth of the
+//	          file)
 //	positions each term's positions, block after block
 //
 // A term's postings are in blocks of blockSize documents. A block holds, for each
@@ -80,7 +81,7 @@ const manyFields = 7
 type termRecord struct {
 	pool      uint32 // where the term is in the pool
 	df        uint32 // documents that hold it
-	postings  uint64 // where its block index starts in the postings section
+	postings  uint64 // where its block index (or its one block) starts in the postings section
 	positions uint64 // where its positions start in the positions section
 }
 
@@ -106,6 +107,10 @@ type blockEntry struct {
 	last, end, posEnd uint32
 	maxTF, minNorm    [MaxFields]uint8
 }
+
+// fieldBytesMax is each field's byte at its most: a block's shortest norm before its
+// first document, and the counts that bound a one-block term's score by nothing.
+var fieldBytesMax = [MaxFields]uint8{255, 255, 255, 255, 255, 255, 255}
 
 func blockEntrySize(fields int) int { return 12 + 2*fields }
 

@@ -53,7 +53,7 @@ func FuzzSegment(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, text := range []string{"alpha", `"beta gamma"`, "del*", "pi OR rho NOT tau"} {
+		for _, text := range []string{"alpha", `"beta gamma"`, "del*", "pi OR rho NOT tau", "zzyzx", `"quokka alpha" OR aardvark`} {
 			q, _ := Parse(text)
 			Search([]*Segment{s}, q, Options{Weights: testWeights, Limit: 3, Filter: Filter{Keys: [][]string{{"codex"}}}})
 		}

@@ -72,7 +72,7 @@ func Merge(segs []*Segment, path string) (docs int, err error) {
 	var dt docTerm
 	for terms.Len() > 0 {
 		t := (*terms)[0].text()
-		tb := &termBuild{last: -1, open: blockEntry{minNorm: maxNorms}}
+		tb := &termBuild{last: -1, open: blockEntry{minNorm: fieldBytesMax}}
 		for terms.Len() > 0 && (*terms)[0].text() == t {
 			cur := heap.Pop(terms).(termCursor)
 			it := newTermIter(cur.s, cur.n, &damaged)
@@ -103,8 +103,6 @@ func Merge(segs []*Segment, path string) (docs int, err error) {
 	}
 	return len(c.ids), w.finish(path, c)
 }
-
-var maxNorms = [MaxFields]uint8{255, 255, 255, 255, 255, 255, 255}
 
 // termCursor is where a merge stands in a segment's terms.
 type termCursor struct {

@@ -65,14 +65,17 @@ func newTermIter(s *Segment, i int, err *error) *termIter {
 		last = oneBlock(s, i, r)
 	case blocks > 1:
 		indexLen = uint64(blocks * blockEntrySize(fields))
-		if r.postings+indexLen > uint64(len(post)) {
+		if r.postings > uint64(len(post)) || indexLen > uint64(len(post))-r.postings {
 			*err = ErrDamaged
 			return t
 		}
 		t.index = post[r.postings : r.postings+indexLen]
 		readBlockEntry(t.index[(blocks-1)*blockEntrySize(fields):], fields, &last)
 	}
-	if blocks == 0 || r.postings+indexLen+uint64(last.end) > uint64(len(post)) || r.positions+uint64(last.posEnd) > uint64(len(positions)) {
+	// Each sum compared as what is left past its start, which a damaged record's
+	// offsets near 2^64 cannot wrap.
+	if blocks == 0 || r.postings > uint64(len(post)) || indexLen+uint64(last.end) > uint64(len(post))-r.postings ||
+		r.positions > uint64(len(positions)) || uint64(last.posEnd) > uint64(len(positions))-r.positions {
 		*err = ErrDamaged
 		return t
 	}
@@ -93,14 +96,12 @@ func oneBlock(s *Segment, i int, r termRecord) blockEntry {
 		next := s.record(i + 1)
 		end, posEnd = next.postings, next.positions
 	}
-	e := blockEntry{last: math.MaxUint32 - 1, end: math.MaxUint32, posEnd: math.MaxUint32, maxTF: maxTFs}
+	e := blockEntry{last: math.MaxUint32 - 1, end: math.MaxUint32, posEnd: math.MaxUint32, maxTF: fieldBytesMax}
 	if end >= r.postings && end-r.postings < math.MaxUint32 && posEnd >= r.positions && posEnd-r.positions < math.MaxUint32 {
 		e.end, e.posEnd = uint32(end-r.postings), uint32(posEnd-r.positions)
 	}
 	return e
 }
-
-var maxTFs = [MaxFields]uint8{255, 255, 255, 255, 255, 255, 255}
 
 // openBlock makes block b the current one, before its first posting.
 func (t *termIter) openBlock(b int) {
