@@ -35,13 +35,22 @@ func (p *phraseIter) advance(target uint32) {
 // settle moves on to the first document, from the first source's, that holds the
 // phrase.
 func (p *phraseIter) settle() {
-	for {
-		p.cur = allAt(p.srcs)
-		if p.cur == end || p.match() {
-			return
-		}
-		p.srcs[0].next()
+	for d := p.candidate(); d != end && !p.match(); d = p.nextCandidate() {
 	}
+}
+
+// candidate moves on to the first document, from the first source's, that holds all
+// the phrase's sources, in a row or not, and returns it; match then says whether they
+// are in a row there.
+func (p *phraseIter) candidate() uint32 {
+	p.cur = allAt(p.srcs)
+	return p.cur
+}
+
+// nextCandidate moves on to the next document that holds all the phrase's sources.
+func (p *phraseIter) nextCandidate() uint32 {
+	p.srcs[0].next()
+	return p.candidate()
 }
 
 // match says whether the sources, all on one document, are in a row in a field of it,

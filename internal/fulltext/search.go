@@ -184,6 +184,8 @@ func (st *stats) searchSegment(s *Segment, q *Query, o Options, top *hits, res *
 	}
 	if t, ok := root.(*termIter); ok && len(sc.leaves) == 1 {
 		sc.bestBlocks(t, top, o, res)
+	} else if p, ok := root.(*phraseIter); ok && len(sc.leaves) == 1 {
+		sc.bestPhrases(p, top, o, res)
 	} else {
 		for d := root.doc(); d != end; d = nextDoc(root) {
 			if sc.keep(d) {
@@ -337,6 +339,44 @@ func (sc *scorer) bestBlocks(t *termIter, top *hits, o Options, res *Result) {
 		}
 		t.next()
 	}
+}
+
+// bestPhrases scores the documents of a query of one phrase. Once the matches counted
+// are past MaxCount, a document that holds the phrase's terms is looked at for the
+// phrase itself (its terms' positions, most of what a phrase costs) only when it could
+// beat the worst of the best so far: when its score, were each field to hold the phrase
+// as often as the rarest of its terms there, would.
+func (sc *scorer) bestPhrases(p *phraseIter, top *hits, o Options, res *Result) {
+	idf := sc.leaves[0].idf
+	for d := p.candidate(); d != end; d = p.nextCandidate() {
+		if !sc.keep(d) {
+			continue
+		}
+		if res.Total > o.MaxCount && top.full() && idf*sc.phraseBound(p, d) < top.worst() {
+			continue
+		}
+		if p.match() {
+			res.Total++
+			top.offer(sc.s.ID(d), sc.score(d))
+		}
+	}
+}
+
+// phraseBound is what a phrase's score in document d, on which its sources stand, is
+// at most, but for its idf: each field's count of it at most its rarest term's there,
+// saturated as score saturates it.
+func (sc *scorer) phraseBound(p *phraseIter, d uint32) float64 {
+	bound := 0.0
+	for f := range sc.fields {
+		tf := uint32(math.MaxUint32)
+		for _, s := range p.srcs {
+			tf = min(tf, s.tf(f))
+		}
+		if tf > 0 {
+			bound += sc.st.weights[f] * satur(float64(tf), sc.k[f][sc.s.norm(f, d)])
+		}
+	}
+	return bound
 }
 
 // countBlock counts the kept documents of the rest of the block t stands in, while

@@ -290,6 +290,34 @@ func TestOneTermSkipsBlocks(t *testing.T) {
 	}
 }
 
+// TestOnePhraseAgainstAnOracle runs queries of one phrase, which past MaxCount look at
+// a document's positions only when it could make the best: the same results as a search
+// that reads every document, whatever the limit, the count and the filter.
+func TestOnePhraseAgainstAnOracle(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 8))
+	c := newCorpus(t, rnd, 3000, 3)
+	c.kill(1003, 1500, 2600)
+	filters := []Filter{{}, {Keys: [][]string{{"codex"}}}, {From: 10, To: 60}}
+	for i := range 300 {
+		w := func() string { return strings.ToLower(c.words[rnd.IntN(len(c.words))]) }
+		text := `"` + w() + " " + w() + `"`
+		if i%4 == 0 {
+			text = `"` + w() + " " + w() + " " + string([]rune(w())[:1]) + `*"`
+		}
+		q, err := Parse(text)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", text, err)
+		}
+		o := Options{Weights: testWeights, Limit: []int{1, 5, 50}[i%3], MaxCount: []int{0, 10, 100000}[rnd.IntN(3)],
+			Filter: filters[rnd.IntN(len(filters))]}
+		got, err := Search(c.segs, q, o)
+		if err != nil {
+			t.Fatalf("Search(%q): %v", text, err)
+		}
+		sameResults(t, fmt.Sprintf("%q, %+v", text, o), got, c.oracle(q, o))
+	}
+}
+
 func TestParse(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"a b", "(a AND b)"},
