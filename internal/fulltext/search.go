@@ -111,6 +111,10 @@ func collectStats(segs []*Segment, q *Query, weights []float64) *stats {
 			for _, n := range dfs {
 				df = max(df, n)
 			}
+			// A segment's df counts its dead documents, which docs does not: at most
+			// every document, so that no idf is below 0, where a bound on a score would
+			// be one from below, and a search that skips by it wrong.
+			df = min(df, st.docs)
 			idf += math.Log(1 + (st.docs-df+0.5)/(df+0.5))
 		}
 		st.idf[p] = idf

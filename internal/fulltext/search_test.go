@@ -133,6 +133,7 @@ func (c *corpus) oracle(q *Query, o Options) Result {
 			for _, n := range dfs {
 				df = max(df, n)
 			}
+			df = min(df, live)
 			idf[p] += math.Log(1 + (live-df+0.5)/(df+0.5))
 		}
 	})
@@ -296,7 +297,7 @@ func TestOneTermSkipsBlocks(t *testing.T) {
 func TestOnePhraseAgainstAnOracle(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(7, 8))
 	c := newCorpus(t, rnd, 3000, 3)
-	c.kill(1003, 1500, 2600)
+	c.kill(c.docs[0][3].ID, c.docs[1][500].ID, c.docs[2][999].ID)
 	filters := []Filter{{}, {Keys: [][]string{{"codex"}}}, {From: 10, To: 60}}
 	for i := range 300 {
 		w := func() string { return strings.ToLower(c.words[rnd.IntN(len(c.words))]) }
@@ -315,6 +316,49 @@ func TestOnePhraseAgainstAnOracle(t *testing.T) {
 			t.Fatalf("Search(%q): %v", text, err)
 		}
 		sameResults(t, fmt.Sprintf("%q, %+v", text, o), got, c.oracle(q, o))
+	}
+}
+
+// TestSkipsWithMostDead searches a segment most of whose documents that hold the
+// words are dead, where their df, which counts the dead, is above the documents
+// searched: what a search that skips documents by their bounds gives is what one that
+// skips none gives (one that names every document, which scores each).
+func TestSkipsWithMostDead(t *testing.T) {
+	b := NewBuilder(3, 2)
+	dead, every := map[int64]bool{}, map[int64]bool{}
+	for i := range 400 {
+		every[int64(i)] = true
+		text := "foo bar" + strings.Repeat(" foo", i%5) + strings.Repeat(" bar foo", i%3) + strings.Repeat(" filler", i%7)
+		b.Add(Doc{ID: int64(i), Fields: []string{text, "", ""}, Keys: []string{"codex", "s"}})
+		if i%4 != 0 {
+			dead[int64(i)] = true
+		}
+	}
+	path := filepath.Join(t.TempDir(), "seg")
+	if err := b.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Kill(dead)
+	for _, text := range []string{"foo", `"foo bar"`, `"bar foo"`} {
+		q, _ := Parse(text)
+		for _, limit := range []int{1, 3} {
+			got, err := Search([]*Segment{s}, q, Options{Weights: testWeights, Limit: limit, MaxCount: limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, err := Search([]*Segment{s}, q, Options{Weights: testWeights, Limit: limit, MaxCount: 1000, Filter: Filter{IDs: every}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Hits, all.Hits) {
+				t.Errorf("%s, limit %d: %v, want %v", text, limit, got.Hits, all.Hits)
+			}
+		}
 	}
 }
 
