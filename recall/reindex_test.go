@@ -14,11 +14,7 @@ import (
 // from the journal; or read in one chunk of the journal and, answered meanwhile, in the
 // next) is found once, by its words of the second time.
 func TestReindexedInOneUpdateIsFoundOnce(t *testing.T) {
-	ix, err := OpenIndex(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := newIndex(t)
 	w, err := ix.writer(context.Background())
 	if err != nil {
 		t.Fatal(err)

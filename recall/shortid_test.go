@@ -5,15 +5,22 @@ import (
 	"testing"
 )
 
-// TestShortIDOfIsShortID: the short id SQL computes, which entries_short indexes and
-// lookups by short id name, is the one Go gives (memory.ShortID, lower case) for every
-// kind of id the index can hold.
-func TestShortIDOfIsShortID(t *testing.T) {
+// newIndex is an empty index of a test's own, closed when the test ends.
+func newIndex(t *testing.T) *Index {
+	t.Helper()
 	ix, err := OpenIndex(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ix.Close()
+	t.Cleanup(func() { ix.Close() })
+	return ix
+}
+
+// TestShortIDOfIsShortID: the short id SQL computes, which entries_short indexes and
+// lookups by short id name, is the one Go gives (memory.ShortID, lower case) for every
+// kind of id the index can hold.
+func TestShortIDOfIsShortID(t *testing.T) {
+	ix := newIndex(t)
 	for _, id := range []string{
 		"01ARZ3NDEKTSV4RRFFQ69G5FAV",           // a ULID, as agmem writes them
 		"01arz3ndektsv4rrffq69g5fav",           // one in lower case, in a fetched record
@@ -34,11 +41,7 @@ func TestShortIDOfIsShortID(t *testing.T) {
 // TestIDKeys: an id's key in entries_id starts with its short id, and ids that are not
 // ULIDs have keys of their own when their short ids are one.
 func TestIDKeys(t *testing.T) {
-	ix, err := OpenIndex(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := newIndex(t)
 	keys := map[string]string{}
 	for _, id := range []string{
 		"01ARZ3NDEKTSV4RRFFQ69G5FAV",
@@ -64,11 +67,7 @@ func TestIDKeys(t *testing.T) {
 // TestIDLookupsSearchTheIndex: a lookup by whole id, or by short id, searches
 // entries_id, never the whole table (entries' ids have no index of their own).
 func TestIDLookupsSearchTheIndex(t *testing.T) {
-	ix, err := OpenIndex(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := newIndex(t)
 	for _, query := range []string{
 		`SELECT rowid FROM entries WHERE ` + byID("id"),
 		`SELECT ` + refColumns + ` FROM ` + refFrom + ` WHERE ` + byID("e.id"),
