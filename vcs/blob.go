@@ -144,6 +144,38 @@ func (r *Git) findPacked(h plumbing.Hash) (*packIndex, int64, error) {
 	return nil, 0, nil
 }
 
+// PackedWithPrefix is the object a pack holds whose id starts with prefix (at least
+// a byte), and whether there is exactly one: none where no pack holds such an object,
+// or more than one does.
+func (r *Git) PackedWithPrefix(prefix []byte) (plumbing.Hash, bool, error) {
+	var h plumbing.Hash
+	if len(prefix) == 0 || len(prefix) > len(h) {
+		return h, false, nil
+	}
+	packs, err := r.packs.load(filepath.Join(r.gitDir, "objects", "pack"))
+	if err != nil {
+		return h, false, err
+	}
+	found := 0
+	for i := range packs {
+		first, n, err := packs[i].idx.withPrefix(prefix)
+		if err != nil {
+			return h, false, fmt.Errorf("%s: %w", packs[i].path, err)
+		}
+		switch {
+		case n == 0:
+		case found > 0 && first == h:
+			found += n - 1 // the same object in two packs is one
+		default:
+			if found == 0 {
+				h = first
+			}
+			found += n
+		}
+	}
+	return h, found == 1, nil
+}
+
 // entryHeader reads a pack entry's type and size header (see objectHeader), and its
 // length.
 func entryHeader(b []byte) (t plumbing.ObjectType, size int64, n int, err error) {

@@ -153,3 +153,65 @@ func assertOpenFiles(t *testing.T, r *Git, h plumbing.Hash, files map[string]str
 		}
 	}
 }
+
+// PackedWithPrefix names an object by the start of its id exactly when the packs hold
+// one object of that start: checked against every id git lists, at every prefix length
+// the index or a person could give, over two packs that hold some objects both.
+func TestPackedWithPrefix(t *testing.T) {
+	r, dir := newRepo(t)
+	files := map[string]string{}
+	for i := range 400 {
+		files[fmt.Sprintf("sessions/s%d/f.md", i%7)+fmt.Sprint(i)] = fmt.Sprintf("file %d\n", i)
+	}
+	commitFiles(t, r, files, "one\n")
+	files["sessions/s1/more.md"] = "one file more\n"
+	commitFiles(t, r, files, "two\n") // its pack holds the trees it changed, and the new file
+	var ids []plumbing.Hash
+	for l := range strings.Lines(runGit(t, dir, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")) {
+		ids = append(ids, plumbing.NewHash(strings.TrimSpace(l)))
+	}
+	if loose := runGit(t, dir, "count-objects"); !strings.HasPrefix(loose, "0 objects") {
+		t.Fatalf("loose objects: %s", loose)
+	}
+	check := func() {
+		t.Helper()
+		for _, n := range []int{1, 2, 8, 20} {
+			checkPrefixes(t, r, ids, n)
+		}
+	}
+	check()
+	packs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "pack-*"))
+	for _, p := range packs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(strings.Replace(p, "pack-", "pack-copy", 1), b, 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.packs.forget()
+	check() // each object twice, in packs of their own
+	if _, ok, _ := r.PackedWithPrefix([]byte{0xde, 0xad, 0xbe, 0xef, 0xde, 0xad, 0xbe, 0xef}); ok {
+		t.Errorf("a start no object has names one")
+	}
+}
+
+func checkPrefixes(t *testing.T, r *Git, ids []plumbing.Hash, n int) {
+	t.Helper()
+	for _, id := range ids {
+		var of []plumbing.Hash
+		for _, other := range ids {
+			if string(other[:n]) == string(id[:n]) {
+				of = append(of, other)
+			}
+		}
+		h, ok, err := r.PackedWithPrefix(id[:n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok != (len(of) == 1) || ok && h != id {
+			t.Fatalf("PackedWithPrefix(%x) = %s, %v; objects of that start: %v", id[:n], h, ok, of)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
@@ -103,6 +104,25 @@ func (x *packIdx) FindOffset(h plumbing.Hash) (int64, error) {
 		}
 	}
 	return 0, plumbing.ErrObjectNotFound
+}
+
+// withPrefix is the first id that starts with p, and how many do, counted up to 2.
+func (x *packIdx) withPrefix(p []byte) (h plumbing.Hash, n int, err error) {
+	lo, hi := 0, x.fanout(int(p[0]))
+	if p[0] > 0 {
+		lo = x.fanout(int(p[0]) - 1)
+	}
+	if lo > hi || hi > x.count {
+		return h, 0, errors.New("read pack index: its fan-out table is out of order")
+	}
+	first := lo + sort.Search(hi-lo, func(i int) bool { return bytes.Compare(x.id(lo+i), p) >= 0 })
+	for n < 2 && first+n < hi && bytes.HasPrefix(x.id(first+n), p) {
+		n++
+	}
+	if n > 0 {
+		copy(h[:], x.id(first))
+	}
+	return h, n, nil
 }
 
 // entries lists every object the index names, with its offset and CRC, in id order.
