@@ -344,8 +344,15 @@ func (w *segmentWriter) write(out *countingWriter, c *columns) error {
 	}
 	err := errors.Join(
 		section(secIDs, func() error {
+			base := idsBase(c.ids)
+			width := idsWidth(c.ids, base)
+			out.Write(binary.LittleEndian.AppendUint64(buf[:0], uint64(base)))
 			for _, id := range c.ids {
-				buf = binary.LittleEndian.AppendUint64(buf[:0], uint64(id))
+				if width == 4 {
+					buf = binary.LittleEndian.AppendUint32(buf[:0], uint32(id-base))
+				} else {
+					buf = binary.LittleEndian.AppendUint64(buf[:0], uint64(id-base))
+				}
 				out.Write(buf)
 			}
 			return nil

@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"math"
 	"math/bits"
+	"slices"
 )
 
 // A segment file, all numbers little-endian:
@@ -19,7 +20,10 @@ import (
 //
 // Sections:
 //
-//	ids       docs × int64: the caller's id of each document, by its number
+//	ids       the caller's id of each document, by its number: the least of them (int64),
+//	          then for each document its id less that, in 4 bytes where every one fits
+//	          (agmem's ids are rows of a table, most of a segment's a few apart) or else 8;
+//	          the section's length says which
 //	times     docs × int64
 //	norms     fields × docs bytes: each field's length in terms, as normByte quantizes it
 //	keys      for each key, docs codes of its width: the document's value in the key's
@@ -64,8 +68,27 @@ var magic = [8]byte{'a', 'g', 'm', 'e', 'm', 'f', 't', '1'}
 // formatVersion is this layout's version, in the footer. 2: the fields' code in the
 // document's difference (a posting of 3 bytes or more became 1 or 2); 3: a code for one
 // field that holds the term more than once (3 bytes or more became 2); 4: no block
-// index for a term of one block.
-const formatVersion = 4
+// index for a term of one block; 5: ids less the least of them, in 4 bytes where they fit.
+const formatVersion = 5
+
+// idsWidth is the width of each document's id in the ids section, less the least of
+// them (idsBase): 4 bytes where every one fits, else 8.
+func idsWidth(ids []int64, base int64) int {
+	for _, id := range ids {
+		if uint64(id-base) > math.MaxUint32 {
+			return 8
+		}
+	}
+	return 4
+}
+
+// idsBase is the least of ids, which the ids section gives each less: 0 for none.
+func idsBase(ids []int64) int64 {
+	if len(ids) == 0 {
+		return 0
+	}
+	return slices.Min(ids)
+}
 
 // blockSize is how many documents a block of postings holds.
 const blockSize = 128

@@ -424,6 +424,43 @@ func TestTerms(t *testing.T) {
 	}
 }
 
+// Each document's id reads back as given, in 4 bytes where the ids, less the least of
+// them, fit, and in 8 where they do not: whatever their order and sign.
+func TestIDsKept(t *testing.T) {
+	for _, c := range []struct {
+		ids   []int64
+		width uint64
+	}{
+		{[]int64{7}, 4},
+		{[]int64{5, 5 + math.MaxUint32, 6}, 4},
+		{[]int64{5, 5 + math.MaxUint32 + 1}, 8},
+		{[]int64{9, 3, 1 << 40, -2}, 8},
+		{[]int64{math.MaxInt64, 0, math.MinInt64, -1}, 8},
+		{[]int64{-7, -9}, 4},
+	} {
+		b := NewBuilder(1, 0)
+		for _, id := range c.ids {
+			b.Add(Doc{ID: id, Fields: []string{"word"}})
+		}
+		path := filepath.Join(t.TempDir(), "seg")
+		if err := b.Write(path); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for n := range s.Docs() {
+			got = append(got, s.ID(uint32(n)))
+		}
+		if !slices.Equal(got, c.ids) || s.idWidth != c.width {
+			t.Errorf("ids %v: read back as %v, %d bytes each; want %d", c.ids, got, s.idWidth, c.width)
+		}
+		s.Close()
+	}
+}
+
 func TestNormByte(t *testing.T) {
 	prev := -1.0
 	for n := uint32(0); n < 1<<20; n = n*5/4 + 1 {

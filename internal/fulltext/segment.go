@@ -18,6 +18,8 @@ type Segment struct {
 	values  func() [][]string // each key's values, by code: read when first asked for
 	dead    []bool            // by document number: dead, left out of searches; nil for none
 	deadIDs int
+	idBase  int64 // the least id, which the ids section gives each document's less
+	idWidth uint64
 }
 
 // Open opens the segment file at path, refusing one that does not read as a segment
@@ -60,7 +62,14 @@ func openBytes(data []byte) (s *Segment, err error) {
 	for _, w := range f.widths {
 		keyBytes += docs * uint64(w)
 	}
-	if uint64(len(s.sec[secIDs])) != docs*8 || uint64(len(s.sec[secTimes])) != docs*8 ||
+	if len(s.sec[secIDs]) < 8 {
+		return nil, ErrDamaged
+	}
+	s.idBase, s.idWidth = int64(binary.LittleEndian.Uint64(s.sec[secIDs])), 4
+	if docs > 0 && uint64(len(s.sec[secIDs])) == 8+docs*8 {
+		s.idWidth = 8
+	}
+	if uint64(len(s.sec[secIDs])) != 8+docs*s.idWidth || uint64(len(s.sec[secTimes])) != docs*8 ||
 		uint64(len(s.sec[secNorms])) != docs*uint64(f.fields) || uint64(len(s.sec[secKeys])) != keyBytes ||
 		uint64(len(s.sec[secTerms])) != uint64(f.terms)*termRecordSize {
 		return nil, ErrDamaged
@@ -126,7 +135,13 @@ func (s *Segment) Close() error {
 func (s *Segment) Docs() int { return int(s.f.docs) }
 
 // ID is document n's id.
-func (s *Segment) ID(n uint32) int64 { return int64(binary.LittleEndian.Uint64(s.sec[secIDs][8*n:])) }
+func (s *Segment) ID(n uint32) int64 {
+	at := 8 + uint64(n)*s.idWidth
+	if s.idWidth == 4 {
+		return s.idBase + int64(binary.LittleEndian.Uint32(s.sec[secIDs][at:]))
+	}
+	return s.idBase + int64(binary.LittleEndian.Uint64(s.sec[secIDs][at:]))
+}
 
 // Time is document n's time.
 func (s *Segment) Time(n uint32) int64 {
