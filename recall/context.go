@@ -353,8 +353,8 @@ const lineCalls = 500
 
 // sessionLine tells of one session on one line, and returns the ids it names.
 func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
-	rows, err := m.Index.db.Query(`SELECT id, tool, failed, subject FROM (
-		SELECT e.id, e.tool, e.failed, e.subject, e.ts, e.rowid AS n FROM entries e
+	rows, err := m.Index.db.Query(`SELECT id, tool, failed, summary, subject FROM (
+		SELECT e.id, k.tool, e.failed, e.summary, e.subject, e.ts, e.rowid AS n FROM entries e JOIN kinds k ON k.rowid = e.kind
 		WHERE e.session = ? AND e.event = '' ORDER BY e.ts DESC, e.rowid DESC LIMIT ?) ORDER BY ts, n`, s.row, lineCalls)
 	if err != nil {
 		return "", nil, err
@@ -364,11 +364,13 @@ func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
 	var lastID string
 	calls := 0
 	for rows.Next() {
-		var id, tool, subject string
+		var id, tool, summary string
+		var stored any
 		var fail int
-		if err := rows.Scan(&id, &tool, &fail, &subject); err != nil {
+		if err := rows.Scan(&id, &tool, &fail, &summary, &stored); err != nil {
 			return "", nil, err
 		}
+		subject := subjectOf(summary, stored)
 		calls++
 		lastID = id
 		switch {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // the entries' table: SQLite, in pure Go
@@ -51,8 +52,15 @@ const (
 // changes, which their keys hold; 13: the ids of the sessions that did something, by
 // directory (sessions_cwd), which the context hook's kept file lists; 14: entries' ids
 // with no index of their own (and segments of format 4); 15: entries_id, the index of
-// the ids' keys (idKeyOf).
-const indexVersion = 15
+// the ids' keys (idKeyOf); 16: an entry's agent, memory type and tool its row in kinds,
+// a subject that ends its summary the length of that end, markdown blobs' hashes cut
+// to mdHashBytes, and segments of format 5.
+const indexVersion = 16
+
+// mdHashBytes is how much of its markdown file's blob's hash the index keeps of an
+// entry: enough to name one object of many millions (vcs.Git.PackedWithPrefix says
+// when it does not), where the whole hash was a ninth of the file.
+const mdHashBytes = 8
 
 // shortIDOf is the short id (memory.ShortID, lower case) of the id in column as SQL
 // computes it, a ULID or a UUID.
@@ -84,6 +92,38 @@ func byShortID(column string) string {
 	return idKeyOf(column) + ` >= ?1 AND ` + idKeyOf(column) + ` < ?1 || char(1114111) AND ` + shortIDOf(column) + ` = ?1`
 }
 
+// storedSubject is what entries keep of an entry's subject: where its summary ends
+// with it ("Read src/app.go" and src/app.go, most of them), the length of that end;
+// else the subject itself.
+func storedSubject(summary, subject string) any {
+	if subject != "" && strings.HasSuffix(summary, subject) {
+		return len(subject)
+	}
+	return subject
+}
+
+// subjectOf is the subject that storedSubject kept, of an entry of summary.
+func subjectOf(summary string, stored any) string {
+	switch v := stored.(type) {
+	case int64:
+		if v >= 0 && v <= int64(len(summary)) {
+			return summary[len(summary)-int(v):]
+		}
+	case string:
+		return v
+	}
+	return ""
+}
+
+// storedMD is what entries keep of an entry's markdown file's blob's hash: its first
+// mdHashBytes, or nil for none.
+func storedMD(hash []byte) []byte {
+	if len(hash) < mdHashBytes {
+		return nil
+	}
+	return hash[:mdHashBytes]
+}
+
 // inSession is the condition that an entry (e) is of the session a query's argument
 // names: entries name their session by its row, an id once per session.
 const inSession = `e.session = (SELECT rowid FROM sessions WHERE id = ?)`
@@ -98,23 +138,30 @@ CREATE TABLE records (          -- the session records of commits: where entries
 	origin  TEXT NOT NULL,      -- where it was read: "local", or a fetched branch
 	UNIQUE (commit_, path)
 );
+-- Each agent, memory type and tool (an event's name) that entries have, once.
+CREATE TABLE kinds (
+	rowid  INTEGER PRIMARY KEY,
+	source TEXT NOT NULL,
+	type   TEXT NOT NULL,
+	tool   TEXT NOT NULL,
+	UNIQUE (source, type, tool)
+);
 CREATE TABLE entries (
 	rowid   INTEGER PRIMARY KEY AUTOINCREMENT, -- never given again: dead names rows
 	id      TEXT NOT NULL,   -- unique: an update looks an entry up (byID) before it adds one
 	event   TEXT NOT NULL,   -- "" for an observation, else the event's name
 	session INTEGER NOT NULL, -- its session's row
-	source  TEXT NOT NULL,
-	type    TEXT NOT NULL,
-	tool    TEXT NOT NULL,
+	kind    INTEGER NOT NULL, -- its agent, memory type and tool: their row in kinds
 	ts      INTEGER NOT NULL, -- Unix nanoseconds
 	failed  INTEGER NOT NULL,
 	summary TEXT NOT NULL,
-	subject TEXT NOT NULL,    -- the files a call named, one a line, or the command it ran, or ""
+	subject NOT NULL,         -- the files a call named, one a line, or the command it ran, or "";
+	                          -- an integer where the summary ends with it: the length of that end
 	size    INTEGER NOT NULL, -- bytes of the entry's JSON
 	record  INTEGER NOT NULL, -- the record that holds it; 0 while pending
 	line    INTEGER NOT NULL, -- its line in that record, from 1
 	form    INTEGER NOT NULL, -- its markdown file's name (render.Path): 0 none, 1 short, 2 long
-	md      BLOB              -- its markdown file's blob's hash, NULL for none
+	md      BLOB              -- the start of its markdown file's blob's hash (mdHashBytes), NULL for none
 );
 CREATE INDEX entries_session ON entries (session, ts);
 CREATE INDEX entries_id ON entries (` + idKeyOf("id") + `);

@@ -15,8 +15,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/agmem/agmem/internal/fulltext"
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/memory"
@@ -68,9 +66,10 @@ type Results struct {
 
 // refColumns are the columns a Ref is read from, of refFrom.
 const (
-	refColumns = `e.id, sn.id, e.ts, e.event, e.source, e.type, e.tool, e.summary, e.failed,
+	refColumns = `e.id, sn.id, e.ts, e.event, k.source, k.type, k.tool, e.summary, e.failed,
 	e.size, coalesce(r.commit_, ''), coalesce(r.path, ''), coalesce(r.origin, '` + Local + `'), e.line, e.form, e.md`
-	refFrom = `entries e JOIN sessions sn ON sn.rowid = e.session LEFT JOIN records r ON r.rowid = e.record`
+	refFrom = `entries e JOIN sessions sn ON sn.rowid = e.session JOIN kinds k ON k.rowid = e.kind
+	LEFT JOIN records r ON r.rowid = e.record`
 )
 
 type scanner interface{ Scan(...any) error }
@@ -237,13 +236,13 @@ func filters(q Query) (string, []any) {
 		add(inSession, q.Session)
 	}
 	if q.Agent != "" {
-		add("e.source = ?", q.Agent)
+		add("k.source = ?", q.Agent)
 	}
 	if q.Type != "" {
-		add("e.type = ?", q.Type)
+		add("k.type = ?", q.Type)
 	}
 	if q.Tool != "" {
-		add("e.tool = ?", q.Tool)
+		add("k.tool = ?", q.Tool)
 	}
 	if !q.Since.IsZero() {
 		add("e.ts >= ?", q.Since.UnixNano())
@@ -361,10 +360,16 @@ func (m *Memory) snippets(hits []Hit, words []string) error {
 // blob's hash, which the index keeps, not by its path, which takes a read of each tree
 // on the way, in a commit of its own.
 func (m *Memory) shown(r Ref) []string {
-	if r.Commit == "" || len(r.md) != len(plumbing.ZeroHash) {
+	if r.Commit == "" || len(r.md) == 0 {
 		return nil
 	}
-	rc, err := m.git.OpenBlob(plumbing.Hash(r.md))
+	// The index keeps the start of the hash: where no pack holds one object of that
+	// start (a loose object, or a rare second of that start), the record is read.
+	h, ok, err := m.git.PackedWithPrefix(r.md)
+	if !ok || err != nil {
+		return nil
+	}
+	rc, err := m.git.OpenBlob(h)
 	if err != nil {
 		return nil
 	}

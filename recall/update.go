@@ -37,6 +37,8 @@ type writer struct {
 	insert, find, findAt, place, record, session *sql.Stmt
 	rewrite                                      *sql.Stmt // an entry indexed before that changed since
 	sessionRow                                   *sql.Stmt // a session's row, made if it has none
+	kindRow                                      *sql.Stmt // a kind's row, made if it has none
+	kinds                                        map[kind]int64
 	// sessions tallies what the entries added tell of their sessions, written at the end
 	sessions map[string]*sessionTally
 	order    []string         // the sessions' ids, as first seen
@@ -97,19 +99,21 @@ func (ix *Index) writer(ctx context.Context) (*writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
-	w := &writer{ctx: ctx, ix: ix, tx: tx, sessions: map[string]*sessionTally{}, rows: map[string]int64{}}
+	w := &writer{ctx: ctx, ix: ix, tx: tx, sessions: map[string]*sessionTally{}, rows: map[string]int64{}, kinds: map[kind]int64{}}
 	for _, s := range []struct {
 		stmt **sql.Stmt
 		sql  string
 	}{
-		{&w.insert, `INSERT INTO entries (id, event, session, source, type, tool, ts, failed,
-			summary, subject, size, record, line, form, md) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`},
+		{&w.insert, `INSERT INTO entries (id, event, session, kind, ts, failed,
+			summary, subject, size, record, line, form, md) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`},
 		{&w.find, `SELECT rowid, record, failed, size FROM entries WHERE ` + byID("id")},
 		{&w.findAt, `SELECT rowid, record, failed, size FROM entries WHERE rowid = ? AND id = ?`},
-		{&w.rewrite, `UPDATE entries SET type = ?, tool = ?, failed = ?, summary = ?, subject = ?, size = ? WHERE rowid = ?`},
+		{&w.rewrite, `UPDATE entries SET kind = ?, failed = ?, summary = ?, subject = ?, size = ? WHERE rowid = ?`},
 		{&w.place, `UPDATE entries SET record = ?, line = ?, form = ?, md = ? WHERE rowid = ?`},
 		{&w.record, `INSERT INTO records (commit_, path, origin) VALUES (?,?,?)
 			ON CONFLICT (commit_, path) DO UPDATE SET origin = origin RETURNING rowid`},
+		{&w.kindRow, `INSERT INTO kinds (source, type, tool) VALUES (?,?,?)
+			ON CONFLICT (source, type, tool) DO UPDATE SET tool = tool RETURNING rowid`},
 		{&w.sessionRow, `INSERT INTO sessions (id, source, first, last, cwd, first_prompt, prompt_at, observations, failures, origin)
 			VALUES (?, '', 0, 0, '', '', 0, 0, 0, '') ON CONFLICT (id) DO UPDATE SET id = id RETURNING rowid`},
 		// A session's row is made, empty, before its first entry's (sessionRow): what is
@@ -659,7 +663,7 @@ func (w *writer) addRow(e memory.Entry, r row, at place) error {
 		return err
 	case ok:
 		if before.record == 0 && at.record != 0 {
-			if _, err := w.place.Exec(at.record, at.line, at.form, at.md, before.rowid); err != nil {
+			if _, err := w.place.Exec(at.record, at.line, at.form, storedMD(at.md), before.rowid); err != nil {
 				return err
 			}
 		}
@@ -668,8 +672,12 @@ func (w *writer) addRow(e memory.Entry, r row, at place) error {
 		}
 		return w.reindex(e, r, before.rowid, r.failed-before.failed)
 	}
-	res, err := w.insert.Exec(e.ID(), r.event, session, e.Source(), r.memoryType, r.tool,
-		e.Time().UnixNano(), r.failed, r.summary, r.subject, r.size, at.record, at.line, at.form, at.md)
+	kind, err := w.kindOf(kind{e.Source(), r.memoryType, r.tool})
+	if err != nil {
+		return err
+	}
+	res, err := w.insert.Exec(e.ID(), r.event, session, kind, e.Time().UnixNano(), r.failed, r.summary,
+		storedSubject(r.summary, r.subject), r.size, at.record, at.line, at.form, storedMD(at.md))
 	if err != nil {
 		return err
 	}
@@ -701,7 +709,11 @@ func (w *writer) addRow(e memory.Entry, r row, at place) error {
 // reindex indexes anew an observation in the row it had, which the session's failures
 // change by failed.
 func (w *writer) reindex(e memory.Entry, r row, rowid int64, failed int) error {
-	if _, err := w.rewrite.Exec(r.memoryType, r.tool, r.failed, r.summary, r.subject, r.size, rowid); err != nil {
+	kind, err := w.kindOf(kind{e.Source(), r.memoryType, r.tool})
+	if err != nil {
+		return err
+	}
+	if _, err := w.rewrite.Exec(kind, r.failed, r.summary, storedSubject(r.summary, r.subject), r.size, rowid); err != nil {
 		return err
 	}
 	if _, err := w.tx.Exec(`UPDATE sessions SET changes = changes + 1 WHERE rowid = (SELECT session FROM entries WHERE rowid = ?)`, rowid); err != nil {
@@ -740,6 +752,22 @@ func (w *writer) sessionOf(session string) (int64, error) {
 		return 0, err
 	}
 	w.rows[session] = row
+	return row, nil
+}
+
+// kind is an entry's agent, memory type and tool (an event's name): a row of kinds.
+type kind struct{ source, memoryType, tool string }
+
+// kindOf is the row of k, made if it has none.
+func (w *writer) kindOf(k kind) (int64, error) {
+	if row, ok := w.kinds[k]; ok {
+		return row, nil
+	}
+	var row int64
+	if err := w.kindRow.QueryRow(k.source, k.memoryType, k.tool).Scan(&row); err != nil {
+		return 0, err
+	}
+	w.kinds[k] = row
 	return row, nil
 }
 
