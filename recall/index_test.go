@@ -148,6 +148,11 @@ func TestSearchFindsCommittedAndPending(t *testing.T) {
 	if e := byTool["Edit"]; e.Commit != "" || e.Path != "" {
 		t.Errorf("the pending call cites %q %q", e.Commit, e.Path)
 	}
+	// The committed call's snippet is cut from its markdown file, found by the start of
+	// its blob's hash that the index keeps.
+	if texts := recall.ShownOf(m.open(), byTool["Bash"].Ref); !strings.Contains(strings.Join(texts, "\n"), "the discount was applied") {
+		t.Errorf("the committed call's markdown file is not read: %q", texts)
+	}
 	// A prompt is found too; a filter keeps it out.
 	if res := m.search(recall.Query{Text: "checkout"}); len(res.Hits) != 2 {
 		t.Errorf("%d hits for checkout (the prompt and the test run), want 2", len(res.Hits))
