@@ -266,7 +266,9 @@ func RemoveIndex(stateDir string) error {
 const busyTimeout = 10000
 
 func openIndex(path, dir string) (*Index, error) {
-	// WAL: a search reads while an update writes; busy_timeout and _txlock=immediate: two
+	// WAL (set once, when the file is made: the file keeps it, and setting it again on
+	// every open was a tenth of a search's own time): a search reads while an update
+	// writes; busy_timeout and _txlock=immediate: two
 	// updates take turns, each transaction holding the write lock from its start, so that
 	// none reads what another then changes under it (SQLITE_BUSY_SNAPSHOT); a page cache
 	// of up to 64 MiB, filled as pages are read: a rebuild's inserts into the entries'
@@ -274,7 +276,7 @@ func openIndex(path, dir string) (*Index, error) {
 	// the file mapped (up to 4 GiB) rather than read into that cache a page at a time: a
 	// process that reads a few hundred pages once, as agmem context does, spent half its
 	// time in the reads and in allocating the cache's pages.
-	db, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=busy_timeout("+strconv.Itoa(busyTimeout)+")&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-65536)&_pragma=mmap_size(4294967296)")
+	db, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=busy_timeout("+strconv.Itoa(busyTimeout)+")&_pragma=synchronous(NORMAL)&_pragma=cache_size(-65536)&_pragma=mmap_size(4294967296)")
 	if err != nil {
 		return nil, err
 	}
@@ -295,6 +297,9 @@ func (ix *Index) check() error {
 		return err
 	}
 	if version == 0 {
+		if _, err := ix.db.Exec("PRAGMA journal_mode = WAL"); err != nil {
+			return err
+		}
 		var err error
 		if version, err = ix.create(); err != nil {
 			return err
