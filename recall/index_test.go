@@ -1,10 +1,12 @@
 package recall_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -153,6 +155,17 @@ func TestSearchFindsCommittedAndPending(t *testing.T) {
 	if texts := recall.ShownOf(m.open(), byTool["Bash"].Ref); !strings.Contains(strings.Join(texts, "\n"), "the discount was applied") {
 		t.Errorf("the committed call's markdown file is not read: %q", texts)
 	}
+	// Where no pack holds it (a loose object, as git writes a small fetch), the snippet
+	// is cut from the session record instead, and reads the same.
+	unpackObjects(t, m.repo.Root)
+	if texts := recall.ShownOf(m.open(), byTool["Bash"].Ref); texts != nil {
+		t.Errorf("a loose markdown file is read by the start of its hash: %q", texts)
+	}
+	for _, h := range m.search(recall.Query{Text: "discount"}).Hits {
+		if h.Tool == "Bash" && h.Snippet != byTool["Bash"].Snippet {
+			t.Errorf("the snippet from the record: %q; from the markdown file: %q", h.Snippet, byTool["Bash"].Snippet)
+		}
+	}
 	// A prompt is found too; a filter keeps it out.
 	if res := m.search(recall.Query{Text: "checkout"}); len(res.Hits) != 2 {
 		t.Errorf("%d hits for checkout (the prompt and the test run), want 2", len(res.Hits))
@@ -165,6 +178,32 @@ func TestSearchFindsCommittedAndPending(t *testing.T) {
 	res = m.search(recall.Query{Text: "discount.ts"})
 	if len(res.Hits) == 0 || res.Hits[0].Commit == "" {
 		t.Fatalf("after the flush: %+v", res.Hits)
+	}
+}
+
+// unpackObjects makes every object of the repo at root loose, as git unpack-objects
+// writes them, and removes the packs.
+func unpackObjects(t *testing.T, root string) {
+	t.Helper()
+	packs, err := filepath.Glob(filepath.Join(root, ".git", "objects", "pack", "pack-*.pack"))
+	if err != nil || len(packs) == 0 {
+		t.Fatalf("no packs: %v", err)
+	}
+	for _, p := range packs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ext := range []string{".pack", ".idx", ".rev"} {
+			if err := os.Remove(strings.TrimSuffix(p, ".pack") + ext); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command("git", "-C", root, "unpack-objects", "-q")
+		cmd.Stdin = bytes.NewReader(data)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git unpack-objects: %v\n%s", err, out)
+		}
 	}
 }
 

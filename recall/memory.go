@@ -86,7 +86,7 @@ type Ref struct {
 	Origin string `json:"origin"` // Local, or the fetched branch it was read from
 	record string
 	line   int
-	md     []byte // its markdown file's blob's hash
+	md     []byte // the start of its markdown file's blob's hash (mdHashBytes)
 }
 
 // entries reads the whole of each entry refs name, in their order: a pending one from

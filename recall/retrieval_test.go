@@ -194,3 +194,39 @@ func TestProjectNotASCII(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionsOfAnAgent: the sessions of an agent are its own, and those of the three
+// agents are every session there is.
+func TestSessionsOfAnAgent(t *testing.T) {
+	corpus, err := os.ReadFile("testdata/retrieval/corpus.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMemRepo(t)
+	m.lines(bytes.NewBuffer(corpus))
+	m.flush()
+	mem := m.open()
+	all, err := mem.Sessions("", "", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, agent := range []string{"claude-code", "codex", "gemini-cli"} {
+		of, err := mem.Sessions("", agent, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range of {
+			if s.Agent != agent {
+				t.Errorf("agent %s: session %s of %s", agent, s.ID, s.Agent)
+			}
+		}
+		if len(of) == 0 {
+			t.Errorf("agent %s: no session", agent)
+		}
+		n += len(of)
+	}
+	if n != len(all) {
+		t.Errorf("the agents' sessions: %d; all sessions: %d", n, len(all))
+	}
+}

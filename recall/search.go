@@ -356,9 +356,9 @@ func (m *Memory) snippets(hits []Hit, words []string) error {
 }
 
 // shown are the texts the markdown file of a committed observation shows, in the
-// order snippets look at them, or nil where there is no such file to read: read by its
-// blob's hash, which the index keeps, not by its path, which takes a read of each tree
-// on the way, in a commit of its own.
+// order snippets look at them, or nil where there is no such file to read: read by the
+// start of its blob's hash, which the index keeps, not by its path, which takes a read
+// of each tree on the way, in a commit of its own.
 func (m *Memory) shown(r Ref) []string {
 	if r.Commit == "" || len(r.md) == 0 {
 		return nil
