@@ -128,15 +128,6 @@ func storedMD(hash []byte) []byte {
 // names: entries name their session by its row, an id once per session.
 const inSession = `e.session = (SELECT rowid FROM sessions WHERE id = ?)`
 
-// entriesIndexes are the indexes of entries that a rebuild makes once it has added its
-// rows (writer.commit), where an update keeps them up row by row: made at once, sorted,
-// their pages are full, where rows added one by one in the order of their sessions
-// (entries_session) and of their random short ids (entries_id) left a tenth of them
-// empty, and the rebuild no longer looks a row's place up in each.
-var entriesIndexes = `
-CREATE INDEX entries_session ON entries (session, ts);
-CREATE INDEX entries_id ON entries (` + idKeyOf("id") + `);`
-
 var schema = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE commits (hash TEXT PRIMARY KEY);
@@ -172,7 +163,8 @@ CREATE TABLE entries (
 	form    INTEGER NOT NULL, -- its markdown file's name (render.Path): 0 none, 1 short, 2 long
 	md      BLOB              -- the start of its markdown file's blob's hash (mdHashBytes), NULL for none
 );
-` + entriesIndexes + `
+CREATE INDEX entries_session ON entries (session, ts);
+CREATE INDEX entries_id ON entries (` + idKeyOf("id") + `);
 CREATE INDEX entries_pending ON entries (record) WHERE record = 0;
 CREATE TABLE sessions (
 	rowid        INTEGER PRIMARY KEY, -- what its entries name it by

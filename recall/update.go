@@ -56,10 +56,9 @@ type writer struct {
 	committed map[string]shape
 	// added is the row of each entry this update added, by a hash of its id (seeded by
 	// seed), when the index held none before it (a rebuild): the only rows an entry can
-	// have then, found without a search for every entry added; the rebuild makes the
-	// ids' index only when its rows are in (entriesIndexes). A hash, not the id, which a
-	// million of would keep in memory; a row found by it is of the id, or the table is
-	// searched after all (two ids of one hash: about one rebuild of a million entries in 30 million).
+	// have then, found without a search of the ids' index for every entry added. A hash,
+	// not the id, which a million of would keep in memory; a row found by it is of the
+	// id, or the index is searched after all.
 	added map[uint64]int64
 	seed  maphash.Seed
 }
@@ -146,10 +145,6 @@ func (ix *Index) writer(ctx context.Context) (*writer, error) {
 	}
 	if !some {
 		w.added, w.seed = map[uint64]int64{}, maphash.MakeSeed()
-		if _, err := tx.Exec(`DROP INDEX entries_session; DROP INDEX entries_id`); err != nil {
-			tx.Rollback()
-			return nil, fmt.Errorf("search index: %w", err)
-		}
 	}
 	return w, nil
 }
@@ -228,11 +223,6 @@ func (w *writer) writeSessions() error {
 }
 
 func (w *writer) commit() error {
-	if w.added != nil { // a rebuild: its rows are in
-		if _, err := w.tx.Exec(entriesIndexes); err != nil {
-			return err
-		}
-	}
 	if w.words != nil && w.words.Len() > 0 {
 		if err := w.writeSegment(); err != nil {
 			return err
