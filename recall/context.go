@@ -302,7 +302,7 @@ func (m *Memory) makeContext(project string, maxChars int, from madeFrom) (Conte
 
 // countSessions counts the sessions of project.
 func (m *Memory) countSessions(project string) (int, error) {
-	where, args := filters(Query{Project: project})
+	where, args := sessionsIn(project, "")
 	var n int
 	err := m.Index.db.QueryRow(`SELECT count(*) FROM sessions s WHERE `+didSomething+where, args...).Scan(&n)
 	return n, err

@@ -128,9 +128,9 @@ func (m *memRepo) lines(in *bytes.Buffer) {
 	}
 }
 
-// TestProjectRelative: a project filter names a directory as a person types it, relative
-// to the working directory or with a slash at its end, and means the same sessions.
-func TestProjectRelative(t *testing.T) {
+// corpusMemory is a memory repo of the retrieval corpus, all of it committed, opened.
+func corpusMemory(t *testing.T) *recall.Memory {
+	t.Helper()
 	corpus, err := os.ReadFile("testdata/retrieval/corpus.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +138,13 @@ func TestProjectRelative(t *testing.T) {
 	m := newMemRepo(t)
 	m.lines(bytes.NewBuffer(corpus))
 	m.flush()
-	mem := m.open()
+	return m.open()
+}
+
+// TestProjectRelative: a project filter names a directory as a person types it, relative
+// to the working directory or with a slash at its end, and means the same sessions.
+func TestProjectRelative(t *testing.T) {
+	mem := corpusMemory(t)
 	t.Chdir("/home")
 	shown := func(project string) string {
 		t.Helper()
@@ -198,14 +204,7 @@ func TestProjectNotASCII(t *testing.T) {
 // TestSessionsOfAnAgent: the sessions of an agent are its own, and those of the three
 // agents are every session there is.
 func TestSessionsOfAnAgent(t *testing.T) {
-	corpus, err := os.ReadFile("testdata/retrieval/corpus.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := newMemRepo(t)
-	m.lines(bytes.NewBuffer(corpus))
-	m.flush()
-	mem := m.open()
+	mem := corpusMemory(t)
 	all, err := mem.Sessions("", "", 1000)
 	if err != nil {
 		t.Fatal(err)

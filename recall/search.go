@@ -224,44 +224,20 @@ func (m *Memory) hits(found []fulltext.Hit) ([]Hit, error) {
 	return out, nil
 }
 
-// filters are the SQL conditions of q's filters, and their arguments.
-func filters(q Query) (string, []any) {
-	var where []string
+// sessionsIn is the condition on sessions (s) that they worked in project (or under
+// it) and are agent's, each "" for any, as " AND …", and its arguments. A search
+// filters entries in the engine (Memory.filter), not in SQL.
+func sessionsIn(project, agent string) (string, []any) {
+	var where string
 	var args []any
-	add := func(cond string, a ...any) {
-		where = append(where, cond)
-		args = append(args, a...)
+	if project != "" {
+		cond, dirArgs := inDir("s.cwd", projectDir(project))
+		where, args = where+" AND "+cond, append(args, dirArgs...)
 	}
-	if q.Session != "" {
-		add(inSession, q.Session)
+	if agent != "" {
+		where, args = where+" AND s.source = ?", append(args, agent)
 	}
-	if q.Agent != "" {
-		add("k.source = ?", q.Agent)
-	}
-	if q.Type != "" {
-		add("k.type = ?", q.Type)
-	}
-	if q.Tool != "" {
-		add("k.tool = ?", q.Tool)
-	}
-	if !q.Since.IsZero() {
-		add("e.ts >= ?", q.Since.UnixNano())
-	}
-	if !q.Until.IsZero() {
-		add("e.ts < ?", q.Until.UnixNano())
-	}
-	if q.Project != "" {
-		dir := projectDir(q.Project)
-		cond, args := inDir("s.cwd", dir)
-		add(cond, args...)
-	}
-	if q.Failed {
-		add("e.failed = 1")
-	}
-	if len(where) == 0 {
-		return "", nil
-	}
-	return " AND " + strings.Join(where, " AND "), args
+	return where, args
 }
 
 // TimeForms says the forms of a time ParseTime reads, for a hint.

@@ -193,8 +193,7 @@ type SessionFilter struct {
 
 // SessionsOf are the sessions f picks, the latest first, past the first f.Offset.
 func (m *Memory) SessionsOf(f SessionFilter) ([]IndexedSession, error) {
-	where, args := filters(Query{Project: f.Project, Agent: f.Agent})
-	where = strings.ReplaceAll(where, "k.source", "s.source")
+	where, args := sessionsIn(f.Project, f.Agent)
 	if !f.Since.IsZero() {
 		where, args = where+" AND s.last >= ?", append(args, f.Since.UnixNano())
 	}

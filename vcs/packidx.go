@@ -85,37 +85,22 @@ func (x *packIdx) offset(i int) (int64, error) {
 
 // FindOffset is where object h starts in the pack, or plumbing.ErrObjectNotFound.
 func (x *packIdx) FindOffset(h plumbing.Hash) (int64, error) {
-	lo, hi := 0, x.fanout(int(h[0]))
-	if h[0] > 0 {
-		lo = x.fanout(int(h[0]) - 1)
+	i, hi, err := x.lowerBound(h[:])
+	if err != nil {
+		return 0, err
 	}
-	if lo > hi || hi > x.count {
-		return 0, errors.New("read pack index: its fan-out table is out of order")
+	if i == hi || !bytes.Equal(x.id(i), h[:]) {
+		return 0, plumbing.ErrObjectNotFound
 	}
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		switch bytes.Compare(x.id(mid), h[:]) {
-		case 0:
-			return x.offset(mid)
-		case -1:
-			lo = mid + 1
-		default:
-			hi = mid
-		}
-	}
-	return 0, plumbing.ErrObjectNotFound
+	return x.offset(i)
 }
 
 // withPrefix is the first id that starts with p, and how many do, counted up to 2.
 func (x *packIdx) withPrefix(p []byte) (h plumbing.Hash, n int, err error) {
-	lo, hi := 0, x.fanout(int(p[0]))
-	if p[0] > 0 {
-		lo = x.fanout(int(p[0]) - 1)
+	first, hi, err := x.lowerBound(p)
+	if err != nil {
+		return h, 0, err
 	}
-	if lo > hi || hi > x.count {
-		return h, 0, errors.New("read pack index: its fan-out table is out of order")
-	}
-	first := lo + sort.Search(hi-lo, func(i int) bool { return bytes.Compare(x.id(lo+i), p) >= 0 })
 	for n < 2 && first+n < hi && bytes.HasPrefix(x.id(first+n), p) {
 		n++
 	}
@@ -123,6 +108,20 @@ func (x *packIdx) withPrefix(p []byte) (h plumbing.Hash, n int, err error) {
 		copy(h[:], x.id(first))
 	}
 	return h, n, nil
+}
+
+// lowerBound is where the first id at least p (a byte or more) is, a binary search of
+// the ids that start with p's first byte (the fan-out table says which), and where
+// those end.
+func (x *packIdx) lowerBound(p []byte) (i, hi int, err error) {
+	lo, hi := 0, x.fanout(int(p[0]))
+	if p[0] > 0 {
+		lo = x.fanout(int(p[0]) - 1)
+	}
+	if lo > hi || hi > x.count {
+		return 0, 0, errors.New("read pack index: its fan-out table is out of order")
+	}
+	return lo + sort.Search(hi-lo, func(i int) bool { return bytes.Compare(x.id(lo+i), p) >= 0 }), hi, nil
 }
 
 // entries lists every object the index names, with its offset and CRC, in id order.

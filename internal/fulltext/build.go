@@ -344,8 +344,7 @@ func (w *segmentWriter) write(out *countingWriter, c *columns) error {
 	}
 	err := errors.Join(
 		section(secIDs, func() error {
-			base := idsBase(c.ids)
-			width := idsWidth(c.ids, base)
+			base, width := idsLayout(c.ids)
 			out.Write(binary.LittleEndian.AppendUint64(buf[:0], uint64(base)))
 			for _, id := range c.ids {
 				if width == 4 {

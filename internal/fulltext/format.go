@@ -71,23 +71,18 @@ var magic = [8]byte{'a', 'g', 'm', 'e', 'm', 'f', 't', '1'}
 // index for a term of one block; 5: ids less the least of them, in 4 bytes where they fit.
 const formatVersion = 5
 
-// idsWidth is the width of each document's id in the ids section, less the least of
-// them (idsBase): 4 bytes where every one fits, else 8.
-func idsWidth(ids []int64, base int64) int {
+// idsLayout is how the ids section holds ids: the least of them (0 for none), which
+// it gives each less, and the width of each: 4 bytes where every one fits, else 8.
+func idsLayout(ids []int64) (base int64, width int) {
+	if len(ids) > 0 {
+		base = slices.Min(ids)
+	}
 	for _, id := range ids {
 		if uint64(id-base) > math.MaxUint32 {
-			return 8
+			return base, 8
 		}
 	}
-	return 4
-}
-
-// idsBase is the least of ids, which the ids section gives each less: 0 for none.
-func idsBase(ids []int64) int64 {
-	if len(ids) == 0 {
-		return 0
-	}
-	return slices.Min(ids)
+	return base, 4
 }
 
 // blockSize is how many documents a block of postings holds.

@@ -33,17 +33,8 @@ func TestPostingCodes(t *testing.T) {
 				b.Add(Doc{ID: int64(d), Fields: texts})
 				want = append(want, counts)
 			}
-			dir := t.TempDir()
-			path := filepath.Join(dir, "built")
-			if err := b.Write(path); err != nil {
-				t.Fatal(err)
-			}
-			built, err := Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer built.Close()
-			merged := filepath.Join(dir, "merged")
+			built := written(t, b)
+			merged := filepath.Join(t.TempDir(), "merged")
 			if _, err := Merge([]*Segment{built}, merged); err != nil {
 				t.Fatal(err)
 			}

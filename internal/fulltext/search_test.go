@@ -29,6 +29,22 @@ type corpus struct {
 
 var testWeights = []float64{4, 1, 2}
 
+// written writes b as a segment file in the test's temporary directory and opens it,
+// to be closed when the test ends.
+func written(t testing.TB, b *Builder) *Segment {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "seg")
+	if err := b.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // newCorpus builds n random documents of three fields over a small vocabulary, so that
 // queries match often and terms fill many blocks, in parts segments.
 func newCorpus(t testing.TB, rnd *rand.Rand, n, parts int) *corpus {
@@ -38,9 +54,8 @@ func newCorpus(t testing.TB, rnd *rand.Rand, n, parts int) *corpus {
 	// so, and have no block index. The last term in byte order is one of them.
 	rare := []string{"aardvark", "quokka", "wombat", "zzyzx"}
 	c := &corpus{words: append(slices.Clone(words), rare...), dead: map[int64]bool{}}
-	dir := t.TempDir()
 	id := int64(1000)
-	for p := range parts {
+	for range parts {
 		b := NewBuilder(3, 2)
 		var docs []Doc
 		for range n / parts {
@@ -62,15 +77,7 @@ func newCorpus(t testing.TB, rnd *rand.Rand, n, parts int) *corpus {
 			b.Add(d)
 			docs = append(docs, d)
 		}
-		path := filepath.Join(dir, fmt.Sprint(p))
-		if err := b.Write(path); err != nil {
-			t.Fatal(err)
-		}
-		s, err := Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
+		s := written(t, b)
 		c.segs = append(c.segs, s)
 		c.docs = append(c.docs, docs)
 		held := map[string]int{}
@@ -334,15 +341,7 @@ func TestSkipsWithMostDead(t *testing.T) {
 			dead[int64(i)] = true
 		}
 	}
-	path := filepath.Join(t.TempDir(), "seg")
-	if err := b.Write(path); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := written(t, b)
 	s.Kill(dead)
 	for _, text := range []string{"foo", `"foo bar"`, `"bar foo"`} {
 		q, _ := Parse(text)
@@ -442,14 +441,7 @@ func TestIDsKept(t *testing.T) {
 		for _, id := range c.ids {
 			b.Add(Doc{ID: id, Fields: []string{"word"}})
 		}
-		path := filepath.Join(t.TempDir(), "seg")
-		if err := b.Write(path); err != nil {
-			t.Fatal(err)
-		}
-		s, err := Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := written(t, b)
 		var got []int64
 		for n := range s.Docs() {
 			got = append(got, s.ID(uint32(n)))
@@ -457,7 +449,6 @@ func TestIDsKept(t *testing.T) {
 		if !slices.Equal(got, c.ids) || s.idWidth != c.width {
 			t.Errorf("ids %v: read back as %v, %d bytes each; want %d", c.ids, got, s.idWidth, c.width)
 		}
-		s.Close()
 	}
 }
 
