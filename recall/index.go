@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"os"
 	"path/filepath"
@@ -54,8 +55,9 @@ const (
 // with no index of their own (and segments of format 4); 15: entries_id, the index of
 // the ids' keys (idKeyOf); 16: an entry's agent, memory type and tool its row in kinds,
 // a subject that ends its summary the length of that end, markdown blobs' hashes cut
-// to mdHashBytes, and segments of format 5.
-const indexVersion = 16
+// to mdHashBytes, and segments of format 5; 17: entries found by their names in the
+// segments (idName, segments of format 6), entries_id gone.
+const indexVersion = 17
 
 // mdHashBytes is how much of its markdown file's blob's hash the index keeps of an
 // entry: enough to name one object of many millions (vcs.Git.PackedWithPrefix says
@@ -69,27 +71,30 @@ func shortIDOf(column string) string {
 		column + `, '-', ''), 1, 12) END)`
 }
 
-// idKeyOf is the key of the id in column that entries_id indexes, as SQL computes it: a
-// ULID's short id (its random part), any other id whole, in lower case and without
-// dashes, which starts with its short id. Ids are not indexed whole: that index was an
-// eighth of the file, where a ULID's key is half its length; and ids that are not ULIDs,
-// which a fetched record may hold, need not differ in their first 12 characters.
-func idKeyOf(column string) string {
-	return `lower(CASE WHEN length(` + column + `) = 26 THEN substr(` + column + `, 15) ELSE replace(` + column + `, '-', '') END)`
+// idName is the name an entry's row has in the segments (fulltext.Builder.Name): a hash
+// of its id's short id (shortID), which a lookup of the id, whole or short, checks
+// against the row. The names are kept in the segments, in order, written once with
+// each update's words, where an index of the ids in SQLite had each update rewrite a
+// page of it for nearly every entry it added (the ids are random): half an update's
+// time in a year's index.
+func idName(id string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(shortID(id)))
+	return h.Sum64()
 }
 
-// byID is the condition that the entry's id in column is the parameter ?1, found by
-// its key in entries_id. The id compared whole is +column: with column itself, SQLite
-// may put ?1 for it in the key's expression, which then no longer names the index, and
-// read the whole table (3.40 does so; TestIDLookupsSearchTheIndex checks the plans).
-func byID(column string) string {
-	return idKeyOf(column) + ` = ` + idKeyOf(`?1`) + ` AND +` + column + ` = ?1`
-}
-
-// byShortID is the condition that the entry's id in column has the short id ?1 (lower
-// case): the keys that start with it, in entries_id.
-func byShortID(column string) string {
-	return idKeyOf(column) + ` >= ?1 AND ` + idKeyOf(column) + ` < ?1 || char(1114111) AND ` + shortIDOf(column) + ` = ?1`
+// named are the rows that may be of the id, whole or short, by its name in the segments
+// loaded: those of another id of the same name too.
+func named(segs []segment, id string) ([]int64, error) {
+	var rows []int64
+	for _, s := range segs {
+		of, err := s.Named(idName(id))
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, of...)
+	}
+	return rows, nil
 }
 
 // storedSubject is what entries keep of an entry's subject: where its summary ends
@@ -148,7 +153,7 @@ CREATE TABLE kinds (
 );
 CREATE TABLE entries (
 	rowid   INTEGER PRIMARY KEY AUTOINCREMENT, -- never given again: dead names rows
-	id      TEXT NOT NULL,   -- unique: an update looks an entry up (byID) before it adds one
+	id      TEXT NOT NULL,   -- unique: an update looks an entry up by its name (idName) before it adds one
 	event   TEXT NOT NULL,   -- "" for an observation, else the event's name
 	session INTEGER NOT NULL, -- its session's row
 	kind    INTEGER NOT NULL, -- its agent, memory type and tool: their row in kinds
@@ -164,7 +169,6 @@ CREATE TABLE entries (
 	md      BLOB              -- the start of its markdown file's blob's hash (mdHashBytes), NULL for none
 );
 CREATE INDEX entries_session ON entries (session, ts);
-CREATE INDEX entries_id ON entries (` + idKeyOf("id") + `);
 CREATE INDEX entries_pending ON entries (record) WHERE record = 0;
 CREATE TABLE sessions (
 	rowid        INTEGER PRIMARY KEY, -- what its entries name it by
@@ -194,6 +198,8 @@ CREATE TABLE contexts (
 	made      INTEGER NOT NULL,
 	PRIMARY KEY (project, max_chars)
 ) WITHOUT ROWID;
+-- docs: the segment's documents, at least 1 once written (it may hold names only); 0
+-- while it is being made.
 CREATE TABLE segments (id INTEGER PRIMARY KEY AUTOINCREMENT, docs INTEGER NOT NULL);
 -- An entry indexed again in segment before, or gone (before the largest id there is):
 -- its words in the segments before that one are dead.
@@ -374,9 +380,12 @@ func (ix *Index) loadSegments() error {
 	}
 }
 
-func (ix *Index) segmentsGen() (string, error) {
+func (ix *Index) segmentsGen() (string, error) { return segmentsGen(ix.db) }
+
+// segmentsGen is the segments' generation, as q reads it.
+func segmentsGen(q metaReader) (string, error) {
 	var gen string
-	err := ix.db.QueryRow(`SELECT coalesce((SELECT value FROM meta WHERE key = ?), '0')`, metaSegments).Scan(&gen)
+	err := q.QueryRow(`SELECT coalesce((SELECT value FROM meta WHERE key = ?), '0')`, metaSegments).Scan(&gen)
 	return gen, err
 }
 

@@ -310,6 +310,31 @@ func TestCommitAndJournalInOneUpdate(t *testing.T) {
 	}
 }
 
+// TestUpdateReadsSegmentsAnew: a reader that stays open (agmem mcp serve), then
+// updates the index, finds what other processes indexed since it read the segments: a
+// call reported after it opened, and answered since, is indexed once, as answered.
+func TestUpdateReadsSegmentsAnew(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("first", call("Bash", "r0", 0, map[string]any{"command": "make walrus"}, "the walrus was made before the reader opened, and it was a fine walrus"))
+	m.flush()
+	early := m.open()
+	if res, err := early.Search(recall.Query{Text: "walrus"}); err != nil || len(res.Hits) != 1 {
+		t.Fatalf("the call before the reader opened: %+v, %v", res.Hits, err)
+	}
+	m.codex(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_use_id":"call_1"}`)
+	m.record("other", call("Read", "r1", time.Second, map[string]any{"file_path": "/w/b.go"}, "package b"))
+	m.flush()
+	m.update() // indexes the waiting report, in a segment the reader has not read
+	m.codex(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_response":"ok zebrafish passed","tool_use_id":"call_1"}`)
+	if err := early.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := early.Search(recall.Query{Text: "make", Session: "x1"})
+	if err != nil || len(res.Hits) != 1 || res.Hits[0].Failed {
+		t.Fatalf("the answered call: %+v, %v; want one hit, not failed", res.Hits, err)
+	}
+}
+
 // TestSegmentsMerged records and flushes again and again, an update and its segment
 // each time: eight segments of a size are merged into one, so that few stay, and every
 // observation is found once, by a reader opened before the merges too.

@@ -87,6 +87,7 @@ type Ref struct {
 	record string
 	line   int
 	md     []byte // the start of its markdown file's blob's hash (mdHashBytes)
+	row    int64  // its row in entries
 }
 
 // entries reads the whole of each entry refs name, in their order: a pending one from

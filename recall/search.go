@@ -67,7 +67,7 @@ type Results struct {
 // refColumns are the columns a Ref is read from, of refFrom.
 const (
 	refColumns = `e.id, sn.id, e.ts, e.event, k.source, k.type, k.tool, e.summary, e.failed,
-	e.size, coalesce(r.commit_, ''), coalesce(r.path, ''), coalesce(r.origin, '` + Local + `'), e.line, e.form, e.md`
+	e.size, coalesce(r.commit_, ''), coalesce(r.path, ''), coalesce(r.origin, '` + Local + `'), e.line, e.form, e.md, e.rowid`
 	refFrom = `entries e JOIN sessions sn ON sn.rowid = e.session JOIN kinds k ON k.rowid = e.kind
 	LEFT JOIN records r ON r.rowid = e.record`
 )
@@ -79,7 +79,7 @@ func scanRef(s scanner, extra ...any) (Ref, error) {
 	var ts int64
 	var failed, size, form int
 	err := s.Scan(append([]any{&r.ID, &r.Session, &ts, &r.Event, &r.Source, &r.Type, &r.Tool,
-		&r.Summary, &failed, &size, &r.Commit, &r.record, &r.Origin, &r.line, &form, &r.md}, extra...)...)
+		&r.Summary, &failed, &size, &r.Commit, &r.record, &r.Origin, &r.line, &form, &r.md, &r.row}, extra...)...)
 	r.Time, r.Failed, r.Tokens = time.Unix(0, ts).UTC(), failed != 0, (size+3)/4
 	if err != nil {
 		return r, err

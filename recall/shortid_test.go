@@ -3,6 +3,8 @@ package recall
 import (
 	"strings"
 	"testing"
+
+	"github.com/agmem/agmem/memory"
 )
 
 // newIndex is an empty index of a test's own, closed when the test ends.
@@ -16,8 +18,8 @@ func newIndex(t *testing.T) *Index {
 	return ix
 }
 
-// TestShortIDOfIsShortID: the short id SQL computes, which entries_short indexes and
-// lookups by short id name, is the one Go gives (memory.ShortID, lower case) for every
+// TestShortIDOfIsShortID: the short id SQL computes, which a lookup by short id checks
+// its rows by, is the one Go gives (memory.ShortID, lower case) for every
 // kind of id the index can hold.
 func TestShortIDOfIsShortID(t *testing.T) {
 	ix := newIndex(t)
@@ -38,42 +40,37 @@ func TestShortIDOfIsShortID(t *testing.T) {
 	}
 }
 
-// TestIDKeys: an id's key in entries_id starts with its short id, and ids that are not
-// ULIDs have keys of their own when their short ids are one.
-func TestIDKeys(t *testing.T) {
-	ix := newIndex(t)
-	keys := map[string]string{}
+// TestIDNames: an id, whole or short, in any case, has one name in the segments, which
+// lookups by either find its row by; ids of other short ids have other names here.
+func TestIDNames(t *testing.T) {
+	names := map[uint64]string{}
 	for _, id := range []string{
 		"01ARZ3NDEKTSV4RRFFQ69G5FAV",
 		"123e4567-e89b-42d3-a456-426614174000",
-		"123E4567-E89B-72d3-a456-426614174001", // a UUIDv7 of the same millisecond
+		"123E4567-E89B-72d3-a456-426614174001", // a UUIDv7 of the same millisecond: one short id
 		"toolu_01AAAAAAAAAAAAAAAAAAAAA1",
-		"toolu_01AAAAAAAAAAAAAAAAAAAAA2",
+		"a-b-c",
 	} {
-		var key string
-		if err := ix.db.QueryRow(`WITH t(id) AS (VALUES (?)) SELECT `+idKeyOf("id")+` FROM t`, id).Scan(&key); err != nil {
-			t.Fatal(err)
+		name := idName(id)
+		for _, same := range []string{strings.ToLower(id), strings.ToUpper(id), memory.ShortID(id), shortID(id)} {
+			if idName(same) != name {
+				t.Errorf("%s: %s has another name", id, same)
+			}
 		}
-		if !strings.HasPrefix(key, shortID(id)) {
-			t.Errorf("%s: key %q does not start with its short id %q", id, key, shortID(id))
+		if other, ok := names[name]; ok && shortID(other) != shortID(id) {
+			t.Errorf("%s and %s have one name", other, id)
 		}
-		if other, ok := keys[key]; ok {
-			t.Errorf("%s and %s have one key, %q", other, id, key)
-		}
-		keys[key] = id
+		names[name] = id
 	}
 }
 
-// TestIDLookupsSearchTheIndex: a lookup by whole id, or by short id, searches
-// entries_id, never the whole table (entries' ids have no index of their own).
-func TestIDLookupsSearchTheIndex(t *testing.T) {
+// TestIDLookupsSearchTheRows: a lookup of the rows an id's name gives reads those rows,
+// never the whole table (entries' ids have no index).
+func TestIDLookupsSearchTheRows(t *testing.T) {
 	ix := newIndex(t)
-	for _, query := range []string{
-		`SELECT rowid FROM entries WHERE ` + byID("id"),
-		`SELECT ` + refColumns + ` FROM ` + refFrom + ` WHERE ` + byID("e.id"),
-		`SELECT ` + refColumns + ` FROM ` + refFrom + ` WHERE ` + byShortID("e.id") + ` ORDER BY e.ts LIMIT 10`,
-	} {
-		rows, err := ix.db.Query(`EXPLAIN QUERY PLAN `+query, "01ARZ3NDEKTSV4RRFFQ69G5FAV")
+	for _, cond := range []string{`e.id = ?`, shortIDOf("e.id") + ` = ?`} {
+		query := namedQuery(cond, 2)
+		rows, err := ix.db.Query(`EXPLAIN QUERY PLAN `+query, "01ARZ3NDEKTSV4RRFFQ69G5FAV", 1, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,8 +84,8 @@ func TestIDLookupsSearchTheIndex(t *testing.T) {
 			plan = append(plan, detail)
 		}
 		rows.Close()
-		if !strings.HasPrefix(plan[0], "SEARCH ") || !strings.Contains(plan[0], "USING INDEX entries_id ") {
-			t.Errorf("%s\nplans %q, want a search of entries_id first", query, plan)
+		if !strings.HasPrefix(plan[0], "SEARCH e USING INTEGER PRIMARY KEY") {
+			t.Errorf("%s\nplans %q, want a search of entries by rowid first", query, plan)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"cmp"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -16,30 +17,18 @@ import (
 func (m *Memory) Resolve(id string) (Ref, error) {
 	id = strings.TrimSpace(id)
 	if norm, err := memory.NormalizeID(id); err == nil {
-		r, err := scanRef(m.Index.db.QueryRow(`SELECT `+refColumns+` FROM `+refFrom+` WHERE `+byID("e.id"), norm))
-		if errors.Is(err, sql.ErrNoRows) {
-			return Ref{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+		found, err := m.named(norm, `e.id = ?`, norm)
+		if err != nil || len(found) == 0 {
+			return Ref{}, cmp.Or(err, fmt.Errorf("%w: %s", ErrNotFound, id))
 		}
-		return r, err
+		return found[0], nil
 	}
 	if id == "" || strings.ContainsFunc(id, func(r rune) bool { return r < '0' || r > 'z' }) {
 		return Ref{}, fmt.Errorf("%w: %q is neither an id nor a short id", ErrNotFound, id)
 	}
-	rows, err := m.Index.db.Query(`SELECT `+refColumns+` FROM `+refFrom+` WHERE `+byShortID("e.id")+` ORDER BY e.ts LIMIT 10`,
-		strings.ToLower(id))
+	short := strings.ToLower(id)
+	found, err := m.named(short, shortIDOf("e.id")+` = ?`, short)
 	if err != nil {
-		return Ref{}, err
-	}
-	defer rows.Close()
-	var found []Ref
-	for rows.Next() {
-		r, err := scanRef(rows)
-		if err != nil {
-			return Ref{}, err
-		}
-		found = append(found, r)
-	}
-	if err := rows.Err(); err != nil {
 		return Ref{}, err
 	}
 	switch len(found) {
@@ -53,6 +42,27 @@ func (m *Memory) Resolve(id string) (Ref, error) {
 		ids = append(ids, r.ID)
 	}
 	return Ref{}, &AmbiguousError{Short: id, IDs: ids}
+}
+
+// named are the entries, at most 10 and the earliest, whose id has the name of id
+// (idName) and meets cond, whose argument is arg.
+func (m *Memory) named(id, cond string, arg any) ([]Ref, error) {
+	rows, err := named(m.Index.segs, id)
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	args := []any{arg}
+	for _, r := range rows {
+		args = append(args, r)
+	}
+	return m.refs(namedQuery(cond, len(rows)), args...)
+}
+
+// namedQuery is the query of named: the refs of the rows its arguments after cond's
+// name, where cond holds.
+func namedQuery(cond string, rows int) string {
+	return `SELECT ` + refColumns + ` FROM ` + refFrom + ` WHERE ` + cond + ` AND e.rowid IN (?` +
+		strings.Repeat(`, ?`, rows-1) + `) ORDER BY e.ts, e.rowid LIMIT 10`
 }
 
 // AmbiguousError is a short id that names more than one entry.
@@ -123,11 +133,7 @@ func (m *Memory) Timeline(id string, before, after int) (center Ref, around []Re
 		return Ref{}, nil, err
 	}
 	// Entries at the same time keep the order they were indexed in (rowid).
-	var rowid int64
-	if err := m.Index.db.QueryRow(`SELECT rowid FROM entries WHERE `+byID("id"), center.ID).Scan(&rowid); err != nil {
-		return Ref{}, nil, err
-	}
-	ts := center.Time.UnixNano()
+	rowid, ts := center.row, center.Time.UnixNano()
 	earlier, err := m.refs(`SELECT `+refColumns+` FROM `+refFrom+` WHERE `+inSession+` AND (e.ts < ? OR e.ts = ? AND e.rowid < ?)
 		ORDER BY e.ts DESC, e.rowid DESC LIMIT ?`, center.Session, ts, ts, rowid, before)
 	if err != nil {

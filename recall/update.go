@@ -34,11 +34,11 @@ type writer struct {
 	tx   *sql.Tx
 	done Updated
 	// statements, prepared once a transaction
-	insert, find, findAt, place, record, session *sql.Stmt
-	rewrite                                      *sql.Stmt // an entry indexed before that changed since
-	sessionRow                                   *sql.Stmt // a session's row, made if it has none
-	kindRow                                      *sql.Stmt // a kind's row, made if it has none
-	kinds                                        map[kind]int64
+	insert, findAt, place, record, session *sql.Stmt
+	rewrite                                *sql.Stmt // an entry indexed before that changed since
+	sessionRow                             *sql.Stmt // a session's row, made if it has none
+	kindRow                                *sql.Stmt // a kind's row, made if it has none
+	kinds                                  map[kind]int64
 	// sessions tallies what the entries added tell of their sessions, written at the end
 	sessions map[string]*sessionTally
 	order    []string         // the sessions' ids, as first seen
@@ -55,12 +55,20 @@ type writer struct {
 	// flush committed, and an entry as its commit holds it needs nothing more.
 	committed map[string]shape
 	// added is the row of each entry this update added, by a hash of its id (seeded by
-	// seed), when the index held none before it (a rebuild): the only rows an entry can
-	// have then, found without a search of the ids' index for every entry added. A hash,
-	// not the id, which a million of would keep in memory; a row found by it is of the
-	// id, or the index is searched after all.
+	// seed): the segments name them once the update is written. A hash, not the id,
+	// which a rebuild would keep a million of in memory; a row found by it is of the id,
+	// or the id is looked up after all.
 	added map[uint64]int64
 	seed  maphash.Seed
+	// Where an entry the update adds may have a row already: in added, and in the
+	// segments (segs, read when first needed) unless the index held no entry (empty)
+	// or the entry's session had no row (its row is past sessionsBefore) before the
+	// update: an entry is of one session, and most updates add sessions' first entries.
+	empty          bool
+	sessionsBefore int64
+	segs           []segment
+	segsRead       bool
+	ownSegs        bool // segs were opened for the update, not the index's own
 }
 
 // shape is what tells one recording of an entry from another of the same id: a call
@@ -106,7 +114,6 @@ func (ix *Index) writer(ctx context.Context) (*writer, error) {
 	}{
 		{&w.insert, `INSERT INTO entries (id, event, session, kind, ts, failed,
 			summary, subject, size, record, line, form, md) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`},
-		{&w.find, `SELECT rowid, record, failed, size FROM entries WHERE ` + byID("id")},
 		{&w.findAt, `SELECT rowid, record, failed, size FROM entries WHERE rowid = ? AND id = ?`},
 		{&w.rewrite, `UPDATE entries SET kind = ?, failed = ?, summary = ?, subject = ?, size = ? WHERE rowid = ?`},
 		{&w.place, `UPDATE entries SET record = ?, line = ?, form = ?, md = ? WHERE rowid = ?`},
@@ -138,13 +145,11 @@ func (ix *Index) writer(ctx context.Context) (*writer, error) {
 			return nil, fmt.Errorf("search index: %w", err)
 		}
 	}
-	var some bool
-	if err := tx.QueryRow(`SELECT EXISTS (SELECT 1 FROM entries)`).Scan(&some); err != nil {
+	w.added, w.seed = map[uint64]int64{}, maphash.MakeSeed()
+	if err := tx.QueryRow(`SELECT NOT EXISTS (SELECT 1 FROM entries), coalesce((SELECT max(rowid) FROM sessions), 0)`).
+		Scan(&w.empty, &w.sessionsBefore); err != nil {
 		tx.Rollback()
 		return nil, fmt.Errorf("search index: %w", err)
-	}
-	if !some {
-		w.added, w.seed = map[uint64]int64{}, maphash.MakeSeed()
 	}
 	return w, nil
 }
@@ -155,20 +160,54 @@ type indexed struct {
 	failed, size  int
 }
 
-// indexedAs is the entry id as the index holds it; ok is false where it holds none.
-func (w *writer) indexedAs(id string) (in indexed, ok bool, err error) {
-	if w.added != nil {
-		at, added := w.added[maphash.String(w.seed, id)]
-		if !added {
-			return in, false, nil
-		}
-		// Not found at its row: another id's of the same hash, or one added pending and
-		// dropped since; the index says.
+// indexedAs is the entry id, of the session whose row is session, as the index holds
+// it; ok is false where it holds none.
+func (w *writer) indexedAs(id string, session int64) (in indexed, ok bool, err error) {
+	// Not found at its row: another id's of the same hash, or one added pending and
+	// dropped since; the segments say.
+	if at, added := w.added[maphash.String(w.seed, id)]; added {
 		if in, ok, err = scanIndexed(w.findAt.QueryRow(at, id)); ok || err != nil {
 			return in, ok, err
 		}
 	}
-	return scanIndexed(w.find.QueryRow(id))
+	if w.empty || session > w.sessionsBefore {
+		return in, false, nil
+	}
+	if err := w.loadSegments(); err != nil {
+		return in, false, err
+	}
+	rows, err := named(w.segs, id)
+	if err != nil {
+		return in, false, err
+	}
+	for _, at := range rows {
+		if in, ok, err = scanIndexed(w.findAt.QueryRow(at, id)); ok || err != nil {
+			return in, ok, err
+		}
+	}
+	return in, false, nil
+}
+
+// loadSegments reads the segments as the update's transaction names them: the index's
+// own where they are those it loaded.
+func (w *writer) loadSegments() error {
+	if w.segsRead {
+		return nil
+	}
+	gen, err := segmentsGen(w.tx)
+	if err != nil {
+		return err
+	}
+	if gen == w.ix.gen && w.ix.segs != nil {
+		w.segs, w.segsRead = w.ix.segs, true
+		return nil
+	}
+	segs, err := openSegments(w.tx, w.ix.dir)
+	if err != nil {
+		return err
+	}
+	w.segs, w.segsRead, w.ownSegs = segs, true, true
+	return nil
 }
 
 // scanIndexed reads an entry's row, which row may not have.
@@ -223,7 +262,7 @@ func (w *writer) writeSessions() error {
 }
 
 func (w *writer) commit() error {
-	if w.words != nil && w.words.Len() > 0 {
+	if w.words != nil && (w.words.Len() > 0 || w.words.Names() > 0) {
 		if err := w.writeSegment(); err != nil {
 			return err
 		}
@@ -239,12 +278,19 @@ func (w *writer) commit() error {
 	return w.tx.Commit()
 }
 
+// name names an entry's row in the segment the update writes (idName).
+func (w *writer) name(rowid int64, id string) error {
+	if err := w.segment(); err != nil {
+		return err
+	}
+	w.words.Name(idName(id), rowid)
+	return nil
+}
+
 // index gathers an entry's words, in the segment the update writes.
 func (w *writer) index(rowid int64, e memory.Entry, r row) error {
-	if w.seg == 0 {
-		if err := w.newSegment(); err != nil {
-			return err
-		}
+	if err := w.segment(); err != nil {
+		return err
 	}
 	failed := "0"
 	if r.failed != 0 {
@@ -261,10 +307,13 @@ func (w *writer) index(rowid int64, e memory.Entry, r row) error {
 	return nil
 }
 
-// newSegment begins a segment: its row, which takes the index's write lock, and its
-// words. The first time, it removes what updates that failed left: segment files no
-// row names, which no other update can be writing now.
-func (w *writer) newSegment() error {
+// segment begins a segment, unless the update is writing one: its row, which takes
+// the index's write lock, and its words. The first time, it removes what updates that
+// failed left: segment files no row names, which no other update can be writing now.
+func (w *writer) segment() error {
+	if w.seg != 0 {
+		return nil
+	}
 	res, err := w.tx.Exec(`INSERT INTO segments (docs) VALUES (0)`)
 	if err != nil {
 		return err
@@ -289,7 +338,7 @@ func (w *writer) writeSegment() error {
 	if err := w.words.Write(segmentPath(w.ix.dir, w.seg)); err != nil {
 		return err
 	}
-	if _, err := w.tx.Exec(`UPDATE segments SET docs = ? WHERE id = ?`, w.words.Len(), w.seg); err != nil {
+	if _, err := w.tx.Exec(`UPDATE segments SET docs = ? WHERE id = ?`, max(w.words.Len(), 1), w.seg); err != nil {
 		return err
 	}
 	w.words, w.seg, w.inWords, w.changed = nil, 0, nil, true
@@ -324,7 +373,15 @@ func sweepSegments(q querier, dir string) error {
 	return nil
 }
 
-func (w *writer) rollback() { w.tx.Rollback() }
+// rollback ends the transaction, if commit did not, and lets go of what it read.
+func (w *writer) rollback() {
+	w.tx.Rollback()
+	if w.ownSegs {
+		for _, s := range w.segs {
+			s.Close()
+		}
+	}
+}
 
 // metaReader is the index's database or a transaction of it.
 type metaReader interface {
@@ -411,7 +468,7 @@ func (w *writer) journal(j *journal.Journal) error {
 // pass when the journal holds entries the index has not read; not in a rebuild, whose
 // rows added are found without a search already.
 func (w *writer) readsJournalAfter(j *journal.Journal) error {
-	if w.added != nil {
+	if w.empty {
 		return nil
 	}
 	birth, last, err := j.Tip()
@@ -658,7 +715,7 @@ func (w *writer) addRow(e memory.Entry, r row, at place) error {
 	if err != nil {
 		return err
 	}
-	switch before, ok, err := w.indexedAs(e.ID()); {
+	switch before, ok, err := w.indexedAs(e.ID(), session); {
 	case err != nil:
 		return err
 	case ok:
@@ -685,8 +742,9 @@ func (w *writer) addRow(e memory.Entry, r row, at place) error {
 	if err != nil {
 		return err
 	}
-	if w.added != nil {
-		w.added[maphash.String(w.seed, e.ID())] = rowid
+	w.added[maphash.String(w.seed, e.ID())] = rowid
+	if err := w.name(rowid, e.ID()); err != nil {
+		return err
 	}
 	if r.searchable {
 		if err := w.index(rowid, e, r); err != nil {
@@ -725,10 +783,8 @@ func (w *writer) reindex(e memory.Entry, r row, rowid int64, failed int) error {
 			return err
 		}
 	}
-	if w.seg == 0 {
-		if err := w.newSegment(); err != nil {
-			return err
-		}
+	if err := w.segment(); err != nil {
+		return err
 	}
 	// Its words before, in the segments before this update's, are dead.
 	if _, err := w.tx.Exec(`INSERT OR IGNORE INTO dead (entry, before) VALUES (?, ?)`, rowid, w.seg); err != nil {

@@ -37,6 +37,7 @@ type Builder struct {
 	values       [][]string // each key's values, by code
 	totals       []uint64
 	terms        map[string]*termBuild
+	names        []named
 	bytes        int
 	// The document being added: its terms, each one's counts and positions by field.
 	doc     map[string]int
@@ -76,8 +77,18 @@ func NewBuilder(fields, keys int) *Builder {
 // Len is how many documents the builder holds.
 func (b *Builder) Len() int { return len(b.ids) }
 
-// Bytes is about how many bytes of memory the builder's postings take.
+// Bytes is about how many bytes of memory the builder's postings and names take.
 func (b *Builder) Bytes() int { return b.bytes }
+
+// Name gives id a name that Segment.Named finds it by. An id may have several names,
+// and many ids one; the id need not be a document's.
+func (b *Builder) Name(name uint64, id int64) {
+	b.names = append(b.names, named{name, id})
+	b.bytes += 16
+}
+
+// Names is how many names the builder holds.
+func (b *Builder) Names() int { return len(b.names) }
 
 // Add adds a document. Its fields and keys must be as many as the builder's.
 func (b *Builder) Add(d Doc) {
@@ -212,18 +223,25 @@ func (b *Builder) Write(path string) error {
 		}
 	}
 	return w.finish(path, &columns{ids: b.ids, times: b.times, norms: b.norms, codes: b.codes,
-		values: b.values, totals: b.totals})
+		values: b.values, totals: b.totals, names: b.names})
 }
 
 // columns are a segment's documents apart from their terms: by document number, their
 // ids, times, norms (by field) and key codes (by key), each key's values by code, and
-// each field's terms over all of them.
+// each field's terms over all of them; and the names of ids.
 type columns struct {
 	ids, times []int64
 	norms      [][]uint8
 	codes      [][]uint32
 	values     [][]string
 	totals     []uint64
+	names      []named
+}
+
+// named is an id's name (Builder.Name).
+type named struct {
+	name uint64
+	id   int64
 }
 
 // segmentWriter writes a segment file: terms in byte order, each with its blocks and
@@ -343,19 +361,7 @@ func (w *segmentWriter) write(out *countingWriter, c *columns) error {
 		f.widths = append(f.widths, codeWidth(len(values)))
 	}
 	err := errors.Join(
-		section(secIDs, func() error {
-			base, width := idsLayout(c.ids)
-			out.Write(binary.LittleEndian.AppendUint64(buf[:0], uint64(base)))
-			for _, id := range c.ids {
-				if width == 4 {
-					buf = binary.LittleEndian.AppendUint32(buf[:0], uint32(id-base))
-				} else {
-					buf = binary.LittleEndian.AppendUint64(buf[:0], uint64(id-base))
-				}
-				out.Write(buf)
-			}
-			return nil
-		}),
+		section(secIDs, func() error { _, err := out.Write(appendIDs(nil, c.ids)); return err }),
 		section(secTimes, func() error {
 			for _, t := range c.times {
 				buf = binary.LittleEndian.AppendUint64(buf[:0], uint64(t))
@@ -389,6 +395,16 @@ func (w *segmentWriter) write(out *countingWriter, c *columns) error {
 				out.Write(buf)
 			}
 			return nil
+		}),
+		section(secNames, func() error {
+			slices.SortFunc(c.names, func(a, b named) int { return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(a.id, b.id)) })
+			buf = binary.LittleEndian.AppendUint64(buf[:0], uint64(len(c.names)))
+			ids := make([]int64, len(c.names))
+			for i, n := range c.names {
+				buf, ids[i] = binary.LittleEndian.AppendUint64(buf, n.name), n.id
+			}
+			_, err := out.Write(appendIDs(buf, ids))
+			return err
 		}),
 		section(secTerms, func() error { _, err := out.Write(w.records); return err }),
 		section(secPool, func() error { _, err := out.Write(w.pool); return err }),

@@ -30,6 +30,9 @@ import (
 //	          dictionary
 //	dicts     for each key: a uvarint count, then each value as a uvarint length and
 //	          its bytes, in code order
+//	names     the caller's names of its ids, which need not be documents' (Builder.Name):
+//	          how many (uint64), the least id (int64), the names in order (uint64 each),
+//	          then each one's id less that least, in 4 bytes where every one fits, else 8
 //	terms     terms × termRecord, in byte order of the terms
 //	pool      each term as a length byte and its bytes, where a termRecord points
 //	postings  each term's blocks: its block index (blocks × blockEntry), then the blocks;
@@ -56,6 +59,7 @@ const (
 	secNorms
 	secKeys
 	secDicts
+	secNames
 	secTerms
 	secPool
 	secPostings
@@ -68,8 +72,9 @@ var magic = [8]byte{'a', 'g', 'm', 'e', 'm', 'f', 't', '1'}
 // formatVersion is this layout's version, in the footer. 2: the fields' code in the
 // document's difference (a posting of 3 bytes or more became 1 or 2); 3: a code for one
 // field that holds the term more than once (3 bytes or more became 2); 4: no block
-// index for a term of one block; 5: ids less the least of them, in 4 bytes where they fit.
-const formatVersion = 5
+// index for a term of one block; 5: ids less the least of them, in 4 bytes where they fit;
+// 6: names.
+const formatVersion = 6
 
 // idsLayout is how the ids section holds ids: the least of them (0 for none), which
 // it gives each less, and the width of each: 4 bytes where every one fits, else 8.
@@ -83,6 +88,47 @@ func idsLayout(ids []int64) (base int64, width int) {
 		}
 	}
 	return base, 4
+}
+
+// appendIDs appends ids as idsLayout lays them out.
+func appendIDs(b []byte, ids []int64) []byte {
+	base, width := idsLayout(ids)
+	b = binary.LittleEndian.AppendUint64(b, uint64(base))
+	for _, id := range ids {
+		if width == 4 {
+			b = binary.LittleEndian.AppendUint32(b, uint32(id-base))
+		} else {
+			b = binary.LittleEndian.AppendUint64(b, uint64(id-base))
+		}
+	}
+	return b
+}
+
+// idColumn is n ids as appendIDs laid them out, read.
+type idColumn struct {
+	ids   []byte // after the least id
+	base  int64
+	width uint64
+}
+
+// readIDs reads n ids from b, which must hold them and nothing more.
+func readIDs(b []byte, n uint64) (c idColumn, ok bool) {
+	if len(b) < 8 {
+		return c, false
+	}
+	c.base, c.width, c.ids = int64(binary.LittleEndian.Uint64(b)), 4, b[8:]
+	if n > 0 && uint64(len(c.ids)) == n*8 {
+		c.width = 8
+	}
+	return c, uint64(len(c.ids)) == n*c.width
+}
+
+// at is the n-th id.
+func (c idColumn) at(n uint64) int64 {
+	if c.width == 4 {
+		return c.base + int64(binary.LittleEndian.Uint32(c.ids[n*4:]))
+	}
+	return c.base + int64(binary.LittleEndian.Uint64(c.ids[n*8:]))
 }
 
 // blockSize is how many documents a block of postings holds.

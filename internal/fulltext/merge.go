@@ -9,7 +9,7 @@ import (
 )
 
 // Merge writes at path one segment of the live documents of segs, in their order, and
-// says how many it holds. It holds one term's postings at a time, and the documents'
+// of all their names, and says how many documents it holds. It holds one term's postings at a time, and the documents'
 // columns. The segments must have the same fields and keys.
 func Merge(segs []*Segment, path string) (docs int, err error) {
 	defer recoverDamage(&err)
@@ -56,6 +56,9 @@ func Merge(segs []*Segment, path string) (docs int, err error) {
 		for f, t := range s.totals() {
 			c.totals[f] += t
 		}
+		// Names stay whatever their ids' documents: a document is dead when its id's
+		// words are indexed again elsewhere, and the name names the id.
+		s.eachName(func(name uint64, id int64) { c.names = append(c.names, named{name, id}) })
 	}
 	w, err := newSegmentWriter(filepath.Dir(path), fields)
 	if err != nil {

@@ -446,8 +446,62 @@ func TestIDsKept(t *testing.T) {
 		for n := range s.Docs() {
 			got = append(got, s.ID(uint32(n)))
 		}
-		if !slices.Equal(got, c.ids) || s.idWidth != c.width {
-			t.Errorf("ids %v: read back as %v, %d bytes each; want %d", c.ids, got, s.idWidth, c.width)
+		if !slices.Equal(got, c.ids) || s.ids.width != c.width {
+			t.Errorf("ids %v: read back as %v, %d bytes each; want %d", c.ids, got, s.ids.width, c.width)
+		}
+	}
+}
+
+// Names find their ids: ids of documents or not, several names of an id, one name of
+// several ids, ids past 4 bytes; in a segment of no documents; and after a merge, which
+// keeps them all, those of dead documents too.
+func TestNamesKept(t *testing.T) {
+	b := NewBuilder(1, 0)
+	b.Add(Doc{ID: 10, Fields: []string{"ten"}})
+	b.Add(Doc{ID: 11, Fields: []string{"eleven"}})
+	b.Name(7, 10)
+	b.Name(3, 11)
+	b.Name(7, 1<<40) // no document's
+	b.Name(math.MaxUint64, 10)
+	b.Name(0, 12)
+	first := written(t, b)
+	only := NewBuilder(1, 0)
+	only.Name(7, 2)
+	only.Name(5, 3)
+	second := written(t, only)
+	if second.Docs() != 0 {
+		t.Fatalf("a segment of names only holds %d documents", second.Docs())
+	}
+	first.Kill(map[int64]bool{10: true})
+	path := filepath.Join(t.TempDir(), "merged")
+	if _, err := Merge([]*Segment{first, second}, path); err != nil {
+		t.Fatal(err)
+	}
+	merged, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer merged.Close()
+	for _, c := range []struct {
+		s    *Segment
+		name uint64
+		want []int64
+	}{
+		{first, 7, []int64{10, 1 << 40}},
+		{first, 3, []int64{11}},
+		{first, math.MaxUint64, []int64{10}},
+		{first, 0, []int64{12}},
+		{first, 4, nil},
+		{second, 7, []int64{2}},
+		{second, 5, []int64{3}},
+		{second, 3, nil},
+		{merged, 7, []int64{2, 10, 1 << 40}},
+		{merged, 5, []int64{3}},
+		{merged, math.MaxUint64, []int64{10}},
+		{merged, 6, nil},
+	} {
+		if got, err := c.s.Named(c.name); err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("Named(%d) = %v, %v; want %v", c.name, got, err, c.want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -18,8 +19,9 @@ type Segment struct {
 	values  func() [][]string // each key's values, by code: read when first asked for
 	dead    []bool            // by document number: dead, left out of searches; nil for none
 	deadIDs int
-	idBase  int64 // the least id, which the ids section gives each document's less
-	idWidth uint64
+	ids     idColumn // each document's
+	names   []byte   // the names section's names, in order
+	named   idColumn // their ids
 }
 
 // Open opens the segment file at path, refusing one that does not read as a segment
@@ -62,14 +64,14 @@ func openBytes(data []byte) (s *Segment, err error) {
 	for _, w := range f.widths {
 		keyBytes += docs * uint64(w)
 	}
-	if len(s.sec[secIDs]) < 8 {
+	var ok bool
+	if s.ids, ok = readIDs(s.sec[secIDs], docs); !ok {
 		return nil, ErrDamaged
 	}
-	s.idBase, s.idWidth = int64(binary.LittleEndian.Uint64(s.sec[secIDs])), 4
-	if docs > 0 && uint64(len(s.sec[secIDs])) == 8+docs*8 {
-		s.idWidth = 8
+	if s.names, s.named, ok = readNames(s.sec[secNames]); !ok {
+		return nil, ErrDamaged
 	}
-	if uint64(len(s.sec[secIDs])) != 8+docs*s.idWidth || uint64(len(s.sec[secTimes])) != docs*8 ||
+	if uint64(len(s.sec[secTimes])) != docs*8 ||
 		uint64(len(s.sec[secNorms])) != docs*uint64(f.fields) || uint64(len(s.sec[secKeys])) != keyBytes ||
 		uint64(len(s.sec[secTerms])) != uint64(f.terms)*termRecordSize {
 		return nil, ErrDamaged
@@ -135,12 +137,41 @@ func (s *Segment) Close() error {
 func (s *Segment) Docs() int { return int(s.f.docs) }
 
 // ID is document n's id.
-func (s *Segment) ID(n uint32) int64 {
-	at := 8 + uint64(n)*s.idWidth
-	if s.idWidth == 4 {
-		return s.idBase + int64(binary.LittleEndian.Uint32(s.sec[secIDs][at:]))
+func (s *Segment) ID(n uint32) int64 { return s.ids.at(uint64(n)) }
+
+// readNames reads a names section: its names, and their ids.
+func readNames(b []byte) (names []byte, ids idColumn, ok bool) {
+	if len(b) < 8 {
+		return nil, ids, false
 	}
-	return s.idBase + int64(binary.LittleEndian.Uint64(s.sec[secIDs][at:]))
+	n := binary.LittleEndian.Uint64(b)
+	if n > uint64(len(b)-8)/8 {
+		return nil, ids, false
+	}
+	names = b[8 : 8+8*n]
+	ids, ok = readIDs(b[8+8*n:], n)
+	return names, ids, ok
+}
+
+// Named is the ids of the name, in order (Builder.Name); ErrDamaged if the file was
+// cut short under its mapping.
+func (s *Segment) Named(name uint64) (ids []int64, err error) {
+	defer recoverDamage(&err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	n := uint64(len(s.names) / 8)
+	nameAt := func(i uint64) uint64 { return binary.LittleEndian.Uint64(s.names[8*i:]) }
+	i := uint64(sort.Search(int(n), func(i int) bool { return nameAt(uint64(i)) >= name }))
+	for ; i < n && nameAt(i) == name; i++ {
+		ids = append(ids, s.named.at(i))
+	}
+	return ids, nil
+}
+
+// eachName calls f with each name and its id, in order.
+func (s *Segment) eachName(f func(name uint64, id int64)) {
+	for i := range uint64(len(s.names) / 8) {
+		f(binary.LittleEndian.Uint64(s.names[8*i:]), s.named.at(i))
+	}
 }
 
 // Time is document n's time.
