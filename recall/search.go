@@ -74,12 +74,12 @@ const (
 
 type scanner interface{ Scan(...any) error }
 
-func scanRef(s scanner, extra ...any) (Ref, error) {
+func scanRef(s scanner) (Ref, error) {
 	var r Ref
 	var ts int64
 	var failed, size, form int
-	err := s.Scan(append([]any{&r.ID, &r.Session, &ts, &r.Event, &r.Source, &r.Type, &r.Tool,
-		&r.Summary, &failed, &size, &r.Commit, &r.record, &r.Origin, &r.line, &form, &r.md, &r.row}, extra...)...)
+	err := s.Scan(&r.ID, &r.Session, &ts, &r.Event, &r.Source, &r.Type, &r.Tool,
+		&r.Summary, &failed, &size, &r.Commit, &r.record, &r.Origin, &r.line, &form, &r.md, &r.row)
 	r.Time, r.Failed, r.Tokens = time.Unix(0, ts).UTC(), failed != 0, (size+3)/4
 	if err != nil {
 		return r, err
@@ -196,7 +196,7 @@ func (m *Memory) hits(found []fulltext.Hit) ([]Hit, error) {
 	for i, h := range found {
 		at[h.ID], args[i] = i, h.ID
 	}
-	rows, err := m.Index.db.Query(`SELECT `+refColumns+`, e.rowid FROM `+refFrom+` WHERE e.rowid IN (?`+
+	rows, err := m.Index.db.Query(`SELECT `+refColumns+` FROM `+refFrom+` WHERE e.rowid IN (?`+
 		strings.Repeat(",?", len(found)-1)+`)`, args...)
 	if err != nil {
 		return nil, err
@@ -205,12 +205,11 @@ func (m *Memory) hits(found []fulltext.Hit) ([]Hit, error) {
 	out := make([]Hit, len(found))
 	seen := 0
 	for rows.Next() {
-		var rowid int64
-		ref, err := scanRef(rows, &rowid)
+		ref, err := scanRef(rows)
 		if err != nil {
 			return nil, err
 		}
-		i := at[rowid]
+		i := at[ref.row]
 		out[i] = Hit{Ref: ref, Score: found[i].Score}
 		seen++
 	}
