@@ -602,11 +602,15 @@ func readCommit(ctx context.Context, git *vcs.Git, c walked, origin string) comm
 		}
 	}
 	for _, parts := range render.RecordFiles(names) {
-		var whole bytes.Buffer
-		for _, p := range parts {
-			whole.Write(data[p])
+		whole := data[parts[0]]
+		if len(parts) > 1 {
+			var b bytes.Buffer
+			for _, p := range parts {
+				b.Write(data[p])
+			}
+			whole = b.Bytes()
 		}
-		entries, err := render.ParseSessionRecord(whole.Bytes())
+		entries, err := render.ParseSessionRecord(whole)
 		if err != nil {
 			if origin != Local {
 				continue

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -41,14 +42,33 @@ func (r *Git) OpenFile(h plumbing.Hash, file string) (io.ReadCloser, error) {
 // OpenBlob opens blob h, to be read as a stream.
 func (r *Git) OpenBlob(h plumbing.Hash) (io.ReadCloser, error) { return r.openBlob(h) }
 
+// readBlob reads blob h whole, into a buffer of its size where its header gives it: a
+// buffer grown as it fills costs twice its pages, each a fault.
+func (r *Git) readBlob(h plumbing.Hash) ([]byte, error) {
+	rd, err := r.openBlob(h)
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	var buf bytes.Buffer
+	if b, ok := rd.(*blobStream); ok {
+		buf.Grow(int(b.left) + bytes.MinRead) // and room to read its end
+	}
+	_, err = buf.ReadFrom(rd)
+	return buf.Bytes(), err
+}
+
 // openBlob opens blob h as a stream. go-git reads an object whole into memory before it
 // hands out a reader, inflating it a byte at a time through its pack scanner: for the
 // megabytes of a session record, that was a copy of every byte and most of the time it
-// took to read one. A blob a pack holds whole, as agmem writes them, is inflated here
-// as it is read instead, and one it holds as a delta is resolved here (resolve); a
-// loose object is read by go-git.
+// took to read one. A blob a pack holds whole, as agmem writes them, or a loose one, is
+// inflated here as it is read instead, and one a pack holds as a delta is resolved here
+// (resolve); go-git reads what else there is (an alternate's).
 func (r *Git) openBlob(h plumbing.Hash) (io.ReadCloser, error) {
 	if rd, err := r.openPacked(h); rd != nil || err != nil {
+		return rd, err
+	}
+	if rd, err := r.openLoose(h); rd != nil || err != nil {
 		return rd, err
 	}
 	blob, err := object.GetBlob(r.st, h)
@@ -87,7 +107,7 @@ func (r *Git) openPacked(h plumbing.Hash) (io.ReadCloser, error) {
 			f.Close()
 			return nil, fmt.Errorf("read %s: blob %s: %w", p.path, h, err)
 		}
-		return &packedBlob{f: f, zr: zr, left: size, hash: h}, nil
+		return &blobStream{f: f, zr: zr, left: size, hash: h}, nil
 	case plumbing.OFSDeltaObject, plumbing.REFDeltaObject:
 		o, err := r.resolve(f, *p, at, 0)
 		f.Close()
@@ -190,9 +210,39 @@ func entryHeader(b []byte) (t plumbing.ObjectType, size int64, n int, err error)
 	return t, size, n, nil
 }
 
-// packedBlob is a blob inflated from its pack entry as it is read, checked against the
-// size the entry's header gives.
-type packedBlob struct {
+// openLoose opens blob h where it is a loose object, and returns a nil reader where it
+// is none.
+func (r *Git) openLoose(h plumbing.Hash) (io.ReadCloser, error) {
+	hex := h.String()
+	f, err := os.Open(filepath.Join(r.gitDir, "objects", hex[:2], hex[2:]))
+	if err != nil {
+		return nil, nil // go-git has its say
+	}
+	zr, err := newInflater(f, 0)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("loose object %s: %w", h, err)
+	}
+	// Its header: "blob", a space, its size in decimal, a NUL.
+	var head []byte
+	for one := make([]byte, 1); len(head) <= len("blob ")+20; {
+		if _, err = io.ReadFull(zr, one); err != nil || one[0] == 0 {
+			break
+		}
+		head = append(head, one[0])
+	}
+	size, serr := strconv.ParseInt(strings.TrimPrefix(string(head), "blob "), 10, 64)
+	if err != nil || serr != nil || !bytes.HasPrefix(head, []byte("blob ")) || size < 0 {
+		zr.Close()
+		f.Close()
+		return nil, fmt.Errorf("loose object %s: not a blob's header: %q", h, head)
+	}
+	return &blobStream{f: f, zr: zr, left: size, hash: h}, nil
+}
+
+// blobStream is a blob inflated from its pack entry or loose object as it is read,
+// checked against the size its header gives.
+type blobStream struct {
 	f    *os.File
 	zr   io.ReadCloser
 	left int64
@@ -201,16 +251,16 @@ type packedBlob struct {
 
 // Read inflates the next bytes of the blob; a stream longer or shorter than the entry's
 // size is an error, and one cut short is io.ErrUnexpectedEOF, as from any inflater.
-func (b *packedBlob) Read(p []byte) (int, error) {
+func (b *blobStream) Read(p []byte) (int, error) {
 	n, err := b.zr.Read(p)
 	if b.left -= int64(n); b.left < 0 || err == io.EOF && b.left > 0 {
-		return n, fmt.Errorf("blob %s: its size is not what its pack says", b.hash)
+		return n, fmt.Errorf("blob %s: its size is not what its header says", b.hash)
 	}
 	return n, err
 }
 
-// Close closes the inflater and the pack file.
-func (b *packedBlob) Close() error {
+// Close closes the inflater and the object's file.
+func (b *blobStream) Close() error {
 	if b.zr == nil {
 		return nil
 	}

@@ -106,6 +106,41 @@ func TestOpenFileCutShortPack(t *testing.T) {
 	}
 }
 
+// A loose object that is not a blob, or a loose blob cut short, is an error, never data.
+func TestOpenLooseDamaged(t *testing.T) {
+	r, dir := newRepo(t)
+	var text strings.Builder
+	rng := rand.New(rand.NewPCG(3, 4))
+	for text.Len() < 200000 {
+		fmt.Fprintf(&text, "line %d %x\n", text.Len(), rng.Uint64())
+	}
+	writeWorktree(t, dir, map[string]string{"sessions/s1/loose": text.String()})
+	runGit(t, dir, "add", "sessions/s1/loose")
+	runGit(t, dir, "commit", "-q", "-m", "by git")
+	head := revParse(t, dir, "HEAD")
+	if rd, err := r.OpenBlob(head); err == nil {
+		rd.Close()
+		t.Errorf("OpenBlob of a commit: no error")
+	}
+	blob := plumbing.ComputeHash(plumbing.BlobObject, []byte(text.String()))
+	file := filepath.Join(dir, ".git", "objects", blob.String()[:2], blob.String()[2:])
+	fi, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(file, fi.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := r.OpenBlob(blob)
+	if err != nil {
+		return
+	}
+	defer rd.Close()
+	if got, err := io.ReadAll(rd); err == nil {
+		t.Fatalf("read %d of %d bytes, and no error: the cut reads as the end", len(got), text.Len())
+	}
+}
+
 // Deltas of deltas, as git gc writes them, against a base by offset
 // (git's default) or by id: every blob reads as git has it, read once (the chain
 // resolved) and again (its links kept).

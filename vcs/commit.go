@@ -407,17 +407,11 @@ func (r *Git) diffTrees(prefix string, old, new plumbing.Hash, read func(string)
 		case e.Mode.IsFile() && !read(path):
 			*out = append(*out, Change{Path: path, Hash: e.Hash})
 		case e.Mode.IsFile():
-			rd, err := r.openBlob(e.Hash)
+			data, err := r.readBlob(e.Hash)
 			if err != nil {
 				return fmt.Errorf("read %s: %w", path, err)
 			}
-			var buf bytes.Buffer
-			_, err = buf.ReadFrom(rd)
-			rd.Close()
-			if err != nil {
-				return err
-			}
-			*out = append(*out, Change{Path: path, Data: buf.Bytes(), Hash: e.Hash})
+			*out = append(*out, Change{Path: path, Data: data, Hash: e.Hash})
 		}
 	}
 	return nil
