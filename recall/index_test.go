@@ -76,6 +76,16 @@ func (m *memRepo) flush() {
 	}
 }
 
+// git opens the repo's git.
+func (m *memRepo) git() *vcs.Git {
+	m.t.Helper()
+	git, err := vcs.Open(m.repo.Root)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return git
+}
+
 // update brings the index up to date, as the end of agmem flush does.
 func (m *memRepo) update() {
 	m.t.Helper()
@@ -421,6 +431,34 @@ func TestUpdatesTakeTurns(t *testing.T) {
 	}
 	if res := m.search(recall.Query{Text: "racing", Limit: 100}); len(res.Hits) != readers*rounds {
 		t.Errorf("%d hits, want %d", len(res.Hits), readers*rounds)
+	}
+}
+
+// TestUpdateStoppedMidway: an update whose context ends while it reads git, the journal
+// read ahead of it further than it holds (readAhead), leaves the index as it was, and
+// the next update indexes every entry once.
+func TestUpdateStoppedMidway(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s0", call("Bash", "t0", 0, map[string]any{"command": "make"}, "indexed first, before the update that stops midway"))
+	m.flush()
+	mem := m.open()
+	var calls []record.Input
+	for i := range 3000 {
+		calls = append(calls, call("Bash", fmt.Sprint("c", i), time.Duration(i)*time.Millisecond,
+			map[string]any{"command": fmt.Sprint("make part", i)}, fmt.Sprint("part ", i, " of the heron's nest, built while the update stopped")))
+	}
+	m.record("s1", calls...)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := mem.Index.Update(ctx, m.git(), m.repo.Journal()); err == nil {
+		t.Fatal("an update past its context: no error")
+	}
+	if err := mem.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := mem.Search(recall.Query{Text: "heron", Limit: recall.MaxLimit})
+	if err != nil || res.Total != 3000 {
+		t.Fatalf("%d hits, %v; want 3000", res.Total, err)
 	}
 }
 

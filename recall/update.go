@@ -68,7 +68,8 @@ type writer struct {
 	sessionsBefore int64
 	segs           []segment
 	segsRead       bool
-	ownSegs        bool // segs were opened for the update, not the index's own
+	ownSegs        bool          // segs were opened for the update, not the index's own
+	ahead          *journalAhead // the journal, read while git is (nil: read in its pass)
 }
 
 // shape is what tells one recording of an entry from another of the same id: a call
@@ -375,6 +376,9 @@ func sweepSegments(q querier, dir string) error {
 
 // rollback ends the transaction, if commit did not, and lets go of what it read.
 func (w *writer) rollback() {
+	if w.ahead != nil {
+		w.ahead.close()
+	}
 	w.tx.Rollback()
 	if w.ownSegs {
 		for _, s := range w.segs {
@@ -444,7 +448,11 @@ func (w *writer) journal(j *journal.Journal) error {
 		return w.add(e, place{origin: Local})
 	}
 	last := uint64(0)
-	if birth == read {
+	if a := w.ahead; a != nil && a.birth == birth && birth == read {
+		if last, err = a.each(add); err != nil {
+			return err
+		}
+	} else if birth == read {
 		if last, err = j.Since(seq, add); err != nil {
 			return err
 		}
@@ -462,6 +470,72 @@ func (w *writer) journal(j *journal.Journal) error {
 		return err
 	}
 	return w.setMeta("journal_seq", strconv.FormatUint(last, 10))
+}
+
+// readAhead starts reading the journal's entries since the last update, decoded, on a
+// goroutine of its own while the update reads git: decoding a flush's entries again,
+// to find them indexed from its commit, was a tenth of the update after it, on a core
+// that waited for git's reading meanwhile.
+func (w *writer) readAhead(j *journal.Journal) error {
+	read, seq, _, err := journalRead(w.tx)
+	if err != nil {
+		return err
+	}
+	birth, err := j.Birth()
+	if err != nil || birth != read {
+		return err // a journal made anew: the journal pass reads it all
+	}
+	a := &journalAhead{birth: birth, entries: make(chan memory.Entry, aheadEntries), stop: make(chan struct{})}
+	go func() {
+		defer close(a.entries)
+		a.last, a.err = j.Since(seq, func(e memory.Entry) error {
+			select {
+			case a.entries <- e:
+				return nil
+			case <-a.stop:
+				return errStopped
+			}
+		})
+	}()
+	w.ahead = a
+	return nil
+}
+
+// aheadEntries bounds the entries read ahead of the journal pass: a flush's batch, and
+// not a journal's worth of them.
+const aheadEntries = 2048
+
+// journalAhead is the journal read ahead (readAhead).
+type journalAhead struct {
+	birth   string
+	entries chan memory.Entry // closed once the read ends
+	last    uint64            // the last entry's sequence number, once it ends
+	err     error
+	stop    chan struct{}
+}
+
+var errStopped = errors.New("the update stopped")
+
+// each calls fn with each entry read, and returns what journal.Journal.Since would.
+func (a *journalAhead) each(fn func(memory.Entry) error) (uint64, error) {
+	for e := range a.entries {
+		if err := fn(e); err != nil {
+			a.close()
+			return 0, err
+		}
+	}
+	return a.last, a.err
+}
+
+// close stops the read, if it goes on, and waits for it to end.
+func (a *journalAhead) close() {
+	select {
+	case <-a.stop:
+	default:
+		close(a.stop)
+	}
+	for range a.entries {
+	}
 }
 
 // readsJournalAfter makes the writer keep what it reads of the commits for the journal's
