@@ -600,22 +600,25 @@ func (w *writer) git(git *vcs.Git) error {
 }
 
 // indexCommits indexes the entries of commits, in order. What git holds of a commit is
-// read and decoded on a goroutine of its own, a few commits ahead of the one indexed:
-// a rebuild's reading and its indexing then take a core each.
+// read and decoded on a goroutine of its own, a few parts ahead of the one indexed: a
+// rebuild's reading and its indexing then take a core each, and so do the reading of a
+// flush's big record and the indexing of its first entries.
 func (w *writer) indexCommits(git *vcs.Git, commits []walked, origin string) error {
 	reads := make(chan commitRead, 4)
 	quit := make(chan struct{})
 	defer close(quit)
 	go func() {
 		defer close(reads)
-		for _, c := range commits {
-			r := readCommit(w.ctx, git, c, origin)
+		send := func(r commitRead) bool {
 			select {
 			case reads <- r:
+				return r.err == nil
 			case <-quit:
-				return
+				return false
 			}
-			if r.err != nil {
+		}
+		for _, c := range commits {
+			if !readCommit(w.ctx, git, c, origin, send) {
 				return
 			}
 		}
@@ -631,14 +634,18 @@ func (w *writer) indexCommits(git *vcs.Git, commits []walked, origin string) err
 	return nil
 }
 
-// commitRead is what an agmem commit's session records hold, decoded, and where each
-// entry's markdown file is.
+// commitRead is what an agmem commit's session records hold, or a part of it, decoded,
+// and where each entry's markdown file is.
 type commitRead struct {
 	commit  plumbing.Hash
 	origin  string
+	first   bool // the commit's first part, or its whole
 	records []recordRead
 	err     error
 }
+
+// readPart bounds the entries of a part of a commit read (readCommit).
+const readPart = 256
 
 type recordRead struct {
 	path    string // its first part
@@ -647,21 +654,27 @@ type recordRead struct {
 	places  []place // but the record's row, known once it is written
 }
 
-// readCommit reads the entries of an agmem commit's session records. A record of a
-// fetched branch that does not read as entries, which anyone could have written, is
-// passed over; one of this repo's own is an error.
-func readCommit(ctx context.Context, git *vcs.Git, c walked, origin string) commitRead {
-	read := commitRead{commit: c.hash, origin: origin}
-	if c.batch == "" {
-		return read // a person's commit
+// readCommit reads the entries of an agmem commit's session records, and gives them to
+// send a part of at most readPart entries at a time, or the commit with none (a
+// person's); send says whether to go on, and so does readCommit. A record of a fetched
+// branch that does not read as entries, which anyone could have written, is passed
+// over whole; one of this repo's own is an error.
+func readCommit(ctx context.Context, git *vcs.Git, c walked, origin string, send func(commitRead) bool) bool {
+	read := commitRead{commit: c.hash, origin: origin, first: true}
+	fail := func(err error) bool {
+		read.records, read.err = nil, err
+		send(read)
+		return false
 	}
-	if read.err = ctx.Err(); read.err != nil {
-		return read
+	if c.batch == "" {
+		return send(read) // a person's commit
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
 	}
 	files, err := git.AddedPaths(c.hash, isRecordPart)
 	if err != nil {
-		read.err = err
-		return read
+		return fail(err)
 	}
 	data := map[string][]byte{}
 	markdown := map[string]plumbing.Hash{}
@@ -684,36 +697,47 @@ func readCommit(ctx context.Context, git *vcs.Git, c walked, origin string) comm
 			}
 			whole = b.Bytes()
 		}
-		entries, err := render.ParseSessionRecord(whole)
+		all, err := render.ParseSessionRecord(whole)
 		if err != nil {
 			if origin != Local {
 				continue
 			}
-			read.err = fmt.Errorf("%s: %w", parts[0], err)
-			return read
+			return fail(fmt.Errorf("%s: %w", parts[0], err))
 		}
-		rec := recordRead{path: parts[0], entries: entries, rows: make([]row, len(entries)), places: make([]place, len(entries))}
-		for i, e := range entries {
-			rec.rows[i] = rowOf(e)
-			at := place{line: i + 1, origin: origin}
-			if o := e.Observation; o != nil {
-				for i, f := range render.Forms {
-					if h, ok := markdown[f.Path(o)]; ok {
-						at.form, at.md = i+1, h[:]
-						break
+		for start := 0; start < len(all); start += readPart {
+			entries := all[start:min(start+readPart, len(all))]
+			rec := recordRead{path: parts[0], entries: entries, rows: make([]row, len(entries)), places: make([]place, len(entries))}
+			for i, e := range entries {
+				rec.rows[i] = rowOf(e)
+				at := place{line: start + i + 1, origin: origin}
+				if o := e.Observation; o != nil {
+					for i, f := range render.Forms {
+						if h, ok := markdown[f.Path(o)]; ok {
+							at.form, at.md = i+1, h[:]
+							break
+						}
 					}
 				}
+				rec.places[i] = at
 			}
-			rec.places[i] = at
+			read.records = []recordRead{rec}
+			if !send(read) {
+				return false
+			}
+			read.first = false
 		}
-		read.records = append(read.records, rec)
 	}
-	return read
+	if read.first { // no record read: the commit counts all the same
+		return send(read)
+	}
+	return true
 }
 
 // addCommit indexes what readCommit read of a commit.
 func (w *writer) addCommit(read commitRead) error {
-	w.done.Commits++
+	if read.first {
+		w.done.Commits++
+	}
 	failpoint.Hit("index-midway") // inside the transaction: SQLite must drop it whole
 	for _, rec := range read.records {
 		var record int64
