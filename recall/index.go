@@ -56,7 +56,7 @@ const (
 // the ids' keys (idKeyOf); 16: an entry's agent, memory type and tool its row in kinds,
 // a subject that ends its summary the length of that end, markdown blobs' hashes cut
 // to mdHashBytes, and segments of format 5; 17: entries found by their names in the
-// segments (idName, segments of format 6), entries_id gone.
+// segments (shortName, wholeName; segments of format 6), entries_id gone.
 const indexVersion = 17
 
 // mdHashBytes is how much of its markdown file's blob's hash the index keeps of an
@@ -71,24 +71,38 @@ func shortIDOf(column string) string {
 		column + `, '-', ''), 1, 12) END)`
 }
 
-// idName is the name an entry's row has in the segments (fulltext.Builder.Name): a hash
-// of its id's short id (shortID), which a lookup of the id, whole or short, checks
-// against the row. The names are kept in the segments, in order, written once with
-// each update's words, where an index of the ids in SQLite had each update rewrite a
-// page of it for nearly every entry it added (the ids are random): half an update's
-// time in a year's index.
-func idName(id string) uint64 {
+// An entry's row has names in the segments (fulltext.Builder.Name), hashes of its id:
+// shortName, of its short id (shortID), which a lookup by short id reads; and
+// wholeName, which a lookup by whole id, and an update's, reads: the same for a ULID,
+// whose short id is its 60 random bits, and of the whole id for any other, whose short
+// id many may share (UUIDv7s of one millisecond, or what a fetched record holds). A
+// lookup checks the id of each row a name gives. The names are kept in the segments,
+// in order, written once with each update's words, where an index of the ids in SQLite
+// had each update rewrite a page of it for nearly every entry it added (the ids are
+// random): half an update's time in a year's index.
+func shortName(id string) uint64 { return nameOf(shortID(id)) }
+
+func wholeName(id string) uint64 {
+	if len(id) == ulidLen {
+		return shortName(id)
+	}
+	return nameOf("=" + id) // no short id starts so
+}
+
+// ulidLen is the length of a ULID, which memory.ShortID tells by it too.
+const ulidLen = 26
+
+func nameOf(s string) uint64 {
 	h := fnv.New64a()
-	h.Write([]byte(shortID(id)))
+	h.Write([]byte(s))
 	return h.Sum64()
 }
 
-// named are the rows that may be of the id, whole or short, by its name in the segments
-// loaded: those of another id of the same name too.
-func named(segs []segment, id string) ([]int64, error) {
+// named are the rows the segments loaded give name: those that may be of an id.
+func named(segs []segment, name uint64) ([]int64, error) {
 	var rows []int64
 	for _, s := range segs {
-		of, err := s.Named(idName(id))
+		of, err := s.Named(name)
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +167,7 @@ CREATE TABLE kinds (
 );
 CREATE TABLE entries (
 	rowid   INTEGER PRIMARY KEY AUTOINCREMENT, -- never given again: dead names rows
-	id      TEXT NOT NULL,   -- unique: an update looks an entry up by its name (idName) before it adds one
+	id      TEXT NOT NULL,   -- unique: an update looks an entry up by its name (wholeName) before it adds one
 	event   TEXT NOT NULL,   -- "" for an observation, else the event's name
 	session INTEGER NOT NULL, -- its session's row
 	kind    INTEGER NOT NULL, -- its agent, memory type and tool: their row in kinds
@@ -170,6 +184,8 @@ CREATE TABLE entries (
 );
 CREATE INDEX entries_session ON entries (session, ts);
 CREATE INDEX entries_pending ON entries (record) WHERE record = 0;
+-- A session's row is never deleted, and one made later has a larger rowid: an update
+-- looks up no entry of a session it made the row of (writer.indexedAs).
 CREATE TABLE sessions (
 	rowid        INTEGER PRIMARY KEY, -- what its entries name it by
 	id           TEXT NOT NULL UNIQUE,
@@ -503,7 +519,9 @@ type Updated struct {
 // once, where it is, and its entries in the journal are only found there already; an
 // entry a flush commits meanwhile is indexed as pending, and placed in its commit by the
 // next update. It reads the journal in short transactions, as a replay does, and never
-// holds it while it reads git. j may be nil (a clone with no journal).
+// holds it while it reads git: on a goroutine of its own while it reads git, then what
+// was recorded meanwhile, indexed after git's entries all the same (readAhead). j may
+// be nil (a clone with no journal).
 //
 // Once ctx is done it stops, leaving the index as it was, and returns ctx's error.
 func (ix *Index) Update(ctx context.Context, git *vcs.Git, j *journal.Journal) (Updated, error) {

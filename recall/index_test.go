@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -434,31 +437,131 @@ func TestUpdatesTakeTurns(t *testing.T) {
 	}
 }
 
-// TestUpdateStoppedMidway: an update whose context ends while it reads git, the journal
-// read ahead of it further than it holds (readAhead), leaves the index as it was, and
-// the next update indexes every entry once.
+// stopAfter is a context that ends once its Err was asked n times: an update stopped
+// at a point of its own, the same each run.
+type stopAfter struct {
+	context.Context
+	n atomic.Int64
+}
+
+func (c *stopAfter) Err() error {
+	if c.n.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestUpdateStoppedMidway: an update stopped in its pass of git, or of the journal,
+// the journal read ahead of it further than it holds (readAhead), leaves the index as
+// it was and no reading behind, and the next update indexes every entry once.
 func TestUpdateStoppedMidway(t *testing.T) {
+	for _, flushed := range []bool{true, false} {
+		t.Run(fmt.Sprint("flushed=", flushed), func(t *testing.T) {
+			m := newMemRepo(t)
+			m.record("s0", call("Bash", "t0", 0, map[string]any{"command": "make"}, "indexed first, before the update that stops midway"))
+			m.flush()
+			mem := m.open()
+			var calls []record.Input
+			for i := range 3000 {
+				calls = append(calls, call("Bash", fmt.Sprint("c", i), time.Duration(i)*time.Millisecond,
+					map[string]any{"command": fmt.Sprint("make part", i)}, fmt.Sprint("part ", i, " of the heron's nest, built while the update stopped")))
+			}
+			m.record("s1", calls...)
+			if flushed {
+				m.flush() // the update stops in its pass of git
+			}
+			goroutines := runtime.NumGoroutine()
+			ctx := &stopAfter{Context: context.Background()}
+			ctx.n.Store(100)
+			if _, err := mem.Index.Update(ctx, m.git(), m.repo.Journal()); !errors.Is(err, context.Canceled) {
+				t.Fatalf("an update past its context: %v", err)
+			}
+			if ctx.n.Load() > 0 {
+				t.Fatalf("the update asked its context %d times: it did not stop midway", 100-ctx.n.Load())
+			}
+			for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > goroutines && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if n := runtime.NumGoroutine(); n > goroutines {
+				t.Errorf("%d goroutines after the update, %d before", n, goroutines)
+			}
+			if res, err := mem.Search(recall.Query{Text: "heron"}); err != nil || res.Total != 0 {
+				t.Fatalf("the stopped update left %d hits, %v", res.Total, err)
+			}
+			if err := mem.Refresh(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			res, err := mem.Search(recall.Query{Text: "heron", Limit: recall.MaxLimit})
+			if err != nil || res.Total != 3000 {
+				t.Fatalf("%d hits, %v; want 3000", res.Total, err)
+			}
+		})
+	}
+}
+
+// TestShowByIDs: an entry is shown by its whole id and its short id after the segments
+// that named it were merged, an event (no document of a segment) too; a reader opened
+// before shows what another process indexed since, without updating; and the 300th
+// call of one flushed record (read in parts) is whole.
+func TestShowByIDs(t *testing.T) {
 	m := newMemRepo(t)
-	m.record("s0", call("Bash", "t0", 0, map[string]any{"command": "make"}, "indexed first, before the update that stops midway"))
-	m.flush()
-	mem := m.open()
+	early := m.open()
 	var calls []record.Input
-	for i := range 3000 {
-		calls = append(calls, call("Bash", fmt.Sprint("c", i), time.Duration(i)*time.Millisecond,
-			map[string]any{"command": fmt.Sprint("make part", i)}, fmt.Sprint("part ", i, " of the heron's nest, built while the update stopped")))
+	for i := range 300 {
+		calls = append(calls, call("Bash", fmt.Sprint("c", i), time.Duration(i)*time.Second,
+			map[string]any{"command": fmt.Sprint("make part", i)}, fmt.Sprint("part ", i, " of the otter's dam, one of three hundred parts the otter built")))
 	}
-	m.record("s1", calls...)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := mem.Index.Update(ctx, m.git(), m.repo.Journal()); err == nil {
-		t.Fatal("an update past its context: no error")
+	m.record("s0", calls...)
+	m.flush()
+	m.update()
+	for i := range 9 { // segments of a size merged
+		m.record(fmt.Sprint("s", i+1), call("Bash", "t", time.Hour, map[string]any{"command": "make"}, fmt.Sprint("round ", i, " of the merges, and the otter swims on")))
+		m.flush()
+		m.update()
 	}
-	if err := mem.Refresh(context.Background()); err != nil {
+	res := m.search(recall.Query{Text: "otter dam", Limit: recall.MaxLimit})
+	if len(res.Hits) != 300 {
+		t.Fatalf("%d hits of the 300 calls", len(res.Hits))
+	}
+	var last recall.Ref
+	for _, h := range res.Hits {
+		if h.Summary == "Bash command=make part299" {
+			last = h.Ref
+		}
+	}
+	for _, id := range []string{last.ID, last.Short, strings.ToUpper(last.Short)} {
+		got, err := early.Resolve(id) // early never updated: another process indexed it
+		if err != nil || got.ID != last.ID {
+			t.Errorf("Resolve(%s) = %s, %v; want %s", id, got.ID, err, last.ID)
+		}
+	}
+	obs, err := early.Show([]string{last.Short})
+	if err != nil || len(obs) != 1 || obs[0].Entry.Observation == nil || !strings.Contains(string(obs[0].Entry.Observation.Result), "part 299 of the otter") {
+		t.Fatalf("Show(%s): %+v, %v", last.Short, obs, err)
+	}
+	m.codex(`{"session_id":"x9","turn_id":"t1","cwd":"/w","hook_event_name":"UserPromptSubmit","prompt":"ask the otter about the beaver's lodge"}`)
+	m.codex(`{"session_id":"x9","turn_id":"t1","cwd":"/w","hook_event_name":"Stop","last_assistant_message":"done"}`)
+	m.flush()
+	m.update()
+	prompts := m.search(recall.Query{Text: "beaver lodge"})
+	if len(prompts.Hits) != 1 || prompts.Hits[0].Event == "" {
+		t.Fatalf("the prompt: %+v", prompts.Hits)
+	}
+	_, around, err := early.Timeline(prompts.Hits[0].Short, 0, 5)
+	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := mem.Search(recall.Query{Text: "heron", Limit: recall.MaxLimit})
-	if err != nil || res.Total != 3000 {
-		t.Fatalf("%d hits, %v; want 3000", res.Total, err)
+	events := 0
+	for _, r := range append(around, prompts.Hits[0].Ref) {
+		if r.Event != "" {
+			events++
+			if got, err := early.Resolve(r.Short); err != nil || got.ID != r.ID {
+				t.Errorf("the event %s (%s): %s, %v", r.Short, r.Event, got.ID, err)
+			}
+		}
+	}
+	if events < 2 {
+		t.Errorf("%d events around the prompt, want its session's Stop too", events)
 	}
 }
 

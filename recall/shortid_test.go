@@ -40,27 +40,32 @@ func TestShortIDOfIsShortID(t *testing.T) {
 	}
 }
 
-// TestIDNames: an id, whole or short, in any case, has one name in the segments, which
-// lookups by either find its row by; ids of other short ids have other names here.
+// TestIDNames: an id, whole or short, in any case, has one short name, which a lookup
+// by short id reads; a whole id's name, which a lookup by whole id reads, is its own
+// but where another id shares its short id and is a ULID.
 func TestIDNames(t *testing.T) {
-	names := map[uint64]string{}
-	for _, id := range []string{
+	ids := []string{
 		"01ARZ3NDEKTSV4RRFFQ69G5FAV",
 		"123e4567-e89b-42d3-a456-426614174000",
 		"123E4567-E89B-72d3-a456-426614174001", // a UUIDv7 of the same millisecond: one short id
 		"toolu_01AAAAAAAAAAAAAAAAAAAAA1",
+		"toolu_01AAAAAAAAAAAAAAAAAAAAA2",
 		"a-b-c",
-	} {
-		name := idName(id)
+	}
+	shorts, wholes := map[uint64]string{}, map[uint64]string{}
+	for _, id := range ids {
 		for _, same := range []string{strings.ToLower(id), strings.ToUpper(id), memory.ShortID(id), shortID(id)} {
-			if idName(same) != name {
-				t.Errorf("%s: %s has another name", id, same)
+			if shortName(same) != shortName(id) {
+				t.Errorf("%s: %s has another short name", id, same)
 			}
 		}
-		if other, ok := names[name]; ok && shortID(other) != shortID(id) {
-			t.Errorf("%s and %s have one name", other, id)
+		if other, ok := shorts[shortName(id)]; ok && shortID(other) != shortID(id) {
+			t.Errorf("%s and %s have one short name", other, id)
 		}
-		names[name] = id
+		if other, ok := wholes[wholeName(id)]; ok {
+			t.Errorf("%s and %s have one whole name", other, id)
+		}
+		shorts[shortName(id)], wholes[wholeName(id)] = id, id
 	}
 }
 

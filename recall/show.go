@@ -17,7 +17,7 @@ import (
 func (m *Memory) Resolve(id string) (Ref, error) {
 	id = strings.TrimSpace(id)
 	if norm, err := memory.NormalizeID(id); err == nil {
-		found, err := m.named(norm, `e.id = ?`, norm)
+		found, err := m.named(wholeName(norm), `e.id = ?`, norm)
 		if err != nil || len(found) == 0 {
 			return Ref{}, cmp.Or(err, fmt.Errorf("%w: %s", ErrNotFound, id))
 		}
@@ -27,7 +27,7 @@ func (m *Memory) Resolve(id string) (Ref, error) {
 		return Ref{}, fmt.Errorf("%w: %q is neither an id nor a short id", ErrNotFound, id)
 	}
 	short := strings.ToLower(id)
-	found, err := m.named(short, shortIDOf("e.id")+` = ?`, short)
+	found, err := m.named(shortName(short), shortIDOf("e.id")+` = ?`, short)
 	if err != nil {
 		return Ref{}, err
 	}
@@ -44,19 +44,30 @@ func (m *Memory) Resolve(id string) (Ref, error) {
 	return Ref{}, &AmbiguousError{Short: id, IDs: ids}
 }
 
-// named are the entries, at most 10 and the earliest, whose id has the name of id
-// (idName) and meets cond, whose argument is arg.
-func (m *Memory) named(id, cond string, arg any) ([]Ref, error) {
-	rows, err := named(m.Index.segs, id)
+// named are the entries, at most 10 and the earliest, of the rows name gives (of the
+// first maxNamed) that meet cond, whose argument is arg. The segments are read again
+// first if an update changed them since: one this reader did not finish (its deadline
+// passed, or another update held the index) left them as they were, while the rows it
+// lists are as the others committed them.
+func (m *Memory) named(name uint64, cond string, arg any) ([]Ref, error) {
+	if err := m.Index.loadSegments(); err != nil {
+		return nil, err
+	}
+	rows, err := named(m.Index.segs, name)
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}
+	rows = rows[:min(len(rows), maxNamed)]
 	args := []any{arg}
 	for _, r := range rows {
 		args = append(args, r)
 	}
 	return m.refs(namedQuery(cond, len(rows)), args...)
 }
+
+// maxNamed bounds the rows a lookup reads of one name: more share a short id only in a
+// record written to (a fetched one), and SQLite takes a bounded number of arguments.
+const maxNamed = 1000
 
 // namedQuery is the query of named: the refs of the rows its arguments after cond's
 // name, where cond holds.

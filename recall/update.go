@@ -55,10 +55,11 @@ type writer struct {
 	// flush committed, and an entry as its commit holds it needs nothing more.
 	committed map[string]shape
 	// added is the row of each entry this update added, by a hash of its id (seeded by
-	// seed): the segments name them once the update is written. A hash, not the id,
-	// which a rebuild would keep a million of in memory; a row found by it is of the id,
-	// or the id is looked up after all.
+	// seed), and more those of a hash already there: the segments name them once the
+	// update is written. A hash, not the id, which a rebuild would keep a million of in
+	// memory; a row found by it is of the id, or of another.
 	added map[uint64]int64
+	more  map[uint64][]int64
 	seed  maphash.Seed
 	// Where an entry the update adds may have a row already: in added, and in the
 	// segments (segs, read when first needed) unless the index held no entry (empty)
@@ -146,7 +147,7 @@ func (ix *Index) writer(ctx context.Context) (*writer, error) {
 			return nil, fmt.Errorf("search index: %w", err)
 		}
 	}
-	w.added, w.seed = map[uint64]int64{}, maphash.MakeSeed()
+	w.added, w.more, w.seed = map[uint64]int64{}, map[uint64][]int64{}, maphash.MakeSeed()
 	if err := tx.QueryRow(`SELECT NOT EXISTS (SELECT 1 FROM entries), coalesce((SELECT max(rowid) FROM sessions), 0)`).
 		Scan(&w.empty, &w.sessionsBefore); err != nil {
 		tx.Rollback()
@@ -166,20 +167,20 @@ type indexed struct {
 func (w *writer) indexedAs(id string, session int64) (in indexed, ok bool, err error) {
 	// Not found at its row: another id's of the same hash, or one added pending and
 	// dropped since; the segments say.
-	if at, added := w.added[maphash.String(w.seed, id)]; added {
-		if in, ok, err = scanIndexed(w.findAt.QueryRow(at, id)); ok || err != nil {
-			return in, ok, err
+	h := maphash.String(w.seed, id)
+	var rows []int64
+	if at, added := w.added[h]; added {
+		rows = append([]int64{at}, w.more[h]...)
+	}
+	if !w.empty && session <= w.sessionsBefore {
+		if err := w.loadSegments(); err != nil {
+			return in, false, err
 		}
-	}
-	if w.empty || session > w.sessionsBefore {
-		return in, false, nil
-	}
-	if err := w.loadSegments(); err != nil {
-		return in, false, err
-	}
-	rows, err := named(w.segs, id)
-	if err != nil {
-		return in, false, err
+		before, err := named(w.segs, wholeName(id))
+		if err != nil {
+			return in, false, err
+		}
+		rows = append(rows, before...)
 	}
 	for _, at := range rows {
 		if in, ok, err = scanIndexed(w.findAt.QueryRow(at, id)); ok || err != nil {
@@ -279,12 +280,16 @@ func (w *writer) commit() error {
 	return w.tx.Commit()
 }
 
-// name names an entry's row in the segment the update writes (idName).
+// name names an entry's row in the segment the update writes (shortName, wholeName).
 func (w *writer) name(rowid int64, id string) error {
 	if err := w.segment(); err != nil {
 		return err
 	}
-	w.words.Name(idName(id), rowid)
+	short, whole := shortName(id), wholeName(id)
+	w.words.Name(short, rowid)
+	if whole != short {
+		w.words.Name(whole, rowid)
+	}
 	return nil
 }
 
@@ -374,12 +379,14 @@ func sweepSegments(q querier, dir string) error {
 	return nil
 }
 
-// rollback ends the transaction, if commit did not, and lets go of what it read.
+// rollback ends the transaction, if commit did not, and lets go of what it read: the
+// index's write lock first, which the journal read ahead may wait for the journal's
+// lock with.
 func (w *writer) rollback() {
+	w.tx.Rollback()
 	if w.ahead != nil {
 		w.ahead.close()
 	}
-	w.tx.Rollback()
 	if w.ownSegs {
 		for _, s := range w.segs {
 			s.Close()
@@ -448,8 +455,13 @@ func (w *writer) journal(j *journal.Journal) error {
 		return w.add(e, place{origin: Local})
 	}
 	last := uint64(0)
-	if a := w.ahead; a != nil && a.birth == birth && birth == read {
-		if last, err = a.each(add); err != nil {
+	if a := w.ahead; a != nil && a.birth == birth {
+		// Then what was recorded since it read: a call it read waiting for its result,
+		// and answered since, is indexed as answered, as git may hold it already.
+		if last, err = a.each(add); err == nil {
+			last, err = j.Since(last, add)
+		}
+		if err != nil {
 			return err
 		}
 	} else if birth == read {
@@ -634,14 +646,14 @@ func (w *writer) indexCommits(git *vcs.Git, commits []walked, origin string) err
 	return nil
 }
 
-// commitRead is what an agmem commit's session records hold, or a part of it, decoded,
-// and where each entry's markdown file is.
+// commitRead is a part of what an agmem commit's session records hold, decoded, and
+// where each entry's markdown file is.
 type commitRead struct {
-	commit  plumbing.Hash
-	origin  string
-	first   bool // the commit's first part, or its whole
-	records []recordRead
-	err     error
+	commit plumbing.Hash
+	origin string
+	first  bool        // the commit's first part, or its whole
+	record *recordRead // nil for none
+	err    error
 }
 
 // readPart bounds the entries of a part of a commit read (readCommit).
@@ -662,7 +674,7 @@ type recordRead struct {
 func readCommit(ctx context.Context, git *vcs.Git, c walked, origin string, send func(commitRead) bool) bool {
 	read := commitRead{commit: c.hash, origin: origin, first: true}
 	fail := func(err error) bool {
-		read.records, read.err = nil, err
+		read.record, read.err = nil, err
 		send(read)
 		return false
 	}
@@ -720,7 +732,7 @@ func readCommit(ctx context.Context, git *vcs.Git, c walked, origin string, send
 				}
 				rec.places[i] = at
 			}
-			read.records = []recordRead{rec}
+			read.record = &rec
 			if !send(read) {
 				return false
 			}
@@ -739,7 +751,7 @@ func (w *writer) addCommit(read commitRead) error {
 		w.done.Commits++
 	}
 	failpoint.Hit("index-midway") // inside the transaction: SQLite must drop it whole
-	for _, rec := range read.records {
+	if rec := read.record; rec != nil {
 		var record int64
 		if err := w.record.QueryRow(read.commit.String(), rec.path, read.origin).Scan(&record); err != nil {
 			return err
@@ -844,7 +856,11 @@ func (w *writer) addRow(e memory.Entry, r row, at place) error {
 	if err != nil {
 		return err
 	}
-	w.added[maphash.String(w.seed, e.ID())] = rowid
+	if h := maphash.String(w.seed, e.ID()); w.added[h] == 0 {
+		w.added[h] = rowid
+	} else {
+		w.more[h] = append(w.more[h], rowid)
+	}
 	if err := w.name(rowid, e.ID()); err != nil {
 		return err
 	}

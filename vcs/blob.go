@@ -43,7 +43,9 @@ func (r *Git) OpenFile(h plumbing.Hash, file string) (io.ReadCloser, error) {
 func (r *Git) OpenBlob(h plumbing.Hash) (io.ReadCloser, error) { return r.openBlob(h) }
 
 // readBlob reads blob h whole, into a buffer of its size where its header gives it: a
-// buffer grown as it fills costs twice its pages, each a fault.
+// buffer grown as it fills costs twice its pages, each a fault. A header is not
+// trusted past maxPresized, which is more than agmem writes of a file (a session
+// record's part is at most 10 MB): the stream's size check finds a lie.
 func (r *Git) readBlob(h plumbing.Hash) ([]byte, error) {
 	rd, err := r.openBlob(h)
 	if err != nil {
@@ -51,12 +53,14 @@ func (r *Git) readBlob(h plumbing.Hash) ([]byte, error) {
 	}
 	defer rd.Close()
 	var buf bytes.Buffer
-	if b, ok := rd.(*blobStream); ok {
+	if b, ok := rd.(*blobStream); ok && b.left >= 0 && b.left <= maxPresized {
 		buf.Grow(int(b.left) + bytes.MinRead) // and room to read its end
 	}
 	_, err = buf.ReadFrom(rd)
 	return buf.Bytes(), err
 }
+
+const maxPresized = 64 << 20
 
 // openBlob opens blob h as a stream. go-git reads an object whole into memory before it
 // hands out a reader, inflating it a byte at a time through its pack scanner: for the

@@ -1,6 +1,8 @@
 package vcs
 
 import (
+	"bytes"
+	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
@@ -138,6 +140,29 @@ func TestOpenLooseDamaged(t *testing.T) {
 	defer rd.Close()
 	if got, err := io.ReadAll(rd); err == nil {
 		t.Fatalf("read %d of %d bytes, and no error: the cut reads as the end", len(got), text.Len())
+	}
+}
+
+// A loose blob whose header's size is not its content's, too small, too large or past
+// any buffer, is an error when read whole, never a panic or short data.
+func TestReadBlobHeaderLies(t *testing.T) {
+	r, dir := newRepo(t)
+	for i, object := range []string{"blob 3\x00abcdef", "blob 100\x00abc", "blob 9223372036854775807\x00abc", "blob -5\x00abc"} {
+		h := plumbing.ComputeHash(plumbing.BlobObject, []byte(fmt.Sprint("no such content ", i)))
+		var z bytes.Buffer
+		zw := zlib.NewWriter(&z)
+		zw.Write([]byte(object))
+		zw.Close()
+		file := filepath.Join(dir, ".git", "objects", h.String()[:2], h.String()[2:])
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, z.Bytes(), 0o444); err != nil {
+			t.Fatal(err)
+		}
+		if data, err := r.readBlob(h); err == nil {
+			t.Errorf("%q: read as %q, no error", object, data)
+		}
 	}
 }
 

@@ -6,7 +6,9 @@
 // dead. Search runs a query (Parse: words, phrases, prefixes, AND, OR, NOT) over a set
 // of segments and returns the best documents, each with its score, and how many
 // matched. Each document carries a caller's id, a time and a few keys (short strings
-// such as an agent's name) that a search can filter on.
+// such as an agent's name) that a search can filter on. A segment also names ids,
+// documents' or not, by 64-bit names the caller gives them (Builder.Name), which
+// Segment.Named finds them by.
 //
 // Why an engine of agmem's own, where SQLite's FTS5 served before (BENCHMARKS.md): on
 // a year's memory of 1,000,000 observations FTS5, run as Go code translated from C,

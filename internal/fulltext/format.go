@@ -31,8 +31,8 @@ import (
 //	dicts     for each key: a uvarint count, then each value as a uvarint length and
 //	          its bytes, in code order
 //	names     the caller's names of its ids, which need not be documents' (Builder.Name):
-//	          how many (uint64), the least id (int64), the names in order (uint64 each),
-//	          then each one's id less that least, in 4 bytes where every one fits, else 8
+//	          how many (uint64), the names in order (uint64 each), then their ids as the
+//	          ids section holds documents' (the least, then each less it)
 //	terms     terms × termRecord, in byte order of the terms
 //	pool      each term as a length byte and its bytes, where a termRecord points
 //	postings  each term's blocks: its block index (blocks × blockEntry), then the blocks;

@@ -33,8 +33,12 @@ func FuzzParse(f *testing.F) {
 // read without a panic.
 func FuzzSegment(f *testing.F) {
 	c := newCorpus(f, rand.New(rand.NewPCG(9, 10)), 300, 1)
+	names := NewBuilder(3, 2)
+	for i := range 300 {
+		names.Name(uint64(i)*7919, int64(i))
+	}
 	path := filepath.Join(f.TempDir(), "seg")
-	if _, err := Merge(c.segs, path); err != nil {
+	if _, err := Merge(append(c.segs, written(f, names)), path); err != nil {
 		f.Fatal(err)
 	}
 	whole, err := os.ReadFile(path)
@@ -61,5 +65,9 @@ func FuzzSegment(f *testing.F) {
 			s.ID(n)
 			s.Key(0, n)
 		}
+		for _, name := range []uint64{0, 7919, 7919 * 150, 7919 * 299, 1} {
+			s.Named(name)
+		}
+		s.eachName(func(uint64, int64) {})
 	})
 }

@@ -9,8 +9,9 @@ import (
 )
 
 // Merge writes at path one segment of the live documents of segs, in their order, and
-// of all their names, and says how many documents it holds. It holds one term's postings at a time, and the documents'
-// columns. The segments must have the same fields and keys.
+// of all their names, and says how many documents it holds. It holds one term's
+// postings at a time, the documents' columns and the names. The segments must have the
+// same fields and keys.
 func Merge(segs []*Segment, path string) (docs int, err error) {
 	defer recoverDamage(&err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // a mapped file cut short under it
