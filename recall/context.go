@@ -3,6 +3,7 @@ package recall
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -85,13 +86,28 @@ func (ix *Index) keptBlock(project string, maxChars int, key string) (Context, b
 	return block, true
 }
 
-// keepBlock keeps block, made under key, when no other process is writing the index: a
-// session's start waits for no writer, and a block not kept is only made again.
+// keepBlock keeps block, made under key, as keepMade does.
 func (ix *Index) keepBlock(project string, maxChars int, key string, block Context) {
 	data, err := json.Marshal(block)
 	if err != nil {
 		return
 	}
+	ix.keepMade(func(tx *sql.Tx) error {
+		if _, err := tx.Exec(`INSERT INTO contexts (project, max_chars, key, block, made)
+			VALUES (?, ?, ?, ?, (SELECT coalesce(max(made), 0) + 1 FROM contexts))
+			ON CONFLICT (project, max_chars) DO UPDATE SET key = excluded.key, block = excluded.block, made = excluded.made`,
+			project, maxChars, key, data); err != nil {
+			return err
+		}
+		_, err := tx.Exec(`DELETE FROM contexts WHERE made <= (SELECT made FROM contexts ORDER BY made DESC LIMIT 1 OFFSET ?)`, keptBlocks)
+		return err
+	})
+}
+
+// keepMade writes what a block's making made, when no other process is writing the
+// index: a session's start waits for no writer, and what is not kept is only made
+// again.
+func (ix *Index) keepMade(write func(*sql.Tx) error) {
 	ctx := context.Background()
 	conn, err := ix.db.Conn(ctx)
 	if err != nil {
@@ -107,16 +123,84 @@ func (ix *Index) keepBlock(project string, maxChars int, key string, block Conte
 		return
 	}
 	defer tx.Rollback()
-	if _, err := tx.Exec(`INSERT INTO contexts (project, max_chars, key, block, made)
-		VALUES (?, ?, ?, ?, (SELECT coalesce(max(made), 0) + 1 FROM contexts))
-		ON CONFLICT (project, max_chars) DO UPDATE SET key = excluded.key, block = excluded.block, made = excluded.made`,
-		project, maxChars, key, data); err != nil {
+	if write(tx) == nil {
+		tx.Commit()
+	}
+}
+
+// keptLine is a session's line in a block, and the ids it names, kept under the key of
+// what it was made from (lineKey): a block is made again when one of its sessions
+// changes, and the lines of the others are read back, not made again.
+type keptLine struct {
+	line  string
+	cited []string
+}
+
+// lineKey names a session's line as the session is now: what the line tells of, as a
+// block's key says.
+func lineKey(s IndexedSession) string {
+	return fmt.Sprintf("%d %d %d %q %q %d %q %d %d %d", kept.Form, lineCalls, s.row, s.ID, s.Agent, s.Last.UnixNano(),
+		s.FirstPrompt, s.Observations, s.Failures, s.changes)
+}
+
+// keptLines are the lines kept of sessions, by row, where their keys are the sessions'
+// now.
+func (ix *Index) keptLines(sessions []IndexedSession) (map[int64]keptLine, error) {
+	if len(sessions) == 0 {
+		return nil, nil
+	}
+	want := map[int64]string{}
+	args := make([]any, len(sessions))
+	for i, s := range sessions {
+		want[s.row], args[i] = sha(lineKey(s)), s.row
+	}
+	rows, err := ix.db.Query(`SELECT session, key, line, cited FROM lines WHERE session IN (?`+
+		strings.Repeat(", ?", len(sessions)-1)+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]keptLine{}
+	for rows.Next() {
+		var row int64
+		var key, line, cited string
+		if err := rows.Scan(&row, &key, &line, &cited); err != nil {
+			return nil, err
+		}
+		var ids []string
+		if want[row] == key && json.Unmarshal([]byte(cited), &ids) == nil {
+			out[row] = keptLine{line, ids}
+		}
+	}
+	return out, rows.Err()
+}
+
+// keepLines keeps the lines made of sessions (by row), as keepMade does.
+func (ix *Index) keepLines(sessions []IndexedSession, made map[int64]keptLine) {
+	if len(made) == 0 {
 		return
 	}
-	if _, err := tx.Exec(`DELETE FROM contexts WHERE made <= (SELECT made FROM contexts ORDER BY made DESC LIMIT 1 OFFSET ?)`, keptBlocks); err != nil {
-		return
-	}
-	tx.Commit()
+	ix.keepMade(func(tx *sql.Tx) error {
+		for _, s := range sessions {
+			if l, ok := made[s.row]; ok {
+				cited, err := json.Marshal(l.cited)
+				if err != nil {
+					return err
+				}
+				if _, err := tx.Exec(`INSERT OR REPLACE INTO lines (session, key, line, cited) VALUES (?, ?, ?, ?)`,
+					s.row, sha(lineKey(s)), l.line, cited); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// sha is the hex SHA-256 of s.
+func sha(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
 }
 
 // refreshedBlocks bounds the blocks an update makes anew, the latest made: those of the
@@ -248,7 +332,7 @@ func (f madeFrom) key(maxChars int) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%d %d %d\n", kept.Form, maxChars, f.older)
 	for _, s := range f.sessions {
-		fmt.Fprintf(h, "%d %q %q %d %q %d %d %d\n", s.row, s.ID, s.Agent, s.Last.UnixNano(), s.FirstPrompt, s.Observations, s.Failures, s.changes)
+		fmt.Fprintln(h, lineKey(s))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -262,16 +346,25 @@ func (m *Memory) makeContext(project string, maxChars int, from madeFrom) (Conte
 	head := func(n int) string {
 		return fmt.Sprintf("agmem remembers %d recent session(s) in %s, newest first:\n", n, pathEnd(project, maxPathRunes))
 	}
+	was, err := m.Index.keptLines(sessions)
+	if err != nil {
+		return out, err
+	}
+	made := map[int64]keptLine{}
 	var lines []string
 	var cited [][]string
 	for _, s := range sessions {
-		line, ids, err := m.sessionLine(s)
-		if err != nil {
-			return out, err
+		l, ok := was[s.row]
+		if !ok {
+			if l.line, l.cited, err = m.sessionLine(s); err != nil {
+				return out, err
+			}
+			made[s.row] = l
 		}
-		lines = append(lines, line)
-		cited = append(cited, ids)
+		lines = append(lines, l.line)
+		cited = append(cited, l.cited)
 	}
+	m.Index.keepLines(sessions, made)
 	text := head(len(sessions))
 	told := 0
 	for i, line := range lines {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -288,6 +289,43 @@ func TestContextBlockKept(t *testing.T) {
 	m.codex(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_response":"ok, all 12 tests of the shop ran green at last","tool_use_id":"call_1"}`)
 	if c := contextOf(t, m, "/w", 0); strings.Contains(c.Text, "failed: ") || !strings.Contains(c.Text, "ran make test") {
 		t.Errorf("the answered call is still told as failed:\n%s", c.Text)
+	}
+}
+
+// TestContextLinesKept: a block made again because one of its sessions changed reads
+// the lines of the others back, what it cites with them, and makes that one's anew.
+func TestContextLinesKept(t *testing.T) {
+	m := newMemRepo(t)
+	shopSessions(m)
+	before := contextOf(t, m, "/home/ana/shop", 0)
+	db, err := sql.Open("sqlite", filepath.Join(m.repo.StateDir(), recall.IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Each kept line put in its place: what comes back was read, not made.
+	res, err := db.Exec(`UPDATE lines SET line = '- the kept line of ' || (SELECT id FROM sessions WHERE rowid = session) || char(10),
+		cited = json_array('cited by ' || (SELECT id FROM sessions WHERE rowid = session))`)
+	if n, _ := res.RowsAffected(); err != nil || n != int64(len(before.Sessions)) {
+		t.Fatalf("%d lines kept of %d sessions: %v", n, len(before.Sessions), err)
+	}
+	m.record("deploy", record.Observation{Tool: "Bash", ToolUseID: "d4", Time: time.Date(2026, 11, 29, 9, 4, 0, 0, time.UTC),
+		Arguments: map[string]any{"command": "make rollback"}, Result: strings.Repeat("rolled back, the shop is as it was ", 2),
+		Cwd: "/home/ana/shop", Source: "claude-code"})
+	after := contextOf(t, m, "/home/ana/shop", 0)
+	for _, s := range before.Sessions {
+		kept := strings.Contains(after.Text, "- the kept line of "+s+"\n")
+		if kept == (s == "deploy") {
+			t.Errorf("%s: its line read back %v, want %v:\n%s", s, kept, s != "deploy", after.Text)
+		}
+	}
+	if !strings.Contains(after.Text, "make rollback") {
+		t.Errorf("the changed session's line is not made anew:\n%s", after.Text)
+	}
+	for _, s := range before.Sessions {
+		if slices.Contains(after.Cited, "cited by "+s) == (s == "deploy") {
+			t.Errorf("%s: what its kept line cites, read back: %v", s, after.Cited)
+		}
 	}
 }
 

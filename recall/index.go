@@ -56,8 +56,9 @@ const (
 // the ids' keys (idKeyOf); 16: an entry's agent, memory type and tool its row in kinds,
 // a subject that ends its summary the length of that end, markdown blobs' hashes cut
 // to mdHashBytes, and segments of format 5; 17: entries found by their names in the
-// segments (shortName, wholeName; segments of format 6), entries_id gone.
-const indexVersion = 17
+// segments (shortName, wholeName; segments of format 6), entries_id gone; 18: the
+// lines of the blocks made kept (lines).
+const indexVersion = 18
 
 // mdHashBytes is how much of its markdown file's blob's hash the index keeps of an
 // entry: enough to name one object of many millions (vcs.Git.PackedWithPrefix says
@@ -216,6 +217,9 @@ CREATE TABLE contexts (
 ) WITHOUT ROWID;
 -- docs: the segment's documents, at least 1 once written (it may hold names only); 0
 -- while it is being made.
+-- Each session's line in the latest block made of it, under the key of what it was made
+-- from (lineKey, hashed), and the ids it cites (a JSON array).
+CREATE TABLE lines (session INTEGER PRIMARY KEY, key TEXT NOT NULL, line TEXT NOT NULL, cited TEXT NOT NULL);
 CREATE TABLE segments (id INTEGER PRIMARY KEY AUTOINCREMENT, docs INTEGER NOT NULL);
 -- An entry indexed again in segment before, or gone (before the largest id there is):
 -- its words in the segments before that one are dead.
