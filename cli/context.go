@@ -17,8 +17,15 @@ import (
 
 // contextBudget is how long agmem context brings the index up to date before it
 // answers from the index as it is: it runs before an agent's session starts. What it
-// leaves is done by an "agmem index" in the background.
-const contextBudget = 60 * time.Millisecond
+// leaves is done by an "agmem index" in the background. AGMEM_CONTEXT_BUDGET (a Go
+// duration, "500ms") changes it, for a machine too slow for it or a test on a busy one;
+// a value that does not read as one is the default's.
+func contextBudget(getenv func(string) string) time.Duration {
+	if d, err := time.ParseDuration(getenv("AGMEM_CONTEXT_BUDGET")); err == nil && d > 0 {
+		return d
+	}
+	return 60 * time.Millisecond
+}
 
 func newContextCommand(e *env) *ucli.Command {
 	return &ucli.Command{
@@ -64,7 +71,7 @@ func runContext(e *env, repo memrepo.Repo, f sessionstart.Flags) error {
 	if r.GiveKept(self, e.stdout, e.stderr) {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), contextBudget)
+	ctx, cancel := context.WithTimeout(context.Background(), contextBudget(e.getenv))
 	defer cancel()
 	m, err := recall.OpenForContext(ctx, repo)
 	if err != nil {

@@ -551,9 +551,7 @@ func (ix *Index) update(ctx context.Context, git *vcs.Git, j *journal.Journal, i
 			if err := w.readsJournalAfter(j); err != nil {
 				return Updated{}, fmt.Errorf("search index: %w", err)
 			}
-			if err := w.readAhead(j); err != nil {
-				return Updated{}, fmt.Errorf("search index: %w", err)
-			}
+			w.readsAhead = j
 		}
 		if err := w.git(git); err != nil {
 			return Updated{}, fmt.Errorf("search index: %w", err)

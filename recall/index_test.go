@@ -451,9 +451,9 @@ func (c *stopAfter) Err() error {
 	return nil
 }
 
-// TestUpdateStoppedMidway: an update stopped in its pass of git, or of the journal,
-// the journal read ahead of it further than it holds (readAhead), leaves the index as
-// it was and no reading behind, and the next update indexes every entry once.
+// TestUpdateStoppedMidway: an update stopped in its pass of git, the journal read ahead
+// of it further than it holds (readAhead), or in its pass of the journal, leaves the
+// index as it was and no reading behind, and the next update indexes every entry once.
 func TestUpdateStoppedMidway(t *testing.T) {
 	for _, flushed := range []bool{true, false} {
 		t.Run(fmt.Sprint("flushed=", flushed), func(t *testing.T) {

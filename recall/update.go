@@ -69,8 +69,9 @@ type writer struct {
 	sessionsBefore int64
 	segs           []segment
 	segsRead       bool
-	ownSegs        bool          // segs were opened for the update, not the index's own
-	ahead          *journalAhead // the journal, read while git is (nil: read in its pass)
+	ownSegs        bool             // segs were opened for the update, not the index's own
+	readsAhead     *journal.Journal // to read ahead once git has commits to index
+	ahead          *journalAhead    // the journal, read while git is (nil: read in its pass)
 }
 
 // shape is what tells one recording of an entry from another of the same id: a call
@@ -485,9 +486,11 @@ func (w *writer) journal(j *journal.Journal) error {
 }
 
 // readAhead starts reading the journal's entries since the last update, decoded, on a
-// goroutine of its own while the update reads git: decoding a flush's entries again,
-// to find them indexed from its commit, was a tenth of the update after it, on a core
-// that waited for git's reading meanwhile.
+// goroutine of its own while the update reads git's new commits: decoding a flush's
+// entries again, to find them indexed from its commit, was a tenth of the update after
+// it, on a core that waited for git's reading meanwhile. An update with no commit to
+// read (a search's, the context hook's) reads the journal in its pass alone, one open
+// of it fewer.
 func (w *writer) readAhead(j *journal.Journal) error {
 	read, seq, _, err := journalRead(w.tx)
 	if err != nil {
@@ -616,6 +619,11 @@ func (w *writer) git(git *vcs.Git) error {
 // rebuild's reading and its indexing then take a core each, and so do the reading of a
 // flush's big record and the indexing of its first entries.
 func (w *writer) indexCommits(git *vcs.Git, commits []walked, origin string) error {
+	if j := w.readsAhead; j != nil && w.ahead == nil && len(commits) > 0 {
+		if err := w.readAhead(j); err != nil {
+			return err
+		}
+	}
 	reads := make(chan commitRead, 4)
 	quit := make(chan struct{})
 	defer close(quit)
