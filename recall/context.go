@@ -3,7 +3,6 @@ package recall
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -63,11 +62,11 @@ func (m *Memory) Context(project string, maxChars int) (Context, error) {
 	if block, ok := m.Index.keptBlock(project, maxChars, key); ok {
 		return block, nil
 	}
-	block, err := m.makeContext(project, maxChars, from)
+	block, lines, err := m.makeContext(project, maxChars, from)
 	if err != nil {
 		return block, err
 	}
-	m.Index.keepBlock(project, maxChars, key, block)
+	m.Index.keepBlock(project, maxChars, key, block, lines)
 	return block, nil
 }
 
@@ -86,28 +85,14 @@ func (ix *Index) keptBlock(project string, maxChars int, key string) (Context, b
 	return block, true
 }
 
-// keepBlock keeps block, made under key, as keepMade does.
-func (ix *Index) keepBlock(project string, maxChars int, key string, block Context) {
+// keepBlock keeps block, made under key, and the lines made for it, when no other
+// process is writing the index: a session's start waits for no writer, and what is not
+// kept is only made again.
+func (ix *Index) keepBlock(project string, maxChars int, key string, block Context, lines []madeLine) {
 	data, err := json.Marshal(block)
 	if err != nil {
 		return
 	}
-	ix.keepMade(func(tx *sql.Tx) error {
-		if _, err := tx.Exec(`INSERT INTO contexts (project, max_chars, key, block, made)
-			VALUES (?, ?, ?, ?, (SELECT coalesce(max(made), 0) + 1 FROM contexts))
-			ON CONFLICT (project, max_chars) DO UPDATE SET key = excluded.key, block = excluded.block, made = excluded.made`,
-			project, maxChars, key, data); err != nil {
-			return err
-		}
-		_, err := tx.Exec(`DELETE FROM contexts WHERE made <= (SELECT made FROM contexts ORDER BY made DESC LIMIT 1 OFFSET ?)`, keptBlocks)
-		return err
-	})
-}
-
-// keepMade writes what a block's making made, when no other process is writing the
-// index: a session's start waits for no writer, and what is not kept is only made
-// again.
-func (ix *Index) keepMade(write func(*sql.Tx) error) {
 	ctx := context.Background()
 	conn, err := ix.db.Conn(ctx)
 	if err != nil {
@@ -123,9 +108,26 @@ func (ix *Index) keepMade(write func(*sql.Tx) error) {
 		return
 	}
 	defer tx.Rollback()
-	if write(tx) == nil {
-		tx.Commit()
+	if _, err := tx.Exec(`INSERT INTO contexts (project, max_chars, key, block, made)
+		VALUES (?, ?, ?, ?, (SELECT coalesce(max(made), 0) + 1 FROM contexts))
+		ON CONFLICT (project, max_chars) DO UPDATE SET key = excluded.key, block = excluded.block, made = excluded.made`,
+		project, maxChars, key, data); err != nil {
+		return
 	}
+	if _, err := tx.Exec(`DELETE FROM contexts WHERE made <= (SELECT made FROM contexts ORDER BY made DESC LIMIT 1 OFFSET ?)`, keptBlocks); err != nil {
+		return
+	}
+	for _, l := range lines {
+		cited, err := json.Marshal(l.cited)
+		if err != nil {
+			return
+		}
+		if _, err := tx.Exec(`INSERT OR REPLACE INTO lines (session, key, line, cited) VALUES (?, ?, ?, ?)`,
+			l.session, l.key, l.line, cited); err != nil {
+			return
+		}
+	}
+	tx.Commit()
 }
 
 // keptLine is a session's line in a block, and the ids it names, kept under the key of
@@ -136,6 +138,14 @@ type keptLine struct {
 	cited []string
 }
 
+// madeLine is a line a block's making made, of the session whose row is session, under
+// key.
+type madeLine struct {
+	session int64
+	key     string
+	keptLine
+}
+
 // lineKey names a session's line as the session is now: what the line tells of, as a
 // block's key says.
 func lineKey(s IndexedSession) string {
@@ -143,19 +153,17 @@ func lineKey(s IndexedSession) string {
 		s.FirstPrompt, s.Observations, s.Failures, s.changes)
 }
 
-// keptLines are the lines kept of sessions, by row, where their keys are the sessions'
-// now.
-func (ix *Index) keptLines(sessions []IndexedSession) (map[int64]keptLine, error) {
-	if len(sessions) == 0 {
+// keptLines are the lines kept of sessions, by row, under the keys given (by row: a
+// hash of the session's lineKey).
+func (ix *Index) keptLines(keys map[int64]string) (map[int64]keptLine, error) {
+	if len(keys) == 0 {
 		return nil, nil
 	}
-	want := map[int64]string{}
-	args := make([]any, len(sessions))
-	for i, s := range sessions {
-		want[s.row], args[i] = sha(lineKey(s)), s.row
+	var args []any
+	for row := range keys {
+		args = append(args, row)
 	}
-	rows, err := ix.db.Query(`SELECT session, key, line, cited FROM lines WHERE session IN (?`+
-		strings.Repeat(", ?", len(sessions)-1)+`)`, args...)
+	rows, err := ix.db.Query(`SELECT session, key, line, cited FROM lines WHERE session IN (`+params(len(args))+`)`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -168,39 +176,11 @@ func (ix *Index) keptLines(sessions []IndexedSession) (map[int64]keptLine, error
 			return nil, err
 		}
 		var ids []string
-		if want[row] == key && json.Unmarshal([]byte(cited), &ids) == nil {
+		if keys[row] == key && json.Unmarshal([]byte(cited), &ids) == nil {
 			out[row] = keptLine{line, ids}
 		}
 	}
 	return out, rows.Err()
-}
-
-// keepLines keeps the lines made of sessions (by row), as keepMade does.
-func (ix *Index) keepLines(sessions []IndexedSession, made map[int64]keptLine) {
-	if len(made) == 0 {
-		return
-	}
-	ix.keepMade(func(tx *sql.Tx) error {
-		for _, s := range sessions {
-			if l, ok := made[s.row]; ok {
-				cited, err := json.Marshal(l.cited)
-				if err != nil {
-					return err
-				}
-				if _, err := tx.Exec(`INSERT OR REPLACE INTO lines (session, key, line, cited) VALUES (?, ?, ?, ?)`,
-					s.row, sha(lineKey(s)), l.line, cited); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-}
-
-// sha is the hex SHA-256 of s.
-func sha(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:])
 }
 
 // refreshedBlocks bounds the blocks an update makes anew, the latest made: those of the
@@ -221,11 +201,11 @@ func (m *Memory) refreshBlocks() error {
 			return err
 		}
 		if key := from.key(k.MaxChars); key != k.key && len(from.sessions) > 0 {
-			block, err := m.makeContext(k.Block.Project, k.MaxChars, from)
+			block, lines, err := m.makeContext(k.Block.Project, k.MaxChars, from)
 			if err != nil {
 				return err
 			}
-			m.Index.keepBlock(k.Block.Project, k.MaxChars, key, block)
+			m.Index.keepBlock(k.Block.Project, k.MaxChars, key, block, lines)
 		}
 	}
 	return nil
@@ -337,8 +317,9 @@ func (f madeFrom) key(maxChars int) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// makeContext makes project's block of the sessions it is made from.
-func (m *Memory) makeContext(project string, maxChars int, from madeFrom) (Context, error) {
+// makeContext makes project's block of the sessions it is made from, and returns the
+// lines it made (not read back) with it, to keep.
+func (m *Memory) makeContext(project string, maxChars int, from madeFrom) (Context, []madeLine, error) {
 	out := Context{Project: project}
 	sessions, older := from.sessions, from.older
 	// The head says how many sessions the block tells of, known once the lines are cut
@@ -346,25 +327,29 @@ func (m *Memory) makeContext(project string, maxChars int, from madeFrom) (Conte
 	head := func(n int) string {
 		return fmt.Sprintf("agmem remembers %d recent session(s) in %s, newest first:\n", n, pathEnd(project, maxPathRunes))
 	}
-	was, err := m.Index.keptLines(sessions)
-	if err != nil {
-		return out, err
+	keys := map[int64]string{}
+	for _, s := range sessions {
+		h := sha256.Sum256([]byte(lineKey(s)))
+		keys[s.row] = hex.EncodeToString(h[:])
 	}
-	made := map[int64]keptLine{}
+	was, err := m.Index.keptLines(keys)
+	if err != nil {
+		return out, nil, err
+	}
+	var made []madeLine
 	var lines []string
 	var cited [][]string
 	for _, s := range sessions {
 		l, ok := was[s.row]
 		if !ok {
 			if l.line, l.cited, err = m.sessionLine(s); err != nil {
-				return out, err
+				return out, nil, err
 			}
-			made[s.row] = l
+			made = append(made, madeLine{s.row, keys[s.row], l})
 		}
 		lines = append(lines, l.line)
 		cited = append(cited, l.cited)
 	}
-	m.Index.keepLines(sessions, made)
 	text := head(len(sessions))
 	told := 0
 	for i, line := range lines {
@@ -390,7 +375,7 @@ func (m *Memory) makeContext(project string, maxChars int, from madeFrom) (Conte
 		text += leftOut(left)
 	}
 	out.Text = text + contextFooter
-	return out, nil
+	return out, made, nil
 }
 
 // countSessions counts the sessions of project.

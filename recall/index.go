@@ -99,6 +99,9 @@ func nameOf(s string) uint64 {
 	return h.Sum64()
 }
 
+// params are n of SQL's parameters, as an IN list holds them: "?, ?, ?".
+func params(n int) string { return strings.Repeat("?, ", n-1) + "?" }
+
 // named are the rows the segments loaded give name: those that may be of an id.
 func named(segs []segment, name uint64) ([]int64, error) {
 	var rows []int64

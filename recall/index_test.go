@@ -437,6 +437,16 @@ func TestUpdatesTakeTurns(t *testing.T) {
 	}
 }
 
+// parts are n calls "make partI", step apart, each of result "part I"+of.
+func parts(n int, step time.Duration, of string) []record.Input {
+	var calls []record.Input
+	for i := range n {
+		calls = append(calls, call("Bash", fmt.Sprint("c", i), time.Duration(i)*step,
+			map[string]any{"command": fmt.Sprint("make part", i)}, fmt.Sprint("part ", i, of)))
+	}
+	return calls
+}
+
 // stopAfter is a context that ends once its Err was asked n times: an update stopped
 // at a point of its own, the same each run.
 type stopAfter struct {
@@ -461,12 +471,7 @@ func TestUpdateStoppedMidway(t *testing.T) {
 			m.record("s0", call("Bash", "t0", 0, map[string]any{"command": "make"}, "indexed first, before the update that stops midway"))
 			m.flush()
 			mem := m.open()
-			var calls []record.Input
-			for i := range 3000 {
-				calls = append(calls, call("Bash", fmt.Sprint("c", i), time.Duration(i)*time.Millisecond,
-					map[string]any{"command": fmt.Sprint("make part", i)}, fmt.Sprint("part ", i, " of the heron's nest, built while the update stopped")))
-			}
-			m.record("s1", calls...)
+			m.record("s1", parts(3000, time.Millisecond, " of the heron's nest, built while the update stopped")...)
 			if flushed {
 				m.flush() // the update stops in its pass of git
 			}
@@ -506,12 +511,7 @@ func TestUpdateStoppedMidway(t *testing.T) {
 func TestShowByIDs(t *testing.T) {
 	m := newMemRepo(t)
 	early := m.open()
-	var calls []record.Input
-	for i := range 300 {
-		calls = append(calls, call("Bash", fmt.Sprint("c", i), time.Duration(i)*time.Second,
-			map[string]any{"command": fmt.Sprint("make part", i)}, fmt.Sprint("part ", i, " of the otter's dam, one of three hundred parts the otter built")))
-	}
-	m.record("s0", calls...)
+	m.record("s0", parts(300, time.Second, " of the otter's dam, one of three hundred parts the otter built")...)
 	m.flush()
 	m.update()
 	for i := range 9 { // segments of a size merged

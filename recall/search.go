@@ -196,8 +196,7 @@ func (m *Memory) hits(found []fulltext.Hit) ([]Hit, error) {
 	for i, h := range found {
 		at[h.ID], args[i] = i, h.ID
 	}
-	rows, err := m.Index.db.Query(`SELECT `+refColumns+` FROM `+refFrom+` WHERE e.rowid IN (?`+
-		strings.Repeat(",?", len(found)-1)+`)`, args...)
+	rows, err := m.Index.db.Query(`SELECT `+refColumns+` FROM `+refFrom+` WHERE e.rowid IN (`+params(len(found))+`)`, args...)
 	if err != nil {
 		return nil, err
 	}

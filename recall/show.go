@@ -72,8 +72,8 @@ const maxNamed = 1000
 // namedQuery is the query of named: the refs of the rows its arguments after cond's
 // name, where cond holds.
 func namedQuery(cond string, rows int) string {
-	return `SELECT ` + refColumns + ` FROM ` + refFrom + ` WHERE ` + cond + ` AND e.rowid IN (?` +
-		strings.Repeat(`, ?`, rows-1) + `) ORDER BY e.ts, e.rowid LIMIT 10`
+	return `SELECT ` + refColumns + ` FROM ` + refFrom + ` WHERE ` + cond + ` AND e.rowid IN (` + params(rows) +
+		`) ORDER BY e.ts, e.rowid LIMIT 10`
 }
 
 // AmbiguousError is a short id that names more than one entry.
