@@ -39,15 +39,14 @@ type Builder struct {
 	terms        map[string]*termBuild
 	names        []named
 	bytes        int
-	// The document being added: its terms, each one's counts and positions by field.
-	doc     map[string]int
+	// The document being added: its terms, each one's positions by field.
 	inDoc   []docTerm
 	lengths []uint32
 }
 
 type docTerm struct {
-	term string
-	pos  [MaxFields][]uint32
+	tb  *termBuild
+	pos [MaxFields][]uint32
 }
 
 // termBuild is a term's postings as they grow.
@@ -58,6 +57,10 @@ type termBuild struct {
 	pos      []byte
 	blocks   []blockEntry
 	open     blockEntry // the block being filled: its bounds so far
+	// Where the document being added is in Builder.inDoc, while it holds the term: in
+	// the document numbered adding-1.
+	adding int64
+	at     int
 }
 
 // NewBuilder starts a segment of documents with fields text fields and keys keys.
@@ -67,7 +70,7 @@ func NewBuilder(fields, keys int) *Builder {
 	}
 	b := &Builder{fields: fields, keys: keys, norms: make([][]uint8, fields), codes: make([][]uint32, keys),
 		dicts: make([]map[string]uint32, keys), values: make([][]string, keys), totals: make([]uint64, fields),
-		terms: map[string]*termBuild{}, doc: map[string]int{}, lengths: make([]uint32, fields)}
+		terms: map[string]*termBuild{}, lengths: make([]uint32, fields)}
 	for k := range b.dicts {
 		b.dicts[k] = map[string]uint32{}
 	}
@@ -106,27 +109,33 @@ func (b *Builder) Add(d Doc) {
 		}
 		b.codes[k] = append(b.codes[k], code)
 	}
-	clear(b.doc)
+	// One lookup of each term where it is: among the builder's terms, each of which
+	// says where it is among the document's while the document holds it.
 	b.inDoc = b.inDoc[:0]
 	for f, text := range d.Fields {
 		n := uint32(0)
 		Terms(text, func(t string) {
-			i, ok := b.doc[t]
-			if !ok {
-				i = len(b.inDoc)
-				b.doc[t] = i
-				if i < cap(b.inDoc) {
-					b.inDoc = b.inDoc[:i+1]
-					dt := &b.inDoc[i]
-					dt.term = t
+			tb := b.terms[t]
+			if tb == nil {
+				tb = &termBuild{last: -1}
+				tb.open.minNorm = fieldBytesMax
+				b.terms[strings.Clone(t)] = tb
+				b.bytes += len(t) + 128
+			}
+			if tb.adding != ord+1 {
+				tb.adding, tb.at = ord+1, len(b.inDoc)
+				if tb.at < cap(b.inDoc) {
+					b.inDoc = b.inDoc[:tb.at+1]
+					dt := &b.inDoc[tb.at]
+					dt.tb = tb
 					for g := range dt.pos {
 						dt.pos[g] = dt.pos[g][:0]
 					}
 				} else {
-					b.inDoc = append(b.inDoc, docTerm{term: t})
+					b.inDoc = append(b.inDoc, docTerm{tb: tb})
 				}
 			}
-			b.inDoc[i].pos[f] = append(b.inDoc[i].pos[f], n)
+			b.inDoc[tb.at].pos[f] = append(b.inDoc[tb.at].pos[f], n)
 			n++
 		})
 		b.lengths[f] = n
@@ -139,16 +148,9 @@ func (b *Builder) Add(d Doc) {
 	}
 	for i := range b.inDoc {
 		dt := &b.inDoc[i]
-		tb := b.terms[dt.term]
-		if tb == nil {
-			tb = &termBuild{last: -1}
-			tb.open.minNorm = fieldBytesMax
-			b.terms[strings.Clone(dt.term)] = tb
-			b.bytes += len(dt.term) + 128
-		}
-		before := len(tb.postings) + len(tb.pos)
-		tb.add(ord, dt, &norms, b.fields)
-		b.bytes += len(tb.postings) + len(tb.pos) - before
+		before := len(dt.tb.postings) + len(dt.tb.pos)
+		dt.tb.add(ord, dt, &norms, b.fields)
+		b.bytes += len(dt.tb.postings) + len(dt.tb.pos) - before
 	}
 }
 

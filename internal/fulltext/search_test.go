@@ -416,8 +416,9 @@ func show(n node) string {
 }
 
 func TestTerms(t *testing.T) {
-	got := TermsOf("Hello, WORLD! parse_config src/app.go Ünïcode 42x " + strings.Repeat("z", 100))
-	want := []string{"hello", "world", "parse", "config", "src", "app", "go", "unicode", "42x", strings.Repeat("z", MaxTermBytes)}
+	got := TermsOf("Hello, WORLD! parse_config src/app.go Ünïcode 42x " + strings.Repeat("z", 100) + " ReadAll Éclair " + strings.Repeat("Q", 70))
+	want := []string{"hello", "world", "parse", "config", "src", "app", "go", "unicode", "42x", strings.Repeat("z", MaxTermBytes),
+		"readall", "eclair", strings.Repeat("q", MaxTermBytes)}
 	if !slices.Equal(got, want) {
 		t.Errorf("TermsOf = %q, want %q", got, want)
 	}
