@@ -1,10 +1,14 @@
 package journal
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -210,5 +214,41 @@ func TestLockWaiterProceedsOnRelease(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Errorf("Append after release: %v", err)
+	}
+}
+
+// TestSinceUnknown: known is given each entry's JSON as json.Marshal writes the entry,
+// stored compressed or not, and what it knows is passed over; the rest is decoded.
+func TestSinceUnknown(t *testing.T) {
+	j := newJournal(t)
+	small := observation("s", "Glob", memory.Semantic, t0)
+	large := observation("s", "Read", memory.Semantic, t0.Add(time.Second))
+	large.Observation.Result = json.RawMessage(strconv.Quote(strings.Repeat("a long <result> & more, ", 200)))
+	event := memory.Entry{Event: &memory.Event{ID: memory.NewID(t0.Add(2 * time.Second)), SessionID: "s",
+		Timestamp: t0.Add(2 * time.Second), Name: "UserPromptSubmit", Text: "fix <b> & go"}}
+	mustAppend(t, j, t0, small, large, event)
+	var known, decoded []string
+	_, err := j.SinceUnknown(0, func(raw []byte) bool {
+		var e memory.Entry
+		if err := json.Unmarshal(raw, &e); err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := json.Marshal(e); !bytes.Equal(raw, want) {
+			t.Errorf("known was given\n%s\nnot json.Marshal's\n%s", raw, want)
+		}
+		known = append(known, e.ID())
+		return e.ID() != large.ID()
+	}, func(e memory.Entry) error {
+		decoded = append(decoded, e.ID())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{small.ID(), large.ID(), event.ID()}; !slices.Equal(known, want) {
+		t.Errorf("known was asked of %v, want %v", known, want)
+	}
+	if !slices.Equal(decoded, []string{large.ID()}) {
+		t.Errorf("decoded %v, want only the entry known did not know", decoded)
 	}
 }

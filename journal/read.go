@@ -113,6 +113,13 @@ func (j *Journal) Session(id string) (info SessionInfo, ok bool, err error) {
 // made anew. What gc left of a forgotten call (its id alone) is passed over, as is what
 // a large record has only staged so far, until it is recorded.
 func (j *Journal) Since(after uint64, fn func(memory.Entry) error) (last uint64, err error) {
+	return j.SinceUnknown(after, nil, fn)
+}
+
+// SinceUnknown is Since for a reader that has read most entries elsewhere (the search
+// index, in the commits a flush just wrote): an entry whose JSON known says it has
+// already, as json.Marshal writes a memory.Entry, is passed over without being decoded.
+func (j *Journal) SinceUnknown(after uint64, known func(entryJSON []byte) bool, fn func(memory.Entry) error) (last uint64, err error) {
 	unseen := uint64(0) // the first staged entry passed over
 	for {
 		var chunk [][]byte
@@ -145,7 +152,14 @@ func (j *Journal) Since(after uint64, fn func(memory.Entry) error) (last uint64,
 			return 0, err
 		}
 		for _, stored := range chunk {
-			e, err := decodeEntry(stored)
+			raw, err := entryJSON(stored)
+			if err != nil {
+				return 0, j.classify(fmt.Errorf("decode entry: %w", err))
+			}
+			if known != nil && known(raw) {
+				continue
+			}
+			e, err := entryFrom(raw)
 			if err != nil {
 				return 0, j.classify(fmt.Errorf("decode entry: %w", err))
 			}

@@ -525,10 +525,10 @@ type Updated struct {
 // the last update. Git comes first, so that what a flush just committed is indexed
 // once, where it is, and its entries in the journal are only found there already; an
 // entry a flush commits meanwhile is indexed as pending, and placed in its commit by the
-// next update. It reads the journal in short transactions, as a replay does, and never
-// holds it while it reads git: on a goroutine of its own while it reads git, then what
-// was recorded meanwhile, indexed after git's entries all the same (readAhead). j may
-// be nil (a clone with no journal).
+// next update. It reads the journal in short transactions, as a replay does, after it
+// reads git, and never holds it while it does; it decodes only the entries that are not
+// as the commits it read hold them (writer.isCommitted). j may be nil (a clone with no
+// journal).
 //
 // Once ctx is done it stops, leaving the index as it was, and returns ctx's error.
 func (ix *Index) Update(ctx context.Context, git *vcs.Git, j *journal.Journal) (Updated, error) {
@@ -554,7 +554,6 @@ func (ix *Index) update(ctx context.Context, git *vcs.Git, j *journal.Journal, i
 			if err := w.readsJournalAfter(j); err != nil {
 				return Updated{}, fmt.Errorf("search index: %w", err)
 			}
-			w.readsAhead = j
 		}
 		if err := w.git(git); err != nil {
 			return Updated{}, fmt.Errorf("search index: %w", err)

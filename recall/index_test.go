@@ -18,6 +18,7 @@ import (
 	"github.com/agmem/agmem/flush"
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/maintain"
+	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/recall"
 	"github.com/agmem/agmem/record"
 	"github.com/agmem/agmem/vcs"
@@ -461,9 +462,9 @@ func (c *stopAfter) Err() error {
 	return nil
 }
 
-// TestUpdateStoppedMidway: an update stopped in its pass of git, the journal read ahead
-// of it further than it holds (readAhead), or in its pass of the journal, leaves the
-// index as it was and no reading behind, and the next update indexes every entry once.
+// TestUpdateStoppedMidway: an update stopped in its pass of git, which reads a record
+// in parts on a goroutine of its own, or in its pass of the journal, leaves the index as
+// it was and no reading behind, and the next update indexes every entry once.
 func TestUpdateStoppedMidway(t *testing.T) {
 	for _, flushed := range []bool{true, false} {
 		t.Run(fmt.Sprint("flushed=", flushed), func(t *testing.T) {
@@ -659,5 +660,51 @@ func TestJournalMadeAnew(t *testing.T) {
 	}
 	if res := m.search(recall.Query{Text: "heron"}); len(res.Hits) != 0 {
 		t.Errorf("%d hits for the forgotten calls, want 0", len(res.Hits))
+	}
+}
+
+// TestCommittedAsTheJournalHoldsIt: what an update makes of each line of a flush's
+// record (committedJSON) is the JSON the journal gives of that entry, byte for byte,
+// with HTML's characters and line separators in its strings too: the update after a
+// flush passes over the flush's entries in the journal without decoding them again.
+func TestCommittedAsTheJournalHoldsIt(t *testing.T) {
+	m := newMemRepo(t)
+	out := m.record("s1",
+		record.Event{Name: "UserPromptSubmit", Text: "fix <b> & the\u2028<script> tag", Time: t0},
+		call("Bash", "t1", time.Second, map[string]any{"command": "go vet && echo '<ok>'\u2029"}, "ok <all> & done, the vet found nothing in the <b> package & its tests"),
+		call("Read", "t2", 2*time.Second, map[string]any{"file_path": "src/a.go"}, "package a // a file of plain words, with nothing to escape"),
+	)
+	if len(out.Recorded) != 3 {
+		t.Fatalf("recorded %+v", out)
+	}
+	m.flush()
+	held := map[string]bool{}
+	_, err := m.repo.Journal().SinceUnknown(0, func(raw []byte) bool {
+		held[string(raw)] = true
+		return true
+	}, func(e memory.Entry) error { return fmt.Errorf("%s decoded", e.ID()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	git := m.git()
+	_, tip, err := git.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := git.AddedPaths(tip, func(path string) bool { return strings.HasSuffix(path, ".jsonl") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, f := range files {
+		for line := range bytes.Lines(f.Data) {
+			if line = bytes.TrimSpace(line); !held[string(recall.CommittedJSON(line))] {
+				t.Errorf("the journal holds no entry as\n%s", recall.CommittedJSON(line))
+			}
+			lines++
+		}
+	}
+	if lines < 3 {
+		t.Fatalf("%d lines in the flush's record, %d entries in the journal", lines, len(held))
 	}
 }

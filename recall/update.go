@@ -21,6 +21,7 @@ import (
 	"github.com/agmem/agmem/internal/failpoint"
 	"github.com/agmem/agmem/internal/fulltext"
 	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/jsonscan"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/render"
@@ -50,10 +51,11 @@ type writer struct {
 	inWords map[int64]bool
 	swept   bool // the segment files no transaction named are removed
 	changed bool // a segment written, or an entry's words dead
-	// committed is what the update read of each entry of this repo's commits, by id,
-	// while the journal holds entries it has not read: the journal gives again what a
-	// flush committed, and an entry as its commit holds it needs nothing more.
-	committed map[string]shape
+	// committed holds the JSON of each entry of this repo's commits the update read, as
+	// the journal holds an entry (committedJSON), by its hash, while the journal holds
+	// entries the index has not read: the journal gives again what a flush committed,
+	// and an entry as its commit holds it is passed over without being decoded.
+	committed map[[2]uint64]bool
 	// added is the row of each entry this update added, by a hash of its id (seeded by
 	// seed), and more those of a hash already there: the segments name them once the
 	// update is written. A hash, not the id, which a rebuild would keep a million of in
@@ -61,6 +63,7 @@ type writer struct {
 	added map[uint64]int64
 	more  map[uint64][]int64
 	seed  maphash.Seed
+	seed2 maphash.Seed // with seed, of committed's hashes
 	// Where an entry the update adds may have a row already: in added, and in the
 	// segments (segs, read when first needed) unless the index held no entry (empty)
 	// or the entry's session had no row (its row is past sessionsBefore) before the
@@ -69,9 +72,7 @@ type writer struct {
 	sessionsBefore int64
 	segs           []segment
 	segsRead       bool
-	ownSegs        bool             // segs were opened for the update, not the index's own
-	readsAhead     *journal.Journal // to read ahead once git has commits to index
-	ahead          *journalAhead    // the journal, read while git is (nil: read in its pass)
+	ownSegs        bool // segs were opened for the update, not the index's own
 }
 
 // shape is what tells one recording of an entry from another of the same id: a call
@@ -380,14 +381,9 @@ func sweepSegments(q querier, dir string) error {
 	return nil
 }
 
-// rollback ends the transaction, if commit did not, and lets go of what it read: the
-// index's write lock first, which the journal read ahead may wait for the journal's
-// lock with.
+// rollback ends the transaction, if commit did not, and lets go of what it read.
 func (w *writer) rollback() {
 	w.tx.Rollback()
-	if w.ahead != nil {
-		w.ahead.close()
-	}
 	if w.ownSegs {
 		for _, s := range w.segs {
 			s.Close()
@@ -449,24 +445,10 @@ func (w *writer) journal(j *journal.Journal) error {
 	if err != nil {
 		return err
 	}
-	add := func(e memory.Entry) error {
-		if s, ok := w.committed[e.ID()]; ok && s == shapeOf(e) {
-			return nil
-		}
-		return w.add(e, place{origin: Local})
-	}
+	add := func(e memory.Entry) error { return w.add(e, place{origin: Local}) }
 	last := uint64(0)
-	if a := w.ahead; a != nil && a.birth == birth {
-		// Then what was recorded since it read: a call it read waiting for its result,
-		// and answered since, is indexed as answered, as git may hold it already.
-		if last, err = a.each(add); err == nil {
-			last, err = j.Since(last, add)
-		}
-		if err != nil {
-			return err
-		}
-	} else if birth == read {
-		if last, err = j.Since(seq, add); err != nil {
+	if birth == read {
+		if last, err = j.SinceUnknown(seq, w.isCommitted, add); err != nil {
 			return err
 		}
 	}
@@ -485,73 +467,8 @@ func (w *writer) journal(j *journal.Journal) error {
 	return w.setMeta("journal_seq", strconv.FormatUint(last, 10))
 }
 
-// readAhead starts reading the journal's entries since the last update, decoded, on a
-// goroutine of its own while the update reads git's new commits: decoding a flush's
-// entries again, to find them indexed from its commit, was a tenth of the update after
-// it, on a core that waited for git's reading meanwhile. An update with no commit to
-// read (a search's, the context hook's) reads the journal in its pass alone, one open
-// of it fewer.
-func (w *writer) readAhead(j *journal.Journal) error {
-	read, seq, _, err := journalRead(w.tx)
-	if err != nil {
-		return err
-	}
-	birth, err := j.Birth()
-	if err != nil || birth != read {
-		return err // a journal made anew: the journal pass reads it all
-	}
-	a := &journalAhead{birth: birth, entries: make(chan memory.Entry, aheadEntries), stop: make(chan struct{})}
-	go func() {
-		defer close(a.entries)
-		a.last, a.err = j.Since(seq, func(e memory.Entry) error {
-			select {
-			case a.entries <- e:
-				return nil
-			case <-a.stop:
-				return errStopped
-			}
-		})
-	}()
-	w.ahead = a
-	return nil
-}
-
-// aheadEntries bounds the entries read ahead of the journal pass: a flush's batch, and
-// not a journal's worth of them.
-const aheadEntries = 2048
-
-// journalAhead is the journal read ahead (readAhead).
-type journalAhead struct {
-	birth   string
-	entries chan memory.Entry // closed once the read ends
-	last    uint64            // the last entry's sequence number, once it ends
-	err     error
-	stop    chan struct{}
-}
-
+// errStopped ends a read that the update no longer wants.
 var errStopped = errors.New("the update stopped")
-
-// each calls fn with each entry read, and returns what journal.Journal.Since would.
-func (a *journalAhead) each(fn func(memory.Entry) error) (uint64, error) {
-	for e := range a.entries {
-		if err := fn(e); err != nil {
-			a.close()
-			return 0, err
-		}
-	}
-	return a.last, a.err
-}
-
-// close stops the read, if it goes on, and waits for it to end.
-func (a *journalAhead) close() {
-	select {
-	case <-a.stop:
-	default:
-		close(a.stop)
-	}
-	for range a.entries {
-	}
-}
 
 // readsJournalAfter makes the writer keep what it reads of the commits for the journal's
 // pass when the journal holds entries the index has not read; not in a rebuild, whose
@@ -569,7 +486,7 @@ func (w *writer) readsJournalAfter(j *journal.Journal) error {
 		return err
 	}
 	if birth != read || last > seq {
-		w.committed = map[string]shape{}
+		w.committed, w.seed2 = map[[2]uint64]bool{}, maphash.MakeSeed()
 	}
 	return nil
 }
@@ -619,11 +536,6 @@ func (w *writer) git(git *vcs.Git) error {
 // rebuild's reading and its indexing then take a core each, and so do the reading of a
 // flush's big record and the indexing of its first entries.
 func (w *writer) indexCommits(git *vcs.Git, commits []walked, origin string) error {
-	if j := w.readsAhead; j != nil && w.ahead == nil && len(commits) > 0 {
-		if err := w.readAhead(j); err != nil {
-			return err
-		}
-	}
 	reads := make(chan commitRead, 4)
 	quit := make(chan struct{})
 	defer close(quit)
@@ -670,6 +582,7 @@ const readPart = 256
 type recordRead struct {
 	path    string // its first part
 	entries []memory.Entry
+	lines   [][]byte // the record's line of each entry
 	rows    []row
 	places  []place // but the record's row, known once it is written
 }
@@ -717,40 +630,68 @@ func readCommit(ctx context.Context, git *vcs.Git, c walked, origin string, send
 			}
 			whole = b.Bytes()
 		}
-		all, err := render.ParseSessionRecord(whole)
-		if err != nil {
-			if origin != Local {
-				continue
+		// A record of this repo's is sent a part at a time as it is parsed, so that its
+		// first entries are indexed while the rest is: parsing a flush's record of 1,000
+		// whole first was a sixth of the update after it. A fetched one is sent once it
+		// all reads, since one that does not is passed over whole.
+		hold := origin != Local
+		part := &recordRead{path: parts[0]}
+		sent := 0 // entries of the record sent
+		sendPart := func() bool {
+			read.record = part.placed(sent, origin, markdown)
+			sent, part = sent+len(part.entries), &recordRead{path: parts[0]}
+			ok := send(read)
+			read.first = false
+			return ok
+		}
+		err := render.EachRecordEntry(whole, func(e memory.Entry, line []byte) error {
+			part.entries, part.lines = append(part.entries, e), append(part.lines, line)
+			if !hold && len(part.entries) == readPart && !sendPart() {
+				return errStopped
 			}
+			return nil
+		})
+		switch {
+		case errors.Is(err, errStopped):
+			return false
+		case err != nil && hold:
+			continue
+		case err != nil:
 			return fail(fmt.Errorf("%s: %w", parts[0], err))
 		}
-		for start := 0; start < len(all); start += readPart {
-			entries := all[start:min(start+readPart, len(all))]
-			rec := recordRead{path: parts[0], entries: entries, rows: make([]row, len(entries)), places: make([]place, len(entries))}
-			for i, e := range entries {
-				rec.rows[i] = rowOf(e)
-				at := place{line: start + i + 1, origin: origin}
-				if o := e.Observation; o != nil {
-					for i, f := range render.Forms {
-						if h, ok := markdown[f.Path(o)]; ok {
-							at.form, at.md = i+1, h[:]
-							break
-						}
-					}
-				}
-				rec.places[i] = at
-			}
-			read.record = &rec
-			if !send(read) {
+		for rest := part; len(rest.entries) > 0; {
+			n := min(readPart, len(rest.entries))
+			part = &recordRead{path: rest.path, entries: rest.entries[:n], lines: rest.lines[:n]}
+			if !sendPart() {
 				return false
 			}
-			read.first = false
+			rest.entries, rest.lines = rest.entries[n:], rest.lines[n:]
 		}
 	}
 	if read.first { // no record read: the commit counts all the same
 		return send(read)
 	}
 	return true
+}
+
+// placed is the part of a record's entries read, as the writer takes them: each with
+// its row and where it is, the first the record's entry start+1 (blank lines aside).
+func (rec *recordRead) placed(start int, origin string, markdown map[string]plumbing.Hash) *recordRead {
+	rec.rows, rec.places = make([]row, len(rec.entries)), make([]place, len(rec.entries))
+	for i, e := range rec.entries {
+		rec.rows[i] = rowOf(e)
+		at := place{line: start + i + 1, origin: origin}
+		if o := e.Observation; o != nil {
+			for i, f := range render.Forms {
+				if h, ok := markdown[f.Path(o)]; ok {
+					at.form, at.md = i+1, h[:]
+					break
+				}
+			}
+		}
+		rec.places[i] = at
+	}
+	return rec
 }
 
 // addCommit indexes what readCommit read of a commit.
@@ -770,9 +711,33 @@ func (w *writer) addCommit(read commitRead) error {
 			if err := w.addRow(e, rec.rows[i], at); err != nil {
 				return err
 			}
+			if w.committed != nil && read.origin == Local {
+				w.committed[w.jsonHash(committedJSON(rec.lines[i]))] = true
+			}
 		}
 	}
 	return nil
+}
+
+// committedJSON is an entry's JSON as the journal holds it, json.Marshal's, from its
+// record's line, which leaves HTML's characters unescaped in its strings (SessionRecord):
+// elsewhere the two are the same bytes.
+func committedJSON(line []byte) []byte {
+	if bytes.ContainsAny(line, "<>&") {
+		return jsonscan.AppendHTMLEscape(nil, line)
+	}
+	return line
+}
+
+// jsonHash is a hash of an entry's JSON, of 128 bits so that no two entries' meet.
+func (w *writer) jsonHash(b []byte) [2]uint64 {
+	return [2]uint64{maphash.Bytes(w.seed, b), maphash.Bytes(w.seed2, b)}
+}
+
+// isCommitted says whether an entry's JSON, as the journal holds it, is that of an entry
+// of a commit the update read.
+func (w *writer) isCommitted(entryJSON []byte) bool {
+	return len(w.committed) > 0 && w.committed[w.jsonHash(entryJSON)]
 }
 
 // walked is a commit of a branch to index: an agmem commit names its batch.
@@ -829,9 +794,6 @@ func (w *writer) add(e memory.Entry, at place) error { return w.addRow(e, rowOf(
 func (w *writer) addRow(e memory.Entry, r row, at place) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
-	}
-	if w.committed != nil && at.record != 0 && at.origin == Local {
-		w.committed[e.ID()] = shape{r.failed, r.size}
 	}
 	session, err := w.sessionOf(e.Session())
 	if err != nil {

@@ -58,23 +58,43 @@ func validJSON(raw json.RawMessage) json.RawMessage {
 // are allowed; a line that is not a valid entry is reported with its line number.
 func ParseSessionRecord(data []byte) ([]memory.Entry, error) {
 	var entries []memory.Entry
-	for i, line := range bytes.Split(data, []byte("\n")) {
+	err := EachRecordEntry(data, func(e memory.Entry, _ []byte) error {
+		entries = append(entries, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return entries, nil
+}
+
+// EachRecordEntry calls fn with each entry of what SessionRecord wrote, and the line
+// that holds it (a part of data, without its line ending), in order, as
+// ParseSessionRecord reads them, so that a caller can use the first entries of a large
+// record while the rest is read. It stops at the first line that is not a valid entry,
+// or at fn's first error, and returns it.
+func EachRecordEntry(data []byte, fn func(e memory.Entry, line []byte) error) error {
+	for n := 1; len(data) > 0; n++ {
+		var line []byte
+		line, data, _ = bytes.Cut(data, []byte("\n"))
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}
 		var e memory.Entry
 		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, fmt.Errorf("session record line %d: %w", i+1, err)
+			return fmt.Errorf("session record line %d: %w", n, err)
 		}
 		// The record may come from a clone anyone could have written to: check what
 		// every later step relies on.
 		if err := e.Validate(); err != nil {
-			return nil, fmt.Errorf("session record line %d: %w", i+1, err)
+			return fmt.Errorf("session record line %d: %w", n, err)
 		}
-		entries = append(entries, e)
+		if err := fn(e, line); err != nil {
+			return err
+		}
 	}
-	return entries, nil
+	return nil
 }
 
 // MaxRecordPart bounds one file of a session record. Git hosts refuse large files (and

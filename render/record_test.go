@@ -2,6 +2,7 @@ package render
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -97,5 +98,27 @@ func TestParseSessionRecord(t *testing.T) {
 		case len(got) != tc.n:
 			t.Errorf("%s: %d entries, want %d", tc.name, len(got), tc.n)
 		}
+	}
+}
+
+// TestEachRecordEntry: each entry comes with its line, as the record holds it, without
+// its line ending; the entries before a bad line come first, and fn's error stops it.
+func TestEachRecordEntry(t *testing.T) {
+	good := `{"event":{"id":"01JPB2N3V4W5X6Y7Z8A9B0C1D2","session_id":"s","timestamp":"2026-03-14T09:26:53Z","event":"Stop"}}`
+	other := strings.Replace(good, "Stop", "SessionEnd", 1)
+	var lines []string
+	err := EachRecordEntry([]byte(good+"\r\n\n  "+other+"\n{oops\n"+good), func(e memory.Entry, line []byte) error {
+		lines = append(lines, e.Event.Name+" "+string(line))
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "line 4") {
+		t.Errorf("error %v, want one of line 4", err)
+	}
+	if want := []string{"Stop " + good, "SessionEnd " + other}; !reflect.DeepEqual(lines, want) {
+		t.Errorf("lines %q, want %q", lines, want)
+	}
+	stop := errors.New("enough")
+	if err := EachRecordEntry([]byte(good+"\n"+other), func(memory.Entry, []byte) error { return stop }); err != stop {
+		t.Errorf("fn's error came back as %v", err)
 	}
 }
