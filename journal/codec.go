@@ -202,8 +202,8 @@ func decodeEntry(stored []byte) (memory.Entry, error) {
 
 // entryFrom reads an entry's JSON.
 func entryFrom(raw []byte) (memory.Entry, error) {
-	var e memory.Entry
-	if err := json.Unmarshal(raw, &e); err != nil {
+	e, err := memory.DecodeEntry(raw)
+	if err != nil {
 		return e, damage("an entry does not decode: " + err.Error()) // agmem wrote it valid
 	}
 	if (e.Observation == nil) == (e.Event == nil) {

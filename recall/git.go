@@ -10,7 +10,6 @@
 package recall
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -50,8 +49,8 @@ func sources(repo *vcs.Git) ([]source, error) {
 func Session(repo *vcs.Git, id string) ([]memory.Entry, error) {
 	var out []memory.Entry
 	_, err := SessionJSON(repo, id, func(raw []byte) error {
-		var e memory.Entry
-		if err := json.Unmarshal(raw, &e); err != nil {
+		e, err := memory.DecodeEntry(raw)
+		if err != nil {
 			return fmt.Errorf("session %s: %w", id, err)
 		}
 		out = append(out, e)

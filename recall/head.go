@@ -22,8 +22,8 @@ type lineHead struct {
 // as an entry in full, every member of the type it must have.
 func readHead(line []byte, whole bool) (lineHead, error) {
 	if whole {
-		var e memory.Entry
-		if err := json.Unmarshal(line, &e); err != nil {
+		e, err := memory.DecodeEntry(line)
+		if err != nil {
 			return lineHead{}, err
 		}
 		if err := e.Validate(); err != nil {

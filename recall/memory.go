@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -180,9 +179,10 @@ func (m *Memory) recordLines(commit plumbing.Hash, first string, last int, want 
 		line, err := br.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
 			n++
-			var e memory.Entry
-			if want(n) && json.Unmarshal(line, &e) == nil && e.Validate() == nil {
-				fn(n, e)
+			if want(n) {
+				if e, err := memory.DecodeEntry(line); err == nil && e.Validate() == nil {
+					fn(n, e)
+				}
 			}
 		}
 		if errors.Is(err, io.EOF) {

@@ -81,8 +81,8 @@ func EachRecordEntry(data []byte, fn func(e memory.Entry, line []byte) error) er
 		if len(line) == 0 {
 			continue
 		}
-		var e memory.Entry
-		if err := json.Unmarshal(line, &e); err != nil {
+		e, err := memory.DecodeEntry(line)
+		if err != nil {
 			return fmt.Errorf("session record line %d: %w", n, err)
 		}
 		// The record may come from a clone anyone could have written to: check what
