@@ -168,8 +168,19 @@ func TestJSONText(t *testing.T) {
 		{`{"a":1}`, `{"a":1}`},
 		{`[1,2]`, `[1,2]`},
 		{`42`, `42`},
+		{"\"tab\\t, \\u00e9, \\ud83e\\udd6b, \\ud800 alone, \xff\" ", "tab\t, é, 🥫, \ufffd alone, \ufffd"},
+		{`"a" "b"`, `"a" "b"`},
+		{`"unclosed`, `"unclosed`},
+		{`"bad \q escape"`, `"bad \q escape"`},
 	}
 	for _, tt := range tests {
+		var want string
+		if json.Unmarshal([]byte(tt.raw), &want) != nil || tt.raw == "null" { // what encoding/json makes of a string
+			want = tt.raw
+		}
+		if tt.raw != "" && tt.raw != "null" && tt.raw[0] == '"' && want != tt.want {
+			t.Errorf("%s: the test wants %q where encoding/json unquotes %q", tt.raw, tt.want, want)
+		}
 		if got := JSONText(json.RawMessage(tt.raw)); got != tt.want {
 			t.Errorf("JSONText(%s) = %q, want %q", tt.raw, got, tt.want)
 		}
