@@ -164,7 +164,11 @@ func appendMarshal(b []byte, v any) ([]byte, error) {
 
 // entryJSON is the JSON of a stored entry, a memory.Entry's. It may share stored's
 // bytes.
-func entryJSON(stored []byte) ([]byte, error) {
+func entryJSON(stored []byte) ([]byte, error) { return entryJSONIn(nil, stored) }
+
+// entryJSONIn is entryJSON, decompressed into buf where it has room: a reader that
+// passes over most entries it reads reuses one buffer for them.
+func entryJSONIn(buf, stored []byte) ([]byte, error) {
 	if len(stored) == 0 {
 		return nil, damage("an entry is empty")
 	}
@@ -178,7 +182,12 @@ func entryJSON(stored []byte) ([]byte, error) {
 		if n <= 0 || size > maxEntryJSON || size > 255*uint64(len(stored)-1-n)+16 {
 			return nil, damage("an entry's length is unreadable")
 		}
-		raw := make([]byte, size)
+		raw := buf[:0]
+		if uint64(cap(buf)) >= size {
+			raw = buf[:size]
+		} else {
+			raw = make([]byte, size)
+		}
 		got, err := lz4.UncompressBlock(stored[1+n:], raw)
 		if err == nil && uint64(got) != size {
 			err = fmt.Errorf("%d bytes, not %d", got, size)

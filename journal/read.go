@@ -121,6 +121,20 @@ func (j *Journal) Since(after uint64, fn func(memory.Entry) error) (last uint64,
 // already, as json.Marshal writes a memory.Entry, is passed over without being decoded.
 func (j *Journal) SinceUnknown(after uint64, known func(entryJSON []byte) bool, fn func(memory.Entry) error) (last uint64, err error) {
 	unseen := uint64(0) // the first staged entry passed over
+	// An entry known is passed over inside the read transaction, neither copied out
+	// of it nor decompressed into a buffer of its own; one that does not read is
+	// copied, to fail as Since fails it.
+	var buf []byte
+	isKnown := func(stored []byte) bool {
+		raw, err := entryJSONIn(buf, stored)
+		if err != nil {
+			return false
+		}
+		if stored[0] != '{' { // raw is not stored's own bytes
+			buf = raw
+		}
+		return known(raw)
+	}
 	for {
 		var chunk [][]byte
 		more := false
@@ -140,6 +154,7 @@ func (j *Journal) SinceUnknown(after uint64, known func(entryJSON []byte) bool, 
 				}
 				after = seqOf(k)
 				switch {
+				case !staged(k) && known != nil && isKnown(v): // passed over
 				case !staged(k):
 					chunk = append(chunk, bytes.Clone(v))
 				case unseen == 0:
@@ -152,14 +167,7 @@ func (j *Journal) SinceUnknown(after uint64, known func(entryJSON []byte) bool, 
 			return 0, err
 		}
 		for _, stored := range chunk {
-			raw, err := entryJSON(stored)
-			if err != nil {
-				return 0, j.classify(fmt.Errorf("decode entry: %w", err))
-			}
-			if known != nil && known(raw) {
-				continue
-			}
-			e, err := entryFrom(raw)
+			e, err := decodeEntry(stored)
 			if err != nil {
 				return 0, j.classify(fmt.Errorf("decode entry: %w", err))
 			}
