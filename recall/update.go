@@ -729,7 +729,8 @@ func committedJSON(line []byte) []byte {
 	return line
 }
 
-// jsonHash is a hash of an entry's JSON, of 128 bits so that no two entries' meet.
+// jsonHash is a hash of an entry's JSON, of 128 bits, so that an entry is not passed
+// over for another by a chance meeting of their hashes.
 func (w *writer) jsonHash(b []byte) [2]uint64 {
 	return [2]uint64{maphash.Bytes(w.seed, b), maphash.Bytes(w.seed2, b)}
 }
