@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -250,5 +251,21 @@ func TestSinceUnknown(t *testing.T) {
 	}
 	if !slices.Equal(decoded, []string{large.ID()}) {
 		t.Errorf("decoded %v, want only the entry known did not know", decoded)
+	}
+
+	// Past a transaction's bound of entries, all of them known: each is asked of once,
+	// and the number to read from next is the last one's.
+	var more []memory.Entry
+	for i := range 2*timelineChunk + 10 {
+		more = append(more, observation("s", "Glob", memory.Semantic, t0.Add(time.Duration(i+3)*time.Second)))
+	}
+	mustAppend(t, j, t0, more...)
+	asked := 0
+	read, err := j.SinceUnknown(0, func([]byte) bool { asked++; return true }, func(e memory.Entry) error {
+		return fmt.Errorf("%s decoded", e.ID())
+	})
+	_, tip, _ := j.Tip()
+	if err != nil || asked != 3+len(more) || read != tip {
+		t.Errorf("known asked %d times, want %d; read up to %d of %d; %v", asked, 3+len(more), read, tip, err)
 	}
 }

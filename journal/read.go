@@ -119,6 +119,8 @@ func (j *Journal) Since(after uint64, fn func(memory.Entry) error) (last uint64,
 // SinceUnknown is Since for a reader that has read most entries elsewhere (the search
 // index, in the commits a flush just wrote): an entry whose JSON known says it has
 // already, as json.Marshal writes a memory.Entry, is passed over without being decoded.
+// known's argument is the journal's or a buffer reused for the next entry: it is valid
+// only during the call.
 func (j *Journal) SinceUnknown(after uint64, known func(entryJSON []byte) bool, fn func(memory.Entry) error) (last uint64, err error) {
 	unseen := uint64(0) // the first staged entry passed over
 	// An entry known is passed over inside the read transaction, neither copied out
@@ -147,11 +149,15 @@ func (j *Journal) SinceUnknown(after uint64, known func(entryJSON []byte) bool, 
 			if k, _ := c.Last(); k != nil {
 				last = seqOf(k)
 			}
+			// Every entry looked at counts toward a transaction's bound, those passed
+			// over too: the journal's lock, which hooks wait for, is held for a chunk.
+			n := 0
 			for k, v := c.Seek(seqKey(after + 1)); k != nil; k, v = c.Next() {
-				if len(chunk) == timelineChunk {
+				if n == timelineChunk {
 					more = true
 					break
 				}
+				n++
 				after = seqOf(k)
 				switch {
 				case !staged(k) && known != nil && isKnown(v): // passed over

@@ -446,9 +446,13 @@ func (w *writer) journal(j *journal.Journal) error {
 		return err
 	}
 	add := func(e memory.Entry) error { return w.add(e, place{origin: Local}) }
+	var known func(entryJSON []byte) bool // nil: none to pass over, nor to decompress twice
+	if len(w.committed) > 0 {
+		known = w.isCommitted
+	}
 	last := uint64(0)
 	if birth == read {
-		if last, err = j.SinceUnknown(seq, w.isCommitted, add); err != nil {
+		if last, err = j.SinceUnknown(seq, known, add); err != nil {
 			return err
 		}
 	}
@@ -737,9 +741,7 @@ func (w *writer) jsonHash(b []byte) [2]uint64 {
 
 // isCommitted says whether an entry's JSON, as the journal holds it, is that of an entry
 // of a commit the update read.
-func (w *writer) isCommitted(entryJSON []byte) bool {
-	return len(w.committed) > 0 && w.committed[w.jsonHash(entryJSON)]
-}
+func (w *writer) isCommitted(entryJSON []byte) bool { return w.committed[w.jsonHash(entryJSON)] }
 
 // walked is a commit of a branch to index: an agmem commit names its batch.
 type walked struct {
