@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -92,17 +91,17 @@ func readSession(raw []byte, s *SessionInfo) bool {
 		seen[name] = true
 		switch name {
 		case "id":
-			return readString(r, &got.ID)
+			return r.String(&got.ID)
 		case "first":
-			return readTime(r, &got.First)
+			return r.Time(&got.First)
 		case "last":
-			return readTime(r, &got.Last)
+			return r.Time(&got.Last)
 		case "observations", "events", "pending", "pending_events", "commits":
-			return readInt(r, got.figure(name))
+			return jsonscan.Int(r, got.figure(name))
 		case "last_commit":
-			return readString(r, &got.LastCommit)
+			return r.String(&got.LastCommit)
 		case "source":
-			return readString(r, &got.Source)
+			return r.String(&got.Source)
 		case "pending_by_type":
 			var ok bool
 			got.PendingByType, ok = readCounts(r, s.PendingByType)
@@ -131,37 +130,6 @@ func (s *SessionInfo) figure(name string) *int {
 	return &s.Commits
 }
 
-// readString reads a string into *dst.
-func readString(r *jsonscan.Scanner, dst *string) bool {
-	if r.Peek() != '"' {
-		return false
-	}
-	v, err := r.Unquote()
-	*dst = v
-	return err == nil
-}
-
-// readTime reads a time into *dst, as encoding/json does: its quoted text, escapes and
-// all, to time.Time's UnmarshalJSON.
-func readTime(r *jsonscan.Scanner, dst *time.Time) bool {
-	text, _, err := r.Quoted()
-	return err == nil && dst.UnmarshalJSON(text) == nil
-}
-
-// readInt reads a whole number into *dst.
-func readInt(r *jsonscan.Scanner, dst *int) bool {
-	if c := r.Peek(); c != '-' && (c < '0' || c > '9') {
-		return false
-	}
-	lit, err := r.Literal()
-	if err != nil {
-		return false
-	}
-	n, err := strconv.ParseInt(string(lit), 10, 0)
-	*dst = int(n)
-	return err == nil
-}
-
 // readCounts reads an object of counts by memory type, into into's counts as
 // encoding/json decodes into a map it is given (a copy: into is left as it is until the
 // whole info is read), or into a new map.
@@ -176,7 +144,7 @@ func readCounts(r *jsonscan.Scanner, into map[memory.Type]int) (map[memory.Type]
 	}
 	return counts, jsonscan.Members(text, func(r *jsonscan.Scanner, name string) bool {
 		var n int
-		ok := readInt(r, &n)
+		ok := jsonscan.Int(r, &n)
 		counts[memory.Type(name)] = n
 		return ok
 	})

@@ -3,9 +3,6 @@ package memory
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
-	"time"
-	"unicode/utf8"
 
 	"github.com/agmem/agmem/internal/jsonscan"
 )
@@ -63,10 +60,10 @@ func members(s *jsonscan.Scanner, keys []string, member func(s *jsonscan.Scanner
 		if err != nil || escaped || s.Next(':') != nil {
 			return false
 		}
-		switch k := keyIn(keys, key[1:len(key)-1]); {
-		case k == badKey || k >= 0 && seen&(1<<k) != 0:
+		switch k := jsonscan.Field(keys, key[1:len(key)-1]); {
+		case k == jsonscan.FoldedField || k >= 0 && seen&(1<<k) != 0:
 			return false
-		case k == otherKey:
+		case k == jsonscan.NotAField:
 			if _, err := s.Skip(2); err != nil { // in the entry's object and its kind's
 				return false
 			}
@@ -83,31 +80,6 @@ func members(s *jsonscan.Scanner, keys []string, member func(s *jsonscan.Scanner
 	return true
 }
 
-const (
-	otherKey = -1
-	badKey   = -2 // a key encoding/json might take for another in another case
-)
-
-// keyIn is key's index in keys, otherKey, or badKey: encoding/json matches a key to a
-// field ignoring case, Unicode's folding included, so a key that matches one in
-// another case, or holds a byte outside ASCII, is bad.
-func keyIn(keys []string, key []byte) int {
-	for _, c := range key {
-		if c >= utf8.RuneSelf {
-			return badKey
-		}
-	}
-	for k, name := range keys {
-		if string(key) == name {
-			return k
-		}
-		if bytes.EqualFold(key, []byte(name)) {
-			return badKey
-		}
-	}
-	return otherKey
-}
-
 var observationKeys = [...]string{"id", "session_id", "timestamp", "tool_name", "arguments", "result", "memory_type",
 	"summary", "source", "tool_use_id", "cwd", "agent_id", "prompt_id", "duration_ms", "error", "interrupted",
 	"no_result", "redactions", "truncated", "withheld"}
@@ -116,53 +88,53 @@ var observationKeys = [...]string{"id", "session_id", "timestamp", "tool_name", 
 func (o *Observation) member(s *jsonscan.Scanner, k int) bool {
 	switch observationKeys[k] {
 	case "id":
-		return str(s, &o.ID)
+		return s.String(&o.ID)
 	case "session_id":
-		return str(s, &o.SessionID)
+		return s.String(&o.SessionID)
 	case "timestamp":
-		return stamp(s, &o.Timestamp)
+		return s.Time(&o.Timestamp)
 	case "tool_name":
-		return str(s, &o.ToolName)
+		return s.String(&o.ToolName)
 	case "arguments":
 		return rawValue(s, &o.Arguments)
 	case "result":
 		return rawValue(s, &o.Result)
 	case "memory_type":
-		return str(s, (*string)(&o.MemoryType))
+		return s.String((*string)(&o.MemoryType))
 	case "summary":
-		return str(s, &o.Summary)
+		return s.String(&o.Summary)
 	case "source":
-		return str(s, &o.Source)
+		return s.String(&o.Source)
 	case "tool_use_id":
-		return str(s, &o.ToolUseID)
+		return s.String(&o.ToolUseID)
 	case "cwd":
-		return str(s, &o.Cwd)
+		return s.String(&o.Cwd)
 	case "agent_id":
-		return str(s, &o.AgentID)
+		return s.String(&o.AgentID)
 	case "prompt_id":
-		return str(s, &o.PromptID)
+		return s.String(&o.PromptID)
 	case "duration_ms":
 		var n int64
 		o.DurationMS = &n
-		return integer(s, &n, 64)
+		return jsonscan.Int(s, &n)
 	case "error":
-		return str(s, &o.Error)
+		return s.String(&o.Error)
 	case "interrupted":
 		return boolean(s, &o.Interrupted)
 	case "no_result":
 		return boolean(s, &o.NoResult)
 	case "redactions":
-		return integer(s, &o.Redactions, strconv.IntSize)
+		return jsonscan.Int(s, &o.Redactions)
 	case "truncated":
 		o.Truncated = map[string]int{}
 		return object(s, func(s *jsonscan.Scanner, key string) bool {
 			var n int
-			ok := integer(s, &n, strconv.IntSize)
+			ok := jsonscan.Int(s, &n)
 			o.Truncated[key] = n
 			return ok
 		})
 	case "withheld":
-		return str(s, &o.Withheld)
+		return s.String(&o.Withheld)
 	}
 	return false
 }
@@ -173,70 +145,35 @@ var eventKeys = [...]string{"id", "session_id", "timestamp", "event", "text", "a
 func (ev *Event) member(s *jsonscan.Scanner, k int) bool {
 	switch eventKeys[k] {
 	case "id":
-		return str(s, &ev.ID)
+		return s.String(&ev.ID)
 	case "session_id":
-		return str(s, &ev.SessionID)
+		return s.String(&ev.SessionID)
 	case "timestamp":
-		return stamp(s, &ev.Timestamp)
+		return s.Time(&ev.Timestamp)
 	case "event":
-		return str(s, &ev.Name)
+		return s.String(&ev.Name)
 	case "text":
-		return str(s, &ev.Text)
+		return s.String(&ev.Text)
 	case "attrs":
 		ev.Attrs = map[string]string{}
 		return object(s, func(s *jsonscan.Scanner, key string) bool {
 			var v string
-			ok := str(s, &v)
+			ok := s.String(&v)
 			ev.Attrs[key] = v
 			return ok
 		})
 	case "source":
-		return str(s, &ev.Source)
+		return s.String(&ev.Source)
 	case "redactions":
-		return integer(s, &ev.Redactions, strconv.IntSize)
+		return jsonscan.Int(s, &ev.Redactions)
 	}
 	return false
-}
-
-// str reads a string, unquoted as encoding/json unquotes it; not a null, which leaves
-// the field as it was.
-func str(s *jsonscan.Scanner, dst *string) bool {
-	if s.Peek() != '"' {
-		return false
-	}
-	v, err := s.Unquote()
-	*dst = v
-	return err == nil
-}
-
-// stamp reads a time as encoding/json gives the literal to time.Time.
-func stamp(s *jsonscan.Scanner, dst *time.Time) bool {
-	if s.Peek() != '"' {
-		return false
-	}
-	v, _, err := s.Quoted()
-	return err == nil && dst.UnmarshalJSON(v) == nil
 }
 
 // rawValue reads any value whole, a copy of its text, as json.RawMessage takes it.
 func rawValue(s *jsonscan.Scanner, dst *json.RawMessage) bool {
 	v, err := s.Skip(2)
 	*dst = bytes.Clone(v)
-	return err == nil
-}
-
-// integer reads a number that is an integer of bits bits, as encoding/json sets an int
-// field: not a fraction, nor an exponent, nor out of range.
-func integer[T int | int64](s *jsonscan.Scanner, dst *T, bits int) bool {
-	if c := s.Peek(); c != '-' && (c < '0' || c > '9') {
-		return false
-	}
-	v, err := s.Literal()
-	if err != nil {
-		return false
-	}
-	n, err := strconv.ParseInt(string(v), 10, bits)
-	*dst = T(n)
 	return err == nil
 }
 

@@ -1,7 +1,6 @@
 package recall
 
 import (
-	"bytes"
 	"encoding/json"
 	"time"
 	"unicode/utf8"
@@ -134,11 +133,11 @@ func (h *headFields) member(s *jsonscan.Scanner, seen *[len(headKeys)]bool) bool
 	if err != nil || escaped || s.Next(':') != nil {
 		return false
 	}
-	k := headKey(key[1 : len(key)-1])
+	k := jsonscan.Field(headKeys[:], key[1:len(key)-1])
 	switch {
-	case k == badKey:
+	case k == jsonscan.FoldedField:
 		return false
-	case k == otherKey:
+	case k == jsonscan.NotAField:
 		_, err = s.Skip(2) // in the line's object and the observation's
 		return err == nil
 	case seen[k] || s.Peek() != '"':
@@ -173,26 +172,4 @@ const (
 	sessionKey
 	timestampKey
 	toolKey
-	otherKey = -1
-	badKey   = -2 // a key the decoder might take for one of headKeys
 )
-
-// headKey says which of headKeys key is. encoding/json matches a key to a field
-// ignoring case, Unicode's folding included: a key that matches one in another case, or
-// holds a byte outside ASCII, is bad.
-func headKey(key []byte) int {
-	for _, c := range key {
-		if c >= utf8.RuneSelf {
-			return badKey
-		}
-	}
-	for k, name := range headKeys {
-		if string(key) == name {
-			return k
-		}
-		if bytes.EqualFold(key, []byte(name)) {
-			return badKey
-		}
-	}
-	return otherKey
-}

@@ -47,6 +47,12 @@ func summaryOf(entries []memory.Entry) Summary {
 // commitFiles commits files on ref, on top of what it holds.
 func commitFiles(tb testing.TB, repo *vcs.Git, ref plumbing.ReferenceName, files map[string]string) {
 	tb.Helper()
+	commitWith(tb, repo, ref, "files\n", files)
+}
+
+// commitWith commits files on ref (the branch, for "") with message.
+func commitWith(tb testing.TB, repo *vcs.Git, ref plumbing.ReferenceName, message string, files map[string]string) {
+	tb.Helper()
 	tip := plumbing.ZeroHash
 	if ref == "" {
 		var err error
@@ -66,7 +72,7 @@ func commitFiles(tb testing.TB, repo *vcs.Git, ref plumbing.ReferenceName, files
 			tb.Fatal(err)
 		}
 	}
-	if _, err := d.Commit(ref, "files\n", time.Unix(100, 0)); err != nil {
+	if _, err := d.Commit(ref, message, time.Unix(100, 0)); err != nil {
 		tb.Fatal(err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -16,25 +15,7 @@ import (
 // commitBatch commits files on ref (the branch, for "") as a flush's commit of batch.
 func commitBatch(tb testing.TB, repo *vcs.Git, ref plumbing.ReferenceName, batch string, files map[string]string) {
 	tb.Helper()
-	tip := plumbing.ZeroHash
-	if ref == "" {
-		var err error
-		if ref, tip, err = repo.Head(); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	d, err := repo.NewDraft(tip)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for path, data := range files {
-		if err := d.Put(path, []byte(data)); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if _, err := d.Commit(ref, "a flush\n\n"+vcs.TrailerBatch+": "+batch+"\n", time.Unix(100, 0)); err != nil {
-		tb.Fatal(err)
-	}
+	commitWith(tb, repo, ref, "a flush\n\n"+vcs.TrailerBatch+": "+batch+"\n", files)
 }
 
 // brokenRecord is a record of n observations of session s, then a line that is not one:

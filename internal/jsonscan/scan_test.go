@@ -203,3 +203,13 @@ func FuzzAppendString(f *testing.F) {
 		}
 	})
 }
+
+func TestField(t *testing.T) {
+	names := []string{"id", "session_id"}
+	for key, want := range map[string]int{"id": 0, "session_id": 1, "ID": FoldedField, "Session_ID": FoldedField,
+		"ſession_id": FoldedField, "é": FoldedField, "idx": NotAField, "": NotAField} {
+		if got := Field(names, []byte(key)); got != want {
+			t.Errorf("Field(%q) = %d, want %d", key, got, want)
+		}
+	}
+}
