@@ -29,17 +29,17 @@ func scanEntry(raw []byte) (e Entry, ok bool) {
 		return e, false
 	}
 	key, escaped, err := s.Quoted()
-	if err != nil || escaped || s.Next(':') != nil || s.Peek() != '{' {
+	if err != nil || escaped || s.Next(':') != nil {
 		return e, false
 	}
 	var read bool
 	switch string(key) {
 	case `"observation"`:
 		e.Observation = &Observation{}
-		read = members(&s, observationKeys[:], e.Observation.member)
+		read = s.Fields(observationKeys[:], 1, e.Observation.member)
 	case `"event"`:
 		e.Event = &Event{}
-		read = members(&s, eventKeys[:], e.Event.member)
+		read = s.Fields(eventKeys[:], 1, e.Event.member)
 	}
 	if !read {
 		return Entry{}, false
@@ -48,36 +48,6 @@ func scanEntry(raw []byte) (e Entry, ok bool) {
 		return Entry{}, false
 	}
 	return e, true
-}
-
-// members reads an object's members, each with member, given its key's index in keys:
-// each key once, and no key encoding/json might take for one of keys in another case.
-// A key not of keys is skipped, as encoding/json passes over a member no field takes.
-func members(s *jsonscan.Scanner, keys []string, member func(s *jsonscan.Scanner, k int) bool) bool {
-	var seen uint64
-	for more := s.Open('}'); more; {
-		key, escaped, err := s.Quoted()
-		if err != nil || escaped || s.Next(':') != nil {
-			return false
-		}
-		switch k := jsonscan.Field(keys, key[1:len(key)-1]); {
-		case k == jsonscan.FoldedField || k >= 0 && seen&(1<<k) != 0:
-			return false
-		case k == jsonscan.NotAField:
-			if _, err := s.Skip(2); err != nil { // in the entry's object and its kind's
-				return false
-			}
-		default:
-			seen |= 1 << k
-			if !member(s, k) {
-				return false
-			}
-		}
-		if more, err = s.More('}'); err != nil {
-			return false
-		}
-	}
-	return true
 }
 
 var observationKeys = [...]string{"id", "session_id", "timestamp", "tool_name", "arguments", "result", "memory_type",

@@ -107,17 +107,8 @@ func scanHead(line []byte) (h headFields, event bool, ok bool) {
 	default:
 		return
 	}
-	if s.Next(':') != nil || s.Peek() != '{' {
+	if s.Next(':') != nil || !s.Fields(headKeys[:], 1, h.member) {
 		return
-	}
-	var seen [len(headKeys)]bool
-	for more := s.Open('}'); more; {
-		if !h.member(&s, &seen) {
-			return
-		}
-		if more, err = s.More('}'); err != nil {
-			return
-		}
 	}
 	more, err := s.More('}')
 	if more || err != nil || !s.End() {
@@ -126,24 +117,12 @@ func scanHead(line []byte) (h headFields, event bool, ok bool) {
 	return h, event, true
 }
 
-// member reads a member of the observation or the event into h, and says false of one
-// that is not as scanHead reads it.
-func (h *headFields) member(s *jsonscan.Scanner, seen *[len(headKeys)]bool) bool {
-	key, escaped, err := s.Quoted()
-	if err != nil || escaped || s.Next(':') != nil {
+// member reads the member of the observation or the event whose key is headKeys[k] into
+// h, and says false of one that is not as scanHead reads it.
+func (h *headFields) member(s *jsonscan.Scanner, k int) bool {
+	if s.Peek() != '"' {
 		return false
 	}
-	k := jsonscan.Field(headKeys[:], key[1:len(key)-1])
-	switch {
-	case k == jsonscan.FoldedField:
-		return false
-	case k == jsonscan.NotAField:
-		_, err = s.Skip(2) // in the line's object and the observation's
-		return err == nil
-	case seen[k] || s.Peek() != '"':
-		return false
-	}
-	seen[k] = true
 	v, escaped, err := s.Quoted()
 	switch {
 	case err != nil:

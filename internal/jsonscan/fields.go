@@ -38,6 +38,43 @@ const (
 	FoldedField = -2
 )
 
+// Fields reads an object, which must be next, as encoding/json decodes one into a
+// struct whose fields are named keys (at most 64): member reads the value of each
+// member one of keys names, given its index, and a member of another name is passed
+// over. It says false, leaving the object to encoding/json, of a name with an escape
+// or one encoding/json might take for one of keys in another case (Field), of a name
+// given twice, of a value member refuses, and of text that is not JSON. depth is how
+// many containers are open around the object, for the bound on nesting.
+func (s *Scanner) Fields(keys []string, depth int, member func(s *Scanner, k int) bool) bool {
+	if s.Peek() != '{' {
+		return false
+	}
+	var seen uint64
+	for more := s.Open('}'); more; {
+		key, escaped, err := s.Quoted()
+		if err != nil || escaped || s.Next(':') != nil {
+			return false
+		}
+		switch k := Field(keys, key[1:len(key)-1]); {
+		case k == FoldedField || k >= 0 && seen&(1<<k) != 0:
+			return false
+		case k == NotAField:
+			if _, err := s.Skip(depth + 1); err != nil {
+				return false
+			}
+		default:
+			seen |= 1 << k
+			if !member(s, k) {
+				return false
+			}
+		}
+		if more, err = s.More('}'); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // String reads a string into *dst, unquoted as encoding/json unquotes it.
 func (s *Scanner) String(dst *string) bool {
 	if s.Peek() != '"' {

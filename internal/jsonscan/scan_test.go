@@ -213,3 +213,36 @@ func TestField(t *testing.T) {
 		}
 	}
 }
+
+func TestFields(t *testing.T) {
+	keys := []string{"id", "cmd"}
+	for text, want := range map[string]string{
+		`{"id":"a","other":[1,{"x":2}],"cmd":"b"}`: "id=a cmd=b ",
+		` { } `:                              "",
+		`{"ID":"a"}`:                         "refused", // encoding/json's field, in another case
+		`{"i\u0064":"a"}`:                    "refused", // a name with an escape
+		`{"id":"a","id":"b"}`:                "refused", // the last would win
+		`{"id":1}`:                           "refused", // member refuses it
+		`{"other":[}`:                        "refused",
+		`["id"]`:                             "refused",
+		`{"other":` + deep(MaxDepth-1) + `}`: "",        // at the bound, the object counted
+		`{"other":` + deep(MaxDepth) + `}`:   "refused", // past it
+	} {
+		s, got := New([]byte(text)), ""
+		ok := s.Fields(keys, 0, func(s *Scanner, k int) bool {
+			var v string
+			ok := s.String(&v)
+			got += keys[k] + "=" + v + " "
+			return ok
+		})
+		if !ok {
+			got = "refused"
+		}
+		if got != want {
+			t.Errorf("Fields(%.40q) read %q, want %q", text, got, want)
+		}
+	}
+}
+
+// deep is n arrays, one in another.
+func deep(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
