@@ -1,6 +1,9 @@
 package vcs
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"errors"
+)
 
 // deltaWriter writes a delta in git's format: the sizes of the base and of the result,
 // then instructions that copy a range of the base or insert new bytes.
@@ -60,4 +63,90 @@ func (w *deltaWriter) finish(baseSize, resultSize int) []byte {
 	out := binary.AppendUvarint(nil, uint64(baseSize))
 	out = binary.AppendUvarint(out, uint64(resultSize))
 	return append(out, w.ops...)
+}
+
+// errBadDelta is a delta that does not make a result of the size it says from its base.
+var errBadDelta = errors.New("invalid delta")
+
+// applyDelta makes the result of delta, in git's format, from base: what go-git's
+// packfile.PatchDelta makes, and refuses, into a buffer of the result's size. PatchDelta
+// takes at most 64 KiB before it grows its buffer by doubling: a rebuild of the search
+// index, whose trees of many thousand entries and records of megabytes are deltas, made
+// half of what it allocated there. A size is trusted up to maxPresized, as readBlob
+// trusts one.
+func applyDelta(base, delta []byte) ([]byte, error) {
+	if len(base) == 0 || len(delta) < 2 {
+		return nil, errBadDelta
+	}
+	baseSize, delta, err := deltaSize(delta)
+	if err != nil || baseSize != uint64(len(base)) {
+		return nil, errBadDelta
+	}
+	size, delta, err := deltaSize(delta)
+	if err != nil {
+		return nil, errBadDelta
+	}
+	out := make([]byte, 0, min(size, maxPresized))
+	for left := size; left > 0; {
+		if len(delta) == 0 {
+			return nil, errBadDelta
+		}
+		op := delta[0]
+		delta = delta[1:]
+		switch {
+		case op&0x80 != 0: // a copy of the base: its offset's and size's bytes, low first, as op says
+			var off, n uint64
+			for i := range 7 {
+				if op&(1<<i) == 0 {
+					continue
+				}
+				if len(delta) == 0 {
+					return nil, errBadDelta
+				}
+				if i < 4 {
+					off |= uint64(delta[0]) << (8 * i)
+				} else {
+					n |= uint64(delta[0]) << (8 * (i - 4))
+				}
+				delta = delta[1:]
+			}
+			if n == 0 {
+				n = maxCopy
+			}
+			if n > left || off+n > uint64(len(base)) {
+				return nil, errBadDelta
+			}
+			out = append(out, base[off:off+n]...)
+			left -= n
+		case op != 0: // op new bytes
+			n := uint64(op)
+			if n > left || n > uint64(len(delta)) {
+				return nil, errBadDelta
+			}
+			out = append(out, delta[:n]...)
+			delta, left = delta[n:], left-n
+		default:
+			return nil, errBadDelta
+		}
+	}
+	if len(delta) != 0 {
+		return nil, errBadDelta
+	}
+	return out, nil
+}
+
+// deltaSize reads a size at the start of a delta, seven bits a byte, low first. A size
+// that its end cuts short is read as it stands, as go-git reads it.
+func deltaSize(delta []byte) (uint64, []byte, error) {
+	var v uint64
+	for i, b := range delta {
+		if i == 9 { // past 64 bits
+			return 0, nil, errBadDelta
+		}
+		v |= uint64(b&0x7f) << (7 * i)
+		if b&0x80 == 0 {
+			return v, delta[i+1:], nil
+		}
+	}
+	return v, nil, nil
 }

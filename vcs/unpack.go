@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/klauspost/compress/zlib"
 )
 
@@ -92,7 +91,7 @@ func (r *Git) resolve(f *os.File, p packIndex, at int64, depth int) (unpackedObj
 		if err != nil {
 			return unpackedObject{}, err
 		}
-		if o.data, err = packfile.PatchDelta(b.data, data); err != nil {
+		if o.data, err = applyDelta(b.data, data); err != nil {
 			return unpackedObject{}, fmt.Errorf("read %s at %d: %w", p.path, at, err)
 		}
 		o.typ = b.typ
