@@ -45,13 +45,17 @@ func (r *Git) OpenBlob(h plumbing.Hash) (io.ReadCloser, error) { return r.openBl
 // readBlob reads blob h whole, into a buffer of its size where its header gives it: a
 // buffer grown as it fills costs twice its pages, each a fault. A header is not
 // trusted past maxPresized, which is more than agmem writes of a file (a session
-// record's part is at most 10 MB): the stream's size check finds a lie.
+// record's part is at most 10 MB): the stream's size check finds a lie. The bytes are
+// not to be changed: a blob resolved from deltas is the one resolve keeps.
 func (r *Git) readBlob(h plumbing.Hash) ([]byte, error) {
 	rd, err := r.openBlob(h)
 	if err != nil {
 		return nil, err
 	}
 	defer rd.Close()
+	if w, ok := rd.(resolvedBlob); ok {
+		return w.data, nil
+	}
 	var buf bytes.Buffer
 	if b, ok := rd.(*blobStream); ok && b.left >= 0 && b.left <= maxPresized {
 		buf.Grow(int(b.left) + bytes.MinRead) // and room to read its end
@@ -121,11 +125,21 @@ func (r *Git) openPacked(h plumbing.Hash) (io.ReadCloser, error) {
 		case err != nil:
 			return nil, fmt.Errorf("blob %s: %w", h, err)
 		}
-		return io.NopCloser(bytes.NewReader(o.data)), nil
+		return resolvedBlob{bytes.NewReader(o.data), o.data}, nil
 	}
 	f.Close()
 	return nil, nil
 }
+
+// resolvedBlob is a blob a pack holds as a delta, resolved whole, as a stream; readBlob
+// hands out its bytes as they are, where a copy grown as it filled was a sixth of what
+// a rebuild of the search index allocated.
+type resolvedBlob struct {
+	*bytes.Reader
+	data []byte
+}
+
+func (resolvedBlob) Close() error { return nil }
 
 // packedObject reads object h whole where a pack holds it; ok is false where none does
 // (a loose object, or a delta against another pack's object), for go-git to read.
