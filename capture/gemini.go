@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agmem/agmem/internal/jsonscan"
@@ -148,7 +149,11 @@ func firstOf(values ...string) string {
 // exitLine is the line of Gemini CLI's shell result that gives the command's exit
 // status, in the footer after its output: the line and the footer's other lines to the
 // end, so that a line of the command's own output that looks like it is not taken.
-var exitLine = regexp.MustCompile(`\nExit Code: (-?[0-9]+)\n(?:(?:Signal|Error|Background PIDs|Process Group PGID): [^\n]*\n)*(?:</untrusted_context>\s*)?\z`)
+// Compiled when first asked for, not as agmem-record starts: that was most of what
+// starting this package cost, for the hooks of every other agent too.
+var exitLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\nExit Code: (-?[0-9]+)\n(?:(?:Signal|Error|Background PIDs|Process Group PGID): [^\n]*\n)*(?:</untrusted_context>\s*)?\z`)
+})
 
 // exitFailure is "Exit Code: N" when run_shell_command's result reports a command that
 // exited with N, not 0; else "".
@@ -156,7 +161,7 @@ func exitFailure(text string) string {
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
-	m := exitLine.FindStringSubmatch(text)
+	m := exitLine().FindStringSubmatch(text)
 	if m == nil || m[1] == "0" {
 		return ""
 	}
