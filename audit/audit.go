@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -495,8 +496,9 @@ func countEntries(entries []memory.Entry) (obs, events int) {
 	return obs, events
 }
 
-// redactionMark is how redact marks what it hid: "[REDACTED:<rule>]".
-var redactionMark = regexp.MustCompile(`\[REDACTED:([a-z0-9][a-z0-9._-]*)\]`)
+// redactionMark is how redact marks what it hid: "[REDACTED:<rule>]". Compiled when an
+// audit first asks for it, not as every agmem command starts.
+var redactionMark = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[REDACTED:([a-z0-9][a-z0-9._-]*)\]`) })
 
 // session adds what a commit's record holds to its session's report.
 func (a *auditor) session(origin, id string, entries []memory.Entry) {
@@ -542,7 +544,7 @@ func (a *auditor) session(origin, id string, entries []memory.Entry) {
 
 // countMarks counts the redaction marks in text by rule.
 func (s *Session) countMarks(text string) {
-	for _, m := range redactionMark.FindAllStringSubmatch(text, -1) {
+	for _, m := range redactionMark().FindAllStringSubmatch(text, -1) {
 		s.Redacted[m[1]]++
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 )
@@ -158,10 +159,13 @@ func (m MCPServers) ours(d *document, n *node) bool {
 }
 
 // tomlHeader finds the header of agmem's table of MCP servers, and the next header
-// after it ends the table.
+// after it ends the table. Compiled when first asked for: every agmem command starts
+// with this package's initialisation, and these were most of it.
 var (
-	tomlHeader = regexp.MustCompile(`(?m)^[ \t]*\[[ \t]*mcp_servers[ \t]*\.[ \t]*("agmem"|agmem)[ \t]*\][ \t]*(#.*)?(\r?\n|\z)`)
-	tomlNext   = regexp.MustCompile(`(?m)^[ \t]*\[`)
+	tomlHeader = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^[ \t]*\[[ \t]*mcp_servers[ \t]*\.[ \t]*("agmem"|agmem)[ \t]*\][ \t]*(#.*)?(\r?\n|\z)`)
+	})
+	tomlNext = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t]*\[`) })
 )
 
 // installTOML writes agmem's table in place of the one there, or at the end. Every other
@@ -231,12 +235,12 @@ func (m MCPServers) uninstallTOML(src []byte) ([]byte, string, error) {
 
 // tomlTable is where agmem's table lies in src, from its header to the next, or -1.
 func tomlTable(src []byte) (start, end int) {
-	loc := tomlHeader.FindIndex(src)
+	loc := tomlHeader().FindIndex(src)
 	if loc == nil {
 		return -1, -1
 	}
 	end = len(src)
-	if next := tomlNext.FindIndex(src[loc[1]:]); next != nil {
+	if next := tomlNext().FindIndex(src[loc[1]:]); next != nil {
 		end = loc[1] + next[0]
 	}
 	return loc[0], end
