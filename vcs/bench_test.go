@@ -73,3 +73,21 @@ func BenchmarkCommitAndMaterialize1000Files(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEntryOffsets parses a directory of 4,000 observations' files, as a day of a
+// year's memory holds.
+func BenchmarkEntryOffsets(b *testing.B) {
+	var raw []byte
+	for i := range 4000 {
+		raw = fmt.Appendf(raw, "100644 09-%02d-%02d-Read-%012x.md\x00", i/60%60, i%60, i*7919)
+		h := plumbing.ComputeHash(plumbing.BlobObject, raw[len(raw)-20:])
+		raw = append(raw, h[:]...)
+	}
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := entryOffsets(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -113,9 +113,11 @@ const maxCachedTreeBytes = 64 << 20
 func (t parsedTree) size() int { return len(t.raw) }
 
 // entryOffsets finds where each entry of an encoded tree starts: "<mode> <name>\0" and
-// a 20-byte object id.
+// a 20-byte object id. Each entry holds a NUL, and an id may hold more: their count is
+// room enough, where growing the slice by doubling made half of what parsing the big
+// directories of a rebuild allocated.
 func entryOffsets(raw []byte) ([]int, error) {
-	offsets := []int{}
+	offsets := make([]int, 0, bytes.Count(raw, []byte{0})+1)
 	for off := 0; off < len(raw); {
 		offsets = append(offsets, off)
 		nul := bytes.IndexByte(raw[off:], 0)
