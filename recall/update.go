@@ -982,8 +982,8 @@ func shapeOf(e memory.Entry) shape {
 
 // commandOf is the command a call's arguments ran ("command", or "cmd" as some agents
 // name it), or "": commandOfJSON's answer, read in one pass with jsonscan where that
-// says it can (each index's row of a call asks; encoding/json's decoding was a tenth of
-// the rows' reading), and left to commandOfJSON where it cannot or the command is a list.
+// says it can (every row of a call the index adds asks), and left to commandOfJSON
+// where it cannot or the command is a list.
 func commandOf(args json.RawMessage) string {
 	var values [len(commandKeys)][]byte
 	s := jsonscan.New(args)
@@ -998,8 +998,8 @@ func commandOf(args json.RawMessage) string {
 		switch {
 		case len(v) == 0: // absent
 		case v[0] == '"':
-			s := jsonscan.New(v)
-			if command, err := s.Unquote(); err == nil && command != "" {
+			text := jsonscan.New(v)
+			if command, err := text.Unquote(); err == nil && command != "" {
 				return command
 			}
 		case v[0] == '[':

@@ -53,8 +53,8 @@ func (r *Git) readBlob(h plumbing.Hash) ([]byte, error) {
 		return nil, err
 	}
 	defer rd.Close()
-	if w, ok := rd.(resolvedBlob); ok {
-		return w.data, nil
+	if resolved, ok := rd.(resolvedBlob); ok {
+		return resolved.data[:len(resolved.data):len(resolved.data)], nil // an append copies
 	}
 	var buf bytes.Buffer
 	if b, ok := rd.(*blobStream); ok && b.left >= 0 && b.left <= maxPresized {

@@ -69,11 +69,10 @@ func (w *deltaWriter) finish(baseSize, resultSize int) []byte {
 var errBadDelta = errors.New("invalid delta")
 
 // applyDelta makes the result of delta, in git's format, from base: what go-git's
-// packfile.PatchDelta makes, and refuses, into a buffer of the result's size. PatchDelta
-// takes at most 64 KiB before it grows its buffer by doubling: a rebuild of the search
-// index, whose trees of many thousand entries and records of megabytes are deltas, made
-// half of what it allocated there. A size is trusted up to maxPresized, as readBlob
-// trusts one.
+// packfile.PatchDelta makes, and refuses. The result's buffer is made to the size the
+// delta gives, trusted up to maxPresized as readBlob trusts a header's; PatchDelta's,
+// grown by doubling past 64 KiB, was half of what a rebuild of the search index
+// allocated.
 func applyDelta(base, delta []byte) ([]byte, error) {
 	if len(base) == 0 || len(delta) < 2 {
 		return nil, errBadDelta
@@ -140,7 +139,7 @@ func applyDelta(base, delta []byte) ([]byte, error) {
 func deltaSize(delta []byte) (uint64, []byte, error) {
 	var v uint64
 	for i, b := range delta {
-		if i == 9 { // past 64 bits
+		if i == 9 { // a tenth byte, which go-git refuses
 			return 0, nil, errBadDelta
 		}
 		v |= uint64(b&0x7f) << (7 * i)

@@ -15,8 +15,8 @@ import (
 
 // A Change is a file to add to (or replace in) the tree, and to write into the worktree.
 type Change struct {
-	Path string // slash-separated, relative to the repo root
-	Data []byte
+	Path string        // slash-separated, relative to the repo root
+	Data []byte        // not to be changed: read from git, it may be the object cache's
 	Hash plumbing.Hash // its blob's
 }
 

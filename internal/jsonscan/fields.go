@@ -46,6 +46,9 @@ const (
 // given twice, of a value member refuses, and of text that is not JSON. depth is how
 // many containers are open around the object, for the bound on nesting.
 func (s *Scanner) Fields(keys []string, depth int, member func(s *Scanner, k int) bool) bool {
+	if len(keys) > 64 {
+		panic("jsonscan: Fields of more than 64 keys")
+	}
 	if s.Peek() != '{' {
 		return false
 	}
