@@ -98,3 +98,21 @@ func BenchmarkStagedCommit(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/entry")
 }
+
+// BenchmarkReadSession reads a session's info as every record does.
+func BenchmarkReadSession(b *testing.B) {
+	s := &SessionInfo{ID: "0b7e4d2c-8a31-4f6e-b5c9-1d2e3f4a5b6c", First: t0, Last: t0.Add(time.Second), Observations: 42,
+		Events: 3, Pending: 7, PendingByType: map[memory.Type]int{memory.Semantic: 4, memory.Episodic: 3}, Commits: 2,
+		LastCommit: "abcdef0123456789", Source: "claude-code"}
+	raw, err := marshalSession(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		var got SessionInfo
+		if !readSession(raw, &got) {
+			b.Fatal("readSession left it to encoding/json")
+		}
+	}
+}

@@ -182,7 +182,7 @@ func entryJSONIn(buf, stored []byte) ([]byte, error) {
 		if n <= 0 || size > maxEntryJSON || size > 255*uint64(len(stored)-1-n)+16 {
 			return nil, damage("an entry's length is unreadable")
 		}
-		raw := buf[:0]
+		var raw []byte
 		if uint64(cap(buf)) >= size {
 			raw = buf[:size]
 		} else {

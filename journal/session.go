@@ -78,18 +78,14 @@ func marshalSession(s *SessionInfo) ([]byte, error) {
 }
 
 // readSession reads a session's info into s as json.Unmarshal would, and says false,
-// having changed nothing, for what it does not read exactly so: any member name but
-// SessionInfo's own as marshalSession writes them, a name twice, a null, a value of
+// having changed nothing, for what it does not read exactly so (jsonscan.Fields): a
+// member name in another case or with an escape, a name twice, a null, a value of
 // another type, a number that is not a whole one.
 func readSession(raw []byte, s *SessionInfo) bool {
 	got := *s
-	seen := map[string]bool{}
-	ok := jsonscan.Members(raw, func(r *jsonscan.Scanner, name string) bool {
-		if seen[name] {
-			return false
-		}
-		seen[name] = true
-		switch name {
+	r := jsonscan.New(raw)
+	ok := r.Fields(sessionKeys[:], 0, func(r *jsonscan.Scanner, k int) bool {
+		switch name := sessionKeys[k]; name {
 		case "id":
 			return r.String(&got.ID)
 		case "first":
@@ -108,12 +104,16 @@ func readSession(raw []byte, s *SessionInfo) bool {
 			return ok
 		}
 		return false
-	})
+	}) && r.End()
 	if ok {
 		*s = got
 	}
 	return ok
 }
+
+// sessionKeys are SessionInfo's members as marshalSession writes them.
+var sessionKeys = [...]string{"id", "first", "last", "observations", "events", "pending", "pending_events",
+	"pending_by_type", "commits", "last_commit", "source"}
 
 // figure is the count that a member name names.
 func (s *SessionInfo) figure(name string) *int {
@@ -134,15 +134,11 @@ func (s *SessionInfo) figure(name string) *int {
 // encoding/json decodes into a map it is given (a copy: into is left as it is until the
 // whole info is read), or into a new map.
 func readCounts(r *jsonscan.Scanner, into map[memory.Type]int) (map[memory.Type]int, bool) {
-	text, err := r.Skip(1)
-	if err != nil {
-		return nil, false
-	}
 	counts := maps.Clone(into)
 	if counts == nil {
 		counts = map[memory.Type]int{}
 	}
-	return counts, jsonscan.Members(text, func(r *jsonscan.Scanner, name string) bool {
+	return counts, r.Object(func(r *jsonscan.Scanner, name string) bool {
 		var n int
 		ok := jsonscan.Int(r, &n)
 		counts[memory.Type(name)] = n

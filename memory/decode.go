@@ -97,7 +97,7 @@ func (o *Observation) member(s *jsonscan.Scanner, k int) bool {
 		return jsonscan.Int(s, &o.Redactions)
 	case "truncated":
 		o.Truncated = map[string]int{}
-		return object(s, func(s *jsonscan.Scanner, key string) bool {
+		return s.Object(func(s *jsonscan.Scanner, key string) bool {
 			var n int
 			ok := jsonscan.Int(s, &n)
 			o.Truncated[key] = n
@@ -126,7 +126,7 @@ func (ev *Event) member(s *jsonscan.Scanner, k int) bool {
 		return s.String(&ev.Text)
 	case "attrs":
 		ev.Attrs = map[string]string{}
-		return object(s, func(s *jsonscan.Scanner, key string) bool {
+		return s.Object(func(s *jsonscan.Scanner, key string) bool {
 			var v string
 			ok := s.String(&v)
 			ev.Attrs[key] = v
@@ -159,24 +159,6 @@ func boolean(s *jsonscan.Scanner, dst *bool) bool {
 		*dst = false
 	default:
 		return false
-	}
-	return true
-}
-
-// object reads an object of string keys, unquoted as encoding/json unquotes them, each
-// value with value; not a null.
-func object(s *jsonscan.Scanner, value func(s *jsonscan.Scanner, key string) bool) bool {
-	if s.Peek() != '{' {
-		return false
-	}
-	for more := s.Open('}'); more; {
-		key, err := s.Unquote()
-		if err != nil || s.Next(':') != nil || !value(s, key) {
-			return false
-		}
-		if more, err = s.More('}'); err != nil {
-			return false
-		}
 	}
 	return true
 }

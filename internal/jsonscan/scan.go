@@ -87,25 +87,31 @@ func (s *Scanner) More(end byte) (bool, error) {
 	return false, ErrSyntax
 }
 
-// Members reads data, one JSON object, a member at a time: member gets each name,
-// unquoted as encoding/json unquotes it, with s at the member's value, which member must
-// read, and says whether to go on. Members says whether data was one object, read
-// whole, and member took every member.
+// Members reads data, one JSON object, a member at a time, as Object does, and says
+// whether data was one object, read whole, and member took every member.
 func Members(data []byte, member func(s *Scanner, name string) bool) bool {
 	s := New(data)
+	return s.Object(member) && s.End()
+}
+
+// Object reads an object, which must be next, a member at a time: member gets each
+// name, unquoted as encoding/json unquotes it, with s at the member's value, which
+// member must read, and says whether to go on. Object says whether it read an object
+// and member took every member.
+func (s *Scanner) Object(member func(s *Scanner, name string) bool) bool {
 	if s.Peek() != '{' {
 		return false
 	}
 	for more := s.Open('}'); more; {
 		name, err := s.Unquote()
-		if err != nil || s.Next(':') != nil || !member(&s, name) {
+		if err != nil || s.Next(':') != nil || !member(s, name) {
 			return false
 		}
 		if more, err = s.More('}'); err != nil {
 			return false
 		}
 	}
-	return s.End()
+	return true
 }
 
 // Quoted reads past a string, checking it, and returns its text, quotes and all, and
