@@ -8,6 +8,7 @@
 //	go run ./scripts/bench ingest -agmem BIN [-n 100000]
 //	go run ./scripts/bench jsonl -agmem BIN [-n 1000000] [-against OLD_BIN]
 //	go run ./scripts/bench search -agmem BIN [-n 1000000]
+//	go run ./scripts/bench machine -agmem BIN [-runs 50]
 package main
 
 import (
@@ -28,7 +29,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench hook|flush|concurrent|mcp|ingest|jsonl|search [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench hook|flush|concurrent|mcp|ingest|jsonl|search|machine [flags]")
 		os.Exit(1)
 	}
 	var err error
@@ -47,6 +48,8 @@ func main() {
 		err = looseIngest(os.Args[2:])
 	case "search":
 		err = searchBench(os.Args[2:])
+	case "machine":
+		err = machine(os.Args[2:])
 	case "observations": // ingest's input, written by a process of its own
 		err = observations(os.Args[2:])
 	case "nothing": // a Go program that reads its stdin and ends: concurrent's floor

@@ -88,18 +88,19 @@ func searchBench(args []string) error {
 		qs = append(qs, q)
 	}
 	var searches, grepped, beside, nothing []time.Duration
+	var searchFaults, nothingFaults []int64
 	for i, q := range qs {
-		d, err := run(dir, nil, nil, *bin, append([]string{"--repo", dir, "search"}, q...)...)
+		d, faults, err := timeProcess(append([]string{*bin, "--repo", dir, "search"}, q...)...)
 		if err != nil {
 			return err
 		}
-		searches = append(searches, d)
+		searches, searchFaults = append(searches, d), append(searchFaults, faults)
 		// The reference: the same binary, started and doing nothing of its own.
-		v, err := run(dir, nil, nil, *bin, "version")
+		v, faults, err := timeProcess(*bin, "version")
 		if err != nil {
 			return err
 		}
-		nothing = append(nothing, v)
+		nothing, nothingFaults = append(nothing, v), append(nothingFaults, faults)
 		if i < *greps {
 			word := strings.Trim(q[0], `"`)
 			g, err := run(dir, nil, nil, "sh", "-c", "git grep -c -F -e \"$1\" HEAD -- sessions >/dev/null; true", "sh", word)
@@ -112,6 +113,8 @@ func searchBench(args []string) error {
 	p50, p99 := percentile(searches, .5), percentile(searches, .99)
 	fmt.Printf("agmem search, %d queries, whole process: median %s, p99 %s\n", len(qs), ms(p50), ms(p99))
 	fmt.Printf("  beside agmem version (the same binary doing nothing), run after each: median %s\n", ms(percentile(nothing, .5)))
+	fmt.Printf("  page faults: median %d a search, %d agmem version (bench machine says what one costs)\n",
+		medianOf(searchFaults), medianOf(nothingFaults))
 	for _, kind := range slices.Compact(slices.Clone(kinds)) {
 		var of []time.Duration
 		for i, d := range searches {

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// machine measures what this machine charges every process before it does any work
+// of its own: a page of memory touched for the first time, and the start of a program
+// that does nothing, beside agmem's start. A process's time on a virtual machine can
+// be mostly its page faults; these are the references the other benchmarks' figures
+// read against.
+func machine(args []string) error {
+	fs := flag.NewFlagSet("machine", flag.ExitOnError)
+	bin := fs.String("agmem", "agmem", "the agmem binary")
+	runs := fs.Int("runs", 50, "starts timed of each program")
+	fs.Parse(args)
+
+	var touched []time.Duration
+	for range 5 {
+		d, err := touchFresh(64 << 20)
+		if err != nil {
+			return err
+		}
+		touched = append(touched, d)
+	}
+	fmt.Printf("a page of memory (4 KiB) touched for the first time: median %.1f µs\n",
+		float64(percentile(touched, .5))/float64(time.Microsecond))
+
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	for _, p := range []struct {
+		what string
+		argv []string
+	}{
+		{"a Go program that does nothing", []string{self, "nothing"}},
+		{"agmem version", []string{*bin, "version"}},
+	} {
+		var walls []time.Duration
+		var faults []int64
+		for range *runs {
+			wall, minflt, err := timeProcess(p.argv...)
+			if err != nil {
+				return err
+			}
+			walls, faults = append(walls, wall), append(faults, minflt)
+		}
+		fmt.Printf("%s: median %s, %d page faults\n", p.what, ms(percentile(walls, .5)), medianOf(faults))
+	}
+	return nil
+}
+
+// touchFresh maps n bytes of memory no process has touched and writes a byte of each
+// page, returning the time each page took.
+func touchFresh(n int) (time.Duration, error) {
+	b, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return 0, err
+	}
+	defer syscall.Munmap(b)
+	page := os.Getpagesize()
+	t := time.Now()
+	for i := 0; i < n; i += page {
+		b[i] = 1
+	}
+	return time.Since(t) / time.Duration(n/page), nil
+}
+
+// timeProcess runs a process with nothing on its stdin and returns its time and its
+// minor page faults.
+func timeProcess(argv ...string) (time.Duration, int64, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	t := time.Now()
+	err := cmd.Run()
+	wall := time.Since(t)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, errb.String())
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0, 0, fmt.Errorf("%v: no resource usage", argv)
+	}
+	return wall, ru.Minflt, nil
+}
+
+func medianOf(xs []int64) int64 {
+	ds := make([]time.Duration, len(xs))
+	for i, x := range xs {
+		ds[i] = time.Duration(x)
+	}
+	return int64(percentile(ds, .5))
+}
