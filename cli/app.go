@@ -93,16 +93,13 @@ func newApp(e *env) *ucli.App {
 	app.CommandNotFound = func(c *ucli.Context, name string) {
 		e.notFound = hint.With(fmt.Errorf("unknown command %q", name), `run "agmem help" for the list`)
 	}
-	usage := func(c *ucli.Context, err error, _ bool) error {
-		return hint.With(err, fmt.Sprintf("run %q", strings.Join(strings.Fields("agmem "+strings.TrimPrefix(c.Command.FullName(), "agmem")+" --help"), " ")))
-	}
-	app.OnUsageError = usage
+	app.OnUsageError = usageError
 	for _, c := range app.Commands {
-		c.OnUsageError = usage
 		if c.Action != nil && c.Name != "init" && c.Name != "demo" && c.Name != "version" && c.Name != "completion" {
 			c.Flags = append(c.Flags, repoFlag()) // so that it also works after the command's name
 		}
 	}
+	onUsageErrors(app.Commands)
 	app.After = func(*ucli.Context) error { return e.notFound }
 	return app
 }
@@ -145,9 +142,35 @@ func onRepo(e *env, run func(*ucli.Context, memrepo.Repo) error) ucli.ActionFunc
 func noArgs(c *ucli.Context) error {
 	if c.Args().Present() {
 		return hint.With(fmt.Errorf("%s takes no arguments, got %q", c.Command.Name, c.Args().First()),
-			fmt.Sprintf(`run "agmem %s --help"`, c.Command.Name))
+			fmt.Sprintf(`run "%s --help"`, commandPath(c)))
 	}
 	return nil
+}
+
+// usageError is a bad flag's error, one line and a hint on stderr, as every other error
+// is: urfave/cli's own prints the command's help on stdout, which is the protocol's
+// channel of agmem mcp serve and the hooks' answer to their agent.
+func usageError(c *ucli.Context, err error, _ bool) error {
+	return hint.With(err, fmt.Sprintf(`run "%s --help"`, commandPath(c)))
+}
+
+// onUsageErrors gives every command under cmds, at any depth, usageError.
+func onUsageErrors(cmds []*ucli.Command) {
+	for _, c := range cmds {
+		c.OnUsageError = usageError
+		onUsageErrors(c.Subcommands)
+	}
+}
+
+// commandPath is how the command being run was called: "agmem hooks install claude".
+func commandPath(c *ucli.Context) string {
+	var names []string
+	for _, ctx := range c.Lineage() {
+		if ctx.Command != nil {
+			names = append([]string{ctx.Command.Name}, names...)
+		}
+	}
+	return strings.Join(names, " ")
 }
 
 // flagsAnywhere are the commands whose flags may also come after their arguments, as

@@ -65,12 +65,6 @@ func newDaemonCommand(e *env) *ucli.Command {
 			Action: onRepo(e, func(_ *ucli.Context, repo memrepo.Repo) error { return runDaemonInstall(e, repo, print) }),
 		},
 	}
-	usage := func(c *ucli.Context, err error, _ bool) error {
-		return hint.With(err, fmt.Sprintf(`run "agmem daemon %s --help"`, c.Command.Name))
-	}
-	for _, c := range subcommands {
-		c.OnUsageError = usage
-	}
 	return &ucli.Command{
 		Name:        "daemon",
 		Usage:       "flush on a schedule and record watched files in the background: run, start, stop, status, install",

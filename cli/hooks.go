@@ -50,7 +50,6 @@ func newHooksCommand(e *env) *ucli.Command {
 			return runHooksStatus(e, asJSON)
 		},
 	}
-	status.OnUsageError = usageHint
 	return &ucli.Command{
 		Name:        "hooks",
 		Usage:       "install, remove or show agmem's hooks in an agent's settings (" + strings.ReplaceAll(agentList, "|", ", ") + ")",
@@ -72,19 +71,14 @@ func perAgent(e *env, cmd *ucli.Command, flags func() []ucli.Flag, usage string,
 	cmd.Flags = flags()
 	for _, a := range hooks.Agents {
 		cmd.Subcommands = append(cmd.Subcommands, &ucli.Command{
-			Name:         a.Name,
-			Usage:        usage + a.Title,
-			Flags:        flags(),
-			Action:       agentAction(e, a, run),
-			OnUsageError: usageHint,
+			Name:   a.Name,
+			Usage:  usage + a.Title,
+			Flags:  flags(),
+			Action: agentAction(e, a, run),
 		})
 	}
-	cmd.Action, cmd.OnUsageError = needAgent, usageHint
+	cmd.Action = needAgent
 	return cmd
-}
-
-func usageHint(c *ucli.Context, err error, _ bool) error {
-	return hint.With(err, fmt.Sprintf(`run "%s --help"`, commandPath(c)))
 }
 
 // hooksFlags are the flags of install and uninstall and of each agent under them.
@@ -126,17 +120,6 @@ type agentRun struct {
 	dryRun bool
 	place  hooks.Place
 	self   string // this agmem binary
-}
-
-// commandPath is how the command being run was called: "agmem hooks install claude".
-func commandPath(c *ucli.Context) string {
-	var names []string
-	for _, ctx := range c.Lineage() {
-		if ctx.Command != nil {
-			names = append([]string{ctx.Command.Name}, names...)
-		}
-	}
-	return strings.Join(names, " ")
 }
 
 func agentAction(e *env, a hooks.Agent, run func(*ucli.Context, agentRun) error) ucli.ActionFunc {

@@ -55,9 +55,6 @@ func newMCPCommand(e *env) *ucli.Command {
 			return runMCPProxy(c, e, o, c.Args().Slice())
 		},
 	}
-	proxy.OnUsageError = func(c *ucli.Context, err error, _ bool) error {
-		return hint.With(err, `run "agmem mcp proxy --help"`)
-	}
 	return &ucli.Command{
 		Name:        "mcp",
 		Usage:       "record the tool calls of any MCP server (proxy), or serve the memory to agents (serve, install)",
