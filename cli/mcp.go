@@ -20,7 +20,6 @@ import (
 	"github.com/agmem/agmem/internal/shell"
 	"github.com/agmem/agmem/mcp"
 	"github.com/agmem/agmem/memory"
-	"github.com/agmem/agmem/recall"
 	"github.com/agmem/agmem/record"
 )
 
@@ -248,16 +247,23 @@ func newMCPServeCommand(e *env) *ucli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			return onMemory(c, e, func(m *recall.Memory) error {
-				srv := mcp.NewServer(m, Version)
-				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-				defer stop()
-				err := srv.Run(ctx, io.NopCloser(e.stdin), nopCloser{e.stdout})
-				if ctx.Err() != nil || errors.Is(err, io.EOF) {
-					return nil
-				}
+			repo, err := openRepo(c, e)
+			if err != nil {
 				return err
-			})
+			}
+			m, err := openLive(repo)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			srv := mcp.NewServer(m, Version)
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			err = srv.Run(ctx, io.NopCloser(e.stdin), nopCloser{e.stdout})
+			if ctx.Err() != nil || errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
 		},
 	}
 }

@@ -95,7 +95,7 @@ func onMemory(c *ucli.Context, e *env, fn func(*recall.Memory) error) error {
 	if err != nil {
 		return err
 	}
-	m, err := openMemory(repo)
+	m, err := openMemory(e, repo)
 	if err != nil {
 		return err
 	}
@@ -103,12 +103,44 @@ func onMemory(c *ucli.Context, e *env, fn func(*recall.Memory) error) error {
 	return fn(m)
 }
 
-func openMemory(repo memrepo.Repo) (*recall.Memory, error) {
+// openMemory opens the memory with its index up to date, for a command that answers
+// once: what it answers is whole, however long the index takes to catch up, and past a
+// second it says on stderr why it waits.
+func openMemory(e *env, repo memrepo.Repo) (*recall.Memory, error) {
+	said := time.AfterFunc(time.Second, func() {
+		fmt.Fprintln(e.stderr, "agmem: bringing the search index up to date first (after a clone, a pull or an upgrade it reads the memory's history once)")
+	})
 	m, err := recall.Open(context.Background(), repo)
+	said.Stop()
 	if err != nil {
-		return nil, hint.With(err, `the search index is only derived: "agmem verify" checks what it is made from`)
+		return nil, indexError(err)
 	}
 	return m, nil
+}
+
+// liveBudget is how long a server that answers for a long time (agmem mcp serve, agmem
+// ui) waits for the index before it starts: an agent gives up on an MCP server that is
+// slow to start (Codex after 10 s, Claude Code after 30).
+const liveBudget = time.Second
+
+// openLive opens the memory for such a server: past liveBudget, it starts from the index
+// as it is, and an agmem index in the background brings the index up to date, which
+// the server's later reads take in.
+func openLive(repo memrepo.Repo) (*recall.Memory, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), liveBudget)
+	defer cancel()
+	m, err := recall.Open(ctx, repo)
+	if err != nil {
+		return nil, indexError(err)
+	}
+	if m.Behind() {
+		updateInBackground(repo)
+	}
+	return m, nil
+}
+
+func indexError(err error) error {
+	return hint.With(err, `the search index is only derived: "agmem verify" checks what it is made from`)
 }
 
 // recallError gives a bad query or an unknown id its advice.

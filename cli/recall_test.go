@@ -1,14 +1,21 @@
 package cli_test
 
 import (
+	"bufio"
 	"bytes"
+	"context"
+	"database/sql"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agmem/agmem/recall"
 )
 
 // demoSession is the sample Claude Code session the demo records, as hook payloads.
@@ -160,5 +167,130 @@ func TestShowDrivesNoTerminal(t *testing.T) {
 	if strings.ContainsAny(out, "\x1b\x07\r\u009b") || !strings.Contains(out, `all clean\x1b[2J\x1b]52;c;aGk=\a and hidden\roverwritten`) ||
 		!strings.Contains(out, `make \u009b31m`) {
 		t.Errorf("show: %q", out)
+	}
+}
+
+// TestMCPServeStartsWhileTheIndexCatchesUp: agmem mcp serve answers at once while its
+// index cannot be brought up to date (another update holds it, as a rebuild after a
+// clone or an upgrade does), and its calls say the index is catching up; the agmem
+// index it started in the background takes in what was new once the index is free.
+func TestMCPServeStartsWhileTheIndexCatchesUp(t *testing.T) {
+	dir := t.TempDir()
+	mustAgmem(t, dir, "", "init", ".")
+	mustAgmem(t, dir, observations(3, 1, "a"), "record", "--jsonl")
+	mustAgmem(t, dir, "", "flush")
+	db, err := sql.Open("sqlite", filepath.Join(dir, ".agmem", recall.IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	entries := func() (n int) {
+		t.Helper()
+		if err := db.QueryRow("SELECT count(*) FROM entries").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := entries()
+	ctx := context.Background()
+	other, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	mustAgmem(t, dir, "", "record", "--session", "later", "--tool", "Bash", "--arg", "command=make kingfisher",
+		"--result", "the kingfisher target ran every test of the project, and all of them passed")
+
+	cmd := exec.Command("agmem", "mcp", "serve")
+	cmd.Dir, cmd.Env = dir, gitEnv(dir)
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		in.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	answers := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			answers <- sc.Text()
+		}
+		close(answers)
+	}()
+	// Not a measure of speed: a server that waited for the index would wait for the
+	// other update, or its busy timeout of 10 s.
+	ask := func(message string) string {
+		t.Helper()
+		io.WriteString(in, message+"\n")
+		select {
+		case a := <-answers:
+			return a
+		case <-time.After(8 * time.Second):
+			t.Fatalf("no answer to %s within 8 s", message)
+			return ""
+		}
+	}
+	ask(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	got := ask(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"query":"kingfisher"}}}`)
+	if !strings.Contains(got, "the index is still catching up") || !strings.Contains(got, `0 hit(s)`) {
+		t.Errorf("a search while the index is held: %s", got)
+	}
+	if _, err := other.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); entries() == before; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("nothing brought the index up to date in the background")
+		}
+	}
+}
+
+// TestSearchSaysWhyItWaits: agmem search answers whole however long the index takes to
+// catch up (here, another update holds it for two seconds), and past a second says on
+// stderr why it waits.
+func TestSearchSaysWhyItWaits(t *testing.T) {
+	dir := t.TempDir()
+	mustAgmem(t, dir, "", "init", ".")
+	mustAgmem(t, dir, "", "record", "--session", "s", "--tool", "Bash", "--arg", "command=make kingfisher",
+		"--result", "the kingfisher target ran every test of the project, and all of them passed")
+	mustAgmem(t, dir, "", "index")
+	db, err := sql.Open("sqlite", filepath.Join(dir, ".agmem", recall.IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	other, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	mustAgmem(t, dir, "", "record", "--session", "s", "--tool", "Bash", "--arg", "command=make heron",
+		"--result", "the heron target ran after the other update took the index, and passed too")
+	cmd, out, errb := agmemCommand(dir, nil, "", "search", "heron")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	if _, err := other.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v: %s", err, errb)
+	}
+	if !strings.Contains(out.String(), "make heron") || !strings.Contains(errb.String(), "bringing the search index up to date first") {
+		t.Errorf("stdout %q\nstderr %q", out, errb)
 	}
 }

@@ -48,8 +48,12 @@ func runUI(e *env, repo memrepo.Repo, addr string, open bool) error {
 	if ip := l.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
 		warn(e, fmt.Errorf("agmem ui listens on %s, which other machines may reach: only its token keeps them out", l.Addr()))
 	}
+	m, err := openLive(repo)
+	if err != nil {
+		return err
+	}
 	token := ui.NewToken()
-	srv, err := ui.New(repo, token)
+	srv, err := ui.New(repo, m, token)
 	if err != nil {
 		return err
 	}

@@ -97,12 +97,31 @@ func (s *Server) Run(ctx context.Context, in io.ReadCloser, out io.WriteCloser) 
 // RunOn serves one client on a transport of the SDK's.
 func (s *Server) RunOn(ctx context.Context, t sdk.Transport) error { return s.sdk.Run(ctx, t) }
 
-// fresh brings the memory up to date before a call, within a short budget: a call
-// answers from what is indexed when the index has much to catch up.
-func (s *Server) fresh(ctx context.Context) {
+// fresh brings the memory up to date before a call, within a short budget, and begins
+// its answer: a call answers from what is indexed when the index has much to catch up
+// (a rebuild after a clone or an upgrade, which agmem index does in the background),
+// and then its answer says so first.
+func (s *Server) fresh(ctx context.Context) *answer {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	s.mem.Refresh(ctx)
+	a := &answer{}
+	if s.mem.Behind() {
+		a.b.WriteString(behindNote + "\n")
+	}
+	return a
+}
+
+// behindNote is what a call says while the index has not caught up with the memory.
+const behindNote = "(the index is still catching up with the memory's history: what was done lately may be missing; ask again in a minute)"
+
+// notFound is err, which says the index is behind when it is: an id it does not know
+// may be one it has not caught up with yet.
+func (s *Server) notFound(err error) error {
+	if s.mem.Behind() && errors.Is(err, recall.ErrNotFound) {
+		return fmt.Errorf("%w %s", err, behindNote)
+	}
+	return err
 }
 
 // answer is a tool's answer, kept under answerChars.
@@ -139,12 +158,11 @@ func (s *Server) search(ctx context.Context, _ *sdk.CallToolRequest, in SearchIn
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.fresh(ctx)
+	a := s.fresh(ctx)
 	res, err := s.mem.Search(q)
 	if err != nil {
 		return nil, nil, err
 	}
-	var a answer
 	fmt.Fprintf(&a.b, "%d hit(s)", res.Total)
 	if res.Total >= 10000 {
 		a.b.WriteString(" or more")
@@ -169,12 +187,11 @@ func (s *Server) timeline(ctx context.Context, _ *sdk.CallToolRequest, in Timeli
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.fresh(ctx)
+	a := s.fresh(ctx)
 	center, around, err := s.mem.Timeline(in.ID, before, after)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, s.notFound(err)
 	}
-	var a answer
 	for i, r := range around {
 		mark := "  "
 		if r.ID == center.ID {
@@ -197,14 +214,13 @@ func (s *Server) observations(ctx context.Context, _ *sdk.CallToolRequest, in Ob
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.fresh(ctx)
+	a := s.fresh(ctx)
 	shown, err := s.mem.Show(in.IDs)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, s.notFound(err)
 	}
 	// Each gets its share of the bound; a longer result is cut, and says so.
 	share := answerChars / len(shown)
-	var a answer
 	for i, sh := range shown {
 		item := observationText(sh, share)
 		if i > 0 {
@@ -227,12 +243,11 @@ func (s *Server) sessions(ctx context.Context, _ *sdk.CallToolRequest, in Sessio
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.fresh(ctx)
+	a := s.fresh(ctx)
 	list, err := s.mem.Sessions(in.Project, in.Agent, limit)
 	if err != nil {
 		return nil, nil, err
 	}
-	var a answer
 	for i, ss := range list {
 		line := fmt.Sprintf("%s %s %s, %d call(s), %d failed, in %s", ss.ID, ss.Last.Format("2006-01-02 15:04"),
 			orDash(ss.Agent), ss.Observations, ss.Failures, orDash(ss.Cwd))

@@ -2,13 +2,16 @@ package mcp_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/maintain"
 	"github.com/agmem/agmem/mcp"
 	"github.com/agmem/agmem/recall"
@@ -88,6 +91,17 @@ func TestServeBoundsItsAnswers(t *testing.T) {
 // twoCalls serves a memory of two calls of one session, a day apart, to a client.
 func twoCalls(t *testing.T) *sdk.ClientSession {
 	t.Helper()
+	session, _, _ := serveCalls(t, `{"tool_name":"Bash","session_id":"s","tool_use_id":"a","timestamp":"2026-11-29T09:00:00Z","arguments":{"command":"make lint"},"result":"lint found nothing on the old day: every file of the project is clean"}
+{"tool_name":"Bash","session_id":"s","tool_use_id":"b","timestamp":"2026-11-30T09:00:00Z","arguments":{"command":"make lint"},"result":"lint found nothing on the new day: every file of the project is clean"}
+`)
+	return session
+}
+
+// serveCalls serves a memory of the calls lines record (JSON lines, as agmem record
+// --jsonl takes them) to a client, and returns the client, the memory repo and its
+// recorder.
+func serveCalls(t *testing.T, lines string) (*sdk.ClientSession, memrepo.Repo, *record.Recorder) {
+	t.Helper()
 	repo, _, err := maintain.Init(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -96,11 +110,9 @@ func twoCalls(t *testing.T) *sdk.ClientSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := `{"tool_name":"Bash","session_id":"s","tool_use_id":"a","timestamp":"2026-11-29T09:00:00Z","arguments":{"command":"make lint"},"result":"lint found nothing on the old day: every file of the project is clean"}
-{"tool_name":"Bash","session_id":"s","tool_use_id":"b","timestamp":"2026-11-30T09:00:00Z","arguments":{"command":"make lint"},"result":"lint found nothing on the new day: every file of the project is clean"}
-`
-	if out, err := rec.Lines(strings.NewReader(lines)); err != nil || len(out.Recorded) != 2 {
-		t.Fatalf("recorded %d: %v %v", len(out.Recorded), err, out.Refused)
+	want := strings.Count(lines, "\n")
+	if out, err := rec.Lines(strings.NewReader(lines)); err != nil || len(out.Recorded) != want {
+		t.Fatalf("recorded %d of %d: %v %+v", len(out.Recorded), want, err, out)
 	}
 	mem, err := recall.Open(context.Background(), repo)
 	if err != nil {
@@ -115,7 +127,56 @@ func twoCalls(t *testing.T) *sdk.ClientSession {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { session.Close() })
-	return session
+	return session, repo, rec
+}
+
+// TestServesWhileAnotherUpdateHoldsTheIndex: while another update holds the index (a
+// rebuild in the background), a call answers from the index as it is, first saying it
+// is behind; once that update is done, the next call takes in what is new, and says
+// nothing of it.
+func TestServesWhileAnotherUpdateHoldsTheIndex(t *testing.T) {
+	session, repo, rec := serveCalls(t, `{"tool_name":"Bash","session_id":"s","tool_use_id":"a","timestamp":"2026-11-29T09:00:00Z","arguments":{"command":"make lint"},"result":"lint found nothing on this day: every file of the project is clean"}
+`)
+	db, err := sql.Open("sqlite", filepath.Join(repo.StateDir(), recall.IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	other, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	late := `{"tool_name":"Bash","session_id":"s","tool_use_id":"b","timestamp":"2026-11-30T09:00:00Z","arguments":{"command":"make test"},"result":"the kingfisher test passed, with every other test of the project"}`
+	if out, err := rec.Lines(strings.NewReader(late + "\n")); err != nil || len(out.Recorded) != 1 {
+		t.Fatalf("recorded %d: %v", len(out.Recorded), err)
+	}
+	search := func(query string) string {
+		t.Helper()
+		res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "search", Arguments: map[string]any{"query": query}})
+		if err != nil || res.IsError {
+			t.Fatalf("search %q: %v %+v", query, err, res)
+		}
+		return res.Content[0].(*sdk.TextContent).Text
+	}
+	if got := search("kingfisher"); !strings.HasPrefix(got, "(the index is still catching up") || !strings.Contains(got, "\n0 hit(s)") {
+		t.Errorf("while another update holds the index: %q", got)
+	}
+	if got := search("lint"); !strings.Contains(got, "\n1 hit(s)") {
+		t.Errorf("what the index held before: %q", got)
+	}
+	res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "timeline", Arguments: map[string]any{"id": "zzzzzzzzzzzz"}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "catching up") {
+		t.Errorf("an id not found while behind: %v %+v", err, res)
+	}
+	other.ExecContext(ctx, "ROLLBACK")
+	other.Close()
+	if got := search("kingfisher"); !strings.HasPrefix(got, "1 hit(s)") {
+		t.Errorf("after the other update: %q", got)
+	}
 }
 
 // TestSearchReadsTimesAsTheCLIDoes: the search tool's since and until take a date and

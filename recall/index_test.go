@@ -607,6 +607,9 @@ func TestOpenWithinItsTime(t *testing.T) {
 	if res, err := mem.Search(recall.Query{Text: "indexed"}); err != nil || len(res.Hits) != 1 {
 		t.Errorf("the index as it was: %d hits, %v", len(res.Hits), err)
 	}
+	if !mem.Behind() {
+		t.Error("the memory does not say its index is behind")
+	}
 }
 
 // TestNothingNewWaitsForNoWriter: a reader that finds nothing new since the last update
@@ -632,6 +635,9 @@ func TestNothingNewWaitsForNoWriter(t *testing.T) {
 	}
 	if res, err := mem.Search(recall.Query{Text: "indexed"}); err != nil || len(res.Hits) != 2 {
 		t.Errorf("%d hits, %v", len(res.Hits), err)
+	}
+	if mem.Behind() {
+		t.Error("an index up to date says it is behind")
 	}
 }
 

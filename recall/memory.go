@@ -27,7 +27,13 @@ type Memory struct {
 	Index   *Index
 	git     *vcs.Git
 	journal *journal.Journal
+	behind  bool // the last update did not bring the index up to date (Behind)
 }
+
+// Behind says whether the index is read as it was, short of what git and the journal
+// hold: the last Open or Refresh ran out of its time first, or another update held the
+// index meanwhile. A reader that answers anyway says so.
+func (m *Memory) Behind() bool { return m.behind }
 
 // Open opens repo's memory for reading back, updating its index first, until ctx is
 // done: then the index is read as it was.
@@ -60,7 +66,7 @@ func open(ctx context.Context, repo memrepo.Repo, idleWait bool) (*Memory, error
 	if ix == nil {
 		return nil, err
 	}
-	return &Memory{Index: ix, git: git, journal: j}, nil
+	return &Memory{Index: ix, git: git, journal: j, behind: err != nil}, nil
 }
 
 // Close closes the index.
@@ -200,7 +206,8 @@ func (m *Memory) recordLines(commit plumbing.Hash, first string, last int, want 
 func (m *Memory) Refresh(ctx context.Context) error {
 	m.git.Refresh()
 	_, err := m.Index.Update(ctx, m.git, m.journal)
-	if ctx.Err() != nil || busy(err) {
+	m.behind = err != nil && (ctx.Err() != nil || busy(err))
+	if m.behind {
 		return nil
 	}
 	return err

@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -22,6 +23,7 @@ import (
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/maintain"
 	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/recall"
 	"github.com/agmem/agmem/ui"
 	"github.com/agmem/agmem/vcs"
 )
@@ -101,8 +103,12 @@ func newRepo(t *testing.T, big bool) memrepo.Repo {
 // serve runs the viewer of repo on a free loopback port until the test ends, and
 // returns its address and token.
 func serve(t *testing.T, repo memrepo.Repo) (host, token string) {
+	mem, err := recall.Open(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
 	token = ui.NewToken()
-	srv, err := ui.New(repo, token)
+	srv, err := ui.New(repo, mem, token)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,6 +401,59 @@ func TestRequestsWithoutTheTokenOrForAnotherHostAreRefused(t *testing.T) {
 	}
 }
 
+// TestPagesSayTheIndexIsBehind: a page read while another update holds the index (a
+// rebuild in the background) answers from the index as it is and says it is behind;
+// once that update is done, the next page takes in what is new and says nothing of it.
+func TestPagesSayTheIndexIsBehind(t *testing.T) {
+	repo := newRepo(t, false)
+	mem, err := recall.Open(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := ui.NewToken()
+	srv, err := ui.New(repo, mem, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	db, err := sql.Open("sqlite", filepath.Join(repo.StateDir(), recall.IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	other, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	appendEntries(t, repo.Journal(), obs("late", "Read", memory.Semantic, time.Now(), "a call recorded while another update holds the index", "", 4))
+	h := srv.Handler("127.0.0.1:1")
+	page := func() string {
+		t.Helper()
+		req := httptest.NewRequest("GET", "http://127.0.0.1:1/", nil)
+		req.AddCookie(&http.Cookie{Name: "agmem_ui_1", Value: token})
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("sessions page: %d\n%s", rec.Code, rec.Body.String())
+		}
+		return rec.Body.String()
+	}
+	if got := page(); !strings.Contains(got, "still catching up") || strings.Contains(got, ">late<") {
+		t.Errorf("while another update holds the index:\n%s", got)
+	}
+	if _, err := other.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if got := page(); strings.Contains(got, "still catching up") || !strings.Contains(got, ">late<") {
+		t.Errorf("after the other update:\n%s", got)
+	}
+}
+
 // TestBigSessionInABrowser opens a session of 10,000 calls: its list is paged, its
 // picture drawn from a summary, and the test logs how long the browser took.
 func TestBigSessionInABrowser(t *testing.T) {
@@ -450,8 +509,12 @@ func BenchmarkSessionsPage(b *testing.B) {
 			}
 		}
 	}
+	mem, err := recall.Open(context.Background(), repo)
+	if err != nil {
+		b.Fatal(err)
+	}
 	token := ui.NewToken()
-	srv, err := ui.New(repo, token)
+	srv, err := ui.New(repo, mem, token)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -52,8 +52,10 @@ type markedPart struct {
 	Mark bool
 }
 
-// render writes the page name with data, or the error it met.
-func (s *Server) render(w http.ResponseWriter, name string, data any) {
+// render writes the page name with data, or the error it met. A page read while the
+// index has not caught up with the memory (a rebuild in the background) says so.
+func (s *Server) render(w http.ResponseWriter, name string, data map[string]any) {
+	data["Behind"] = s.mem.Behind()
 	var out bytes.Buffer
 	if err := s.pages.ExecuteTemplate(&out, name, data); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

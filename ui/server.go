@@ -61,16 +61,12 @@ func NewToken() string {
 	return hex.EncodeToString(b)
 }
 
-// New opens repo's memory for the viewer; requests must carry token.
-func New(repo memrepo.Repo, token string) (*Server, error) {
+// New serves repo's memory, mem, which the Server closes; requests must carry token.
+// Each page waits for what is new in the memory at most refreshBudget.
+func New(repo memrepo.Repo, mem *recall.Memory, token string) (*Server, error) {
 	git, err := vcs.Open(repo.Root)
 	if err != nil {
-		return nil, err
-	}
-	// Brought fully up to date once, before the first page: then each page waits for
-	// what is new at most refreshBudget.
-	mem, err := recall.Open(context.Background(), repo)
-	if err != nil {
+		mem.Close()
 		return nil, err
 	}
 	pages, err := template.New("").Funcs(funcs).ParseFS(files, "templates/*.html")
