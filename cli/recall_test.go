@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -250,6 +251,25 @@ func TestMCPServeStartsWhileTheIndexCatchesUp(t *testing.T) {
 	for deadline := time.Now().Add(20 * time.Second); entries() == before; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("nothing brought the index up to date in the background")
+		}
+	}
+	// The server, which lives on, reaps the agmem index it started once it ends.
+	children := func() string {
+		t.Helper()
+		lists, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", cmd.Process.Pid))
+		if len(lists) == 0 {
+			t.Skip("this kernel does not list a process's children")
+		}
+		var kids []byte
+		for _, l := range lists {
+			b, _ := os.ReadFile(l) // a thread may be gone
+			kids = append(kids, b...)
+		}
+		return strings.TrimSpace(string(kids))
+	}
+	for deadline := time.Now().Add(20 * time.Second); children() != ""; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server's children after 20 s: %s", children())
 		}
 	}
 }

@@ -140,11 +140,12 @@ func (r Request) GiveKept(agmem string, stdout, stderr io.Writer) bool {
 // IndexInBackground starts "agmem index" with the agmem binary, which brings the index
 // up to date for the next session, and does not wait for it. It is given none of this
 // process's files (Go's runtime opens /dev/null on its standard ones): an agent that
-// waits for its hook's output to end does not wait for it.
+// waits for its hook's output to end does not wait for it. A process that lives on (the
+// MCP server) reaps it when it ends, lest it stay a zombie as long.
 func IndexInBackground(agmem string, repo memrepo.Repo) {
 	p, err := os.StartProcess(agmem, []string{agmem, "--repo", repo.Root, "index"}, &os.ProcAttr{Dir: repo.Root})
 	if err == nil {
-		p.Release()
+		go p.Wait()
 	}
 }
 
