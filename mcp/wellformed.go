@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,16 +24,25 @@ import (
 const maxLine = sdk.DefaultMaxLineLength
 
 // wellFormed reads newline-delimited JSON-RPC from in, as the SDK's transport reads it.
+// At the end of in, it ends the session only once every request it passed on has its
+// answer (inFlight): the SDK's transport ended it at once, and a client that sent its
+// calls and closed its side (a script, a pipe) got none of the answers still on their
+// way.
 type wellFormed struct {
 	in      *bufio.Reader
 	closer  io.Closer
-	answers *lockedWriter // where a bad line is answered
+	answers *lockedWriter // where a bad line is answered, and the SDK answers
 	next    []byte        // what is left of the last good line
+	closed  chan struct{} // closed by Close: the session ended, nothing is waited for
+	once    sync.Once
 }
 
 func newWellFormed(in io.ReadCloser, answers *lockedWriter) *wellFormed {
-	return &wellFormed{in: bufio.NewReaderSize(in, 64<<10), closer: in, answers: answers}
+	return &wellFormed{in: bufio.NewReaderSize(in, 64<<10), closer: in, answers: answers, closed: make(chan struct{})}
 }
+
+// lastAnswers bounds how long the end of the input waits for the answers in flight.
+const lastAnswers = 30 * time.Second
 
 func (r *wellFormed) Read(p []byte) (int, error) {
 	for len(r.next) == 0 {
@@ -48,10 +58,14 @@ func (r *wellFormed) Read(p []byte) (int, error) {
 					return 0, err
 				}
 			} else {
+				r.answers.inFlight.read(line)
 				r.next = append(line, '\n')
 			}
 		}
 		if err != nil && len(r.next) == 0 {
+			if errors.Is(err, io.EOF) {
+				r.answers.inFlight.wait(lastAnswers, r.closed)
+			}
 			return 0, err
 		}
 		if err != nil {
@@ -63,7 +77,10 @@ func (r *wellFormed) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (r *wellFormed) Close() error { return r.closer.Close() }
+func (r *wellFormed) Close() error {
+	r.once.Do(func() { close(r.closed) })
+	return r.closer.Close()
+}
 
 // line reads the next line, without the space around it; one longer than maxLine is
 // read to its end and passed over (tooLong), not kept.
@@ -123,14 +140,90 @@ func errorAnswer(id json.RawMessage, code int64, message string) []byte {
 // lockedWriter writes each message whole: the SDK writes one a call, and so does
 // wellFormed, from the reading goroutine.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.WriteCloser
+	mu       sync.Mutex
+	w        io.WriteCloser
+	inFlight inFlight
 }
 
 func (w *lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.w.Write(p)
+	n, err := w.w.Write(p)
+	w.inFlight.answered(p)
+	return n, err
 }
 
 func (w *lockedWriter) Close() error { return w.w.Close() }
+
+// inFlight are the requests read and not answered yet, by id.
+type inFlight struct {
+	mu    sync.Mutex
+	ids   map[string]bool
+	empty chan struct{} // closed when ids is, while wait waits
+}
+
+// head is what inFlight reads of a message: whether it is a request or an answer, and
+// to what.
+type head struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		RequestID json.RawMessage `json:"requestId"` // of notifications/cancelled
+	} `json:"params"`
+}
+
+// read notes a message read: a request is in flight until answered; one the client
+// cancelled is not answered (MCP's cancellation), so no longer waited for.
+func (f *inFlight) read(line []byte) {
+	var m head
+	if json.Unmarshal(line, &m) != nil {
+		return
+	}
+	switch id := idKey(m.ID); {
+	case m.Method == "notifications/cancelled":
+		f.done(m.Params.RequestID)
+	case m.Method != "" && id != "" && id != "null":
+		f.mu.Lock()
+		if f.ids == nil {
+			f.ids = map[string]bool{}
+		}
+		f.ids[id] = true
+		f.mu.Unlock()
+	}
+}
+
+// answered notes a message written: an answer is no longer in flight.
+func (f *inFlight) answered(out []byte) {
+	var m head
+	if json.Unmarshal(out, &m) == nil && m.Method == "" {
+		f.done(m.ID)
+	}
+}
+
+func (f *inFlight) done(id json.RawMessage) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.ids, idKey(id))
+	if len(f.ids) == 0 && f.empty != nil {
+		close(f.empty)
+		f.empty = nil
+	}
+}
+
+// wait waits until every request read is answered, or gone is closed, or at most
+// bound.
+func (f *inFlight) wait(bound time.Duration, gone <-chan struct{}) {
+	f.mu.Lock()
+	if len(f.ids) == 0 {
+		f.mu.Unlock()
+		return
+	}
+	empty := make(chan struct{})
+	f.empty = empty
+	f.mu.Unlock()
+	select {
+	case <-empty:
+	case <-gone:
+	case <-time.After(bound):
+	}
+}

@@ -12,8 +12,9 @@ import (
 )
 
 // TestServeGoesOnPastABadLine: a line that is no JSON-RPC message gets an error answer,
-// with the request's id where it has one, and the calls after it are answered; the
-// SDK's transport alone ended the session on it.
+// with the request's id where it has one, and the calls after it are answered, though
+// the input ends right after them; the SDK's transport alone ended the session on a bad
+// line, and at the end of its input before the calls in flight were answered.
 func TestServeGoesOnPastABadLine(t *testing.T) {
 	repo, _, err := maintain.Init(t.TempDir())
 	if err != nil {
@@ -42,11 +43,9 @@ func TestServeGoesOnPastABadLine(t *testing.T) {
 	out := &lockedBuffer{}
 	done := make(chan error, 1)
 	go func() { done <- NewServer(mem, "test").Run(context.Background(), inR, nopWriteCloser{out}) }()
+	// The input ends at once, as a client's that sends its calls and closes its side:
+	// every call it sent is answered all the same before the session ends.
 	io.WriteString(inW, strings.Join(lines, "\n")+"\n")
-	// The input stays open until the last call is answered: at its end the session ends.
-	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(out.String(), `"id":2,`) && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
 	inW.Close()
 	select {
 	case <-done:
@@ -74,3 +73,38 @@ func TestServeGoesOnPastABadLine(t *testing.T) {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// TestInFlight: a request is in flight until a message answers its id, spelled as the
+// server spells it; a notification never is; one the client cancelled is not waited
+// for, as MCP lets the server leave it unanswered.
+func TestInFlight(t *testing.T) {
+	var f inFlight
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"search"}}`,
+		`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"search"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":null,"method":"tools/list"}`,
+	} {
+		f.read([]byte(line))
+	}
+	f.answered([]byte(`{"jsonrpc":"2.0","id":1.0,"result":{}}`))
+	f.answered([]byte(`{"jsonrpc":"2.0","id":"b","method":"ping"}`)) // a request of the server's, not an answer
+	f.read([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}`))
+	waited := make(chan struct{})
+	go func() {
+		f.wait(time.Minute, nil)
+		close(waited)
+	}()
+	select {
+	case <-waited:
+		t.Fatal("wait ended while b was unanswered")
+	case <-time.After(50 * time.Millisecond):
+	}
+	f.answered([]byte(`{"jsonrpc":"2.0","id":"b","error":{"code":-1,"message":"no"}}`))
+	select {
+	case <-waited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("wait did not end once every request was answered")
+	}
+}
