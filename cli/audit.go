@@ -33,7 +33,7 @@ func newAuditCommand(e *env) *ucli.Command {
 			"redacted (rules and counts, never the secrets) and the context the agent was given\n" +
 			"at its start.",
 		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "since", Usage: "only commits from this time on: 2026-11-30, 2026-11-30T09:00:00Z, or how long ago (7d)"},
+			&ucli.StringFlag{Name: "since", Usage: "only commits from this time on: 2026-11-30, 2026-11-30T09:00 (UTC unless it names its zone), or how long ago (7d)"},
 			&ucli.BoolFlag{Name: "require-signed", Usage: "every unsigned agmem commit is a problem, on every branch (for a reviewer's clone)"},
 			&ucli.BoolFlag{Name: "json", Usage: "one JSON document"},
 		},

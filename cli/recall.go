@@ -25,7 +25,7 @@ func searchFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "agent", Usage: "only what this agent did (claude-code, codex, gemini-cli, cursor, mcp, …)"},
 		&ucli.StringFlag{Name: "type", Usage: "only this memory type: episodic, semantic or procedural"},
 		&ucli.StringFlag{Name: "tool", Usage: "only calls of this tool"},
-		&ucli.StringFlag{Name: "since", Usage: "only from this time on: 2026-11-30, 2026-11-30T09:00:00Z, or how long ago (90m, 36h, 7d)"},
+		&ucli.StringFlag{Name: "since", Usage: "only from this time on: 2026-11-30, 2026-11-30T09:00 (UTC unless it names its zone), or how long ago (90m, 36h, 7d)"},
 		&ucli.StringFlag{Name: "until", Usage: "only before this time, written as for --since"},
 		&ucli.StringFlag{Name: "project", Usage: "only sessions that worked in this directory or under it"},
 		&ucli.BoolFlag{Name: "failed", Usage: "only calls that failed"},
@@ -149,6 +149,8 @@ func recallError(err error) error {
 	switch {
 	case errors.Is(err, recall.ErrQuery):
 		return hint.With(err, `e.g. agmem search 'discount NOT test', agmem search '"connection refused"', agmem search 'serv*'`)
+	case errors.Is(err, recall.ErrNoTime):
+		return hint.With(err, "--until is the first moment left out: give it a later time than --since")
 	case errors.As(err, &ambiguous):
 		return hint.With(err, "give more of the id: the whole id tells them apart")
 	case errors.Is(err, recall.ErrNotFound):

@@ -39,8 +39,8 @@ type SearchInput struct {
 	Agent   string `json:"agent,omitempty" jsonschema:"only what this agent did: claude-code, codex, gemini-cli, cursor, mcp"`
 	Type    string `json:"type,omitempty" jsonschema:"only this memory type: episodic, semantic or procedural"`
 	Tool    string `json:"tool,omitempty" jsonschema:"only calls of this tool"`
-	Since   string `json:"since,omitempty" jsonschema:"only from this time on: RFC 3339, a date, or how long ago (90m, 36h, 7d)"`
-	Until   string `json:"until,omitempty" jsonschema:"only before this time: RFC 3339, a date, or how long ago (90m, 36h, 7d)"`
+	Since   string `json:"since,omitempty" jsonschema:"only from this time on: 2026-11-30, 2026-11-30T09:00 (UTC unless it names its zone), or how long ago (90m, 36h, 7d)"`
+	Until   string `json:"until,omitempty" jsonschema:"only before this time, written as since"`
 	Project string `json:"project,omitempty" jsonschema:"only sessions that worked in this directory or under it"`
 	Failed  bool   `json:"failed,omitempty" jsonschema:"only calls that failed"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"at most this many hits (default 20)"`

@@ -24,6 +24,9 @@ import (
 // ErrQuery is a query the index cannot take; the error says why.
 var ErrQuery = fulltext.ErrQuery
 
+// ErrNoTime is a query whose since and until leave no time in between.
+var ErrNoTime = errors.New("no time is in between")
+
 // Query is what Search looks for, and where.
 type Query struct {
 	Text string // see fulltext.Parse for what it may hold
@@ -109,6 +112,9 @@ func (m *Memory) Search(q Query) (Results, error) {
 		q.Limit = DefaultLimit
 	case q.Limit < 0 || q.Limit > MaxLimit:
 		return Results{}, fmt.Errorf("%w: the limit must be 1 to %d", ErrQuery, MaxLimit)
+	case !q.Since.IsZero() && !q.Until.IsZero() && !q.Since.Before(q.Until):
+		return Results{}, fmt.Errorf("%w: since %s is not before until %s", ErrNoTime,
+			q.Since.Format(time.RFC3339), q.Until.Format(time.RFC3339))
 	}
 	filter, none, err := m.filter(q)
 	if err != nil || none {
@@ -239,9 +245,13 @@ func sessionsIn(project, agent string) (string, []any) {
 }
 
 // TimeForms says the forms of a time ParseTime reads, for a hint.
-const TimeForms = "2026-11-30, 2026-11-30T09:00:00Z, or how long ago: 90m, 36h, 7d"
+const TimeForms = "2026-11-30, 2026-11-30T09:00 (UTC, as a date is), 2026-11-30T09:00+01:00, or how long ago: 90m, 36h, 7d"
 
-// ParseTime reads a time a filter names: RFC 3339, a date (UTC), or how long before now
+// timeLayouts are the times ParseTime reads: RFC 3339, and the same to the minute, and
+// without a zone (UTC, as a date is), and a date.
+var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04Z07:00", "2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"}
+
+// ParseTime reads a time a filter names: one of timeLayouts, or how long before now
 // ("90m", "36h", "7d"). "" is the zero time; ok is false for what is none of these. A
 // time past what the index can hold (Unix nanoseconds: 1677 to 2262) is the nearest
 // it can, so that such a bound leaves out nothing rather than everything.
@@ -250,11 +260,10 @@ func ParseTime(s string, now time.Time) (t time.Time, ok bool) {
 	if s == "" {
 		return time.Time{}, true
 	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return held(t), true
-	}
-	if t, err := time.Parse("2006-01-02", s); err == nil {
-		return held(t), true
+	for _, layout := range timeLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			return held(t), true
+		}
 	}
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		if n, err := strconv.Atoi(days); err == nil && n >= 0 {

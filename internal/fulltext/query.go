@@ -46,7 +46,8 @@ func (*operator) isNode() {}
 //   - "a phrase" matches its words in a row;
 //   - a word ending in * matches every word it starts (serv* matches server);
 //   - AND, OR and NOT (in capitals) combine what stands around them, NOT binding
-//     closest, then AND, then OR, and parentheses group; NOT needs something before it;
+//     closest, then AND, then OR, and parentheses group; NOT needs something before it,
+//     and AND NOT is NOT;
 //   - anything else that is not a letter or a digit separates words, so that a path
 //     (src/app.go) or an identifier (parse_config) matches as the phrase of its words.
 //
@@ -165,13 +166,18 @@ func (p *parser) or() (node, error) {
 	return left, err
 }
 
-// and reads NOTs joined by AND, or side by side.
+// and reads NOTs joined by AND, or side by side. AND NOT is NOT, as people write it:
+// what stands before it, less what follows.
 func (p *parser) and() (node, error) {
 	left, err := p.not()
 	for err == nil {
 		switch p.peek() {
 		case "AND":
 			p.at++
+			if p.peek() == "NOT" {
+				left, err = p.nots(left)
+				continue
+			}
 		case "phrase", "(":
 		default:
 			return left, nil
@@ -186,14 +192,23 @@ func (p *parser) and() (node, error) {
 
 func (p *parser) not() (node, error) {
 	left, err := p.primary()
-	for err == nil && p.peek() == "NOT" {
-		p.at++
-		var right node
-		if right, err = p.primary(); err == nil {
-			left = &operator{"NOT", left, right}
-		}
+	if err != nil {
+		return nil, err
 	}
-	return left, err
+	return p.nots(left)
+}
+
+// nots reads the NOTs that follow left.
+func (p *parser) nots(left node) (node, error) {
+	for p.peek() == "NOT" {
+		p.at++
+		right, err := p.primary()
+		if err != nil {
+			return nil, err
+		}
+		left = &operator{"NOT", left, right}
+	}
+	return left, nil
 }
 
 func (p *parser) primary() (node, error) {

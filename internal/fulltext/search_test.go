@@ -371,6 +371,9 @@ func TestParse(t *testing.T) {
 		{"src/app.go", `"src app go"`},
 		{"(a OR b) NOT c", "((a OR b) NOT c)"},
 		{"Straße Über*", "(straße AND uber*)"},
+		{"(a OR b*) AND NOT c", "((a OR b*) NOT c)"},
+		{"a AND NOT b NOT c d", "(((a NOT b) NOT c) AND d)"},
+		{"a b AND NOT c OR d", "(((a AND b) NOT c) OR d)"},
 	} {
 		q, err := Parse(tc.in)
 		if err != nil {
@@ -384,6 +387,9 @@ func TestParse(t *testing.T) {
 		{"", "the query is empty"},
 		{`"a`, `a " is not closed`},
 		{"OR a", "OR needs something to its left"},
+		{"NOT a", "NOT needs something to its left"},
+		{"a AND NOT", "the query ends in an operator"},
+		{"a AND NOT OR b", "OR needs something to its left"},
 		{"a AND", "the query ends in an operator"},
 		{"(a", "a ( is not closed"},
 		{"a)", "a ) closes nothing, or an empty group"},
