@@ -152,7 +152,7 @@ func recallError(err error) error {
 	case errors.Is(err, recall.ErrNoTime):
 		return hint.With(err, "--until is the first moment left out: give it a later time than --since")
 	case errors.As(err, &ambiguous):
-		return hint.With(err, "give more of the id: the whole id tells them apart")
+		return hint.With(err, "give one of the whole ids it lists")
 	case errors.Is(err, recall.ErrNotFound):
 		return hint.With(err, `"agmem search" finds ids; a pulled agent's entries come with "agmem pull"`)
 	}

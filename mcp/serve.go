@@ -215,22 +215,58 @@ func (s *Server) observations(ctx context.Context, _ *sdk.CallToolRequest, in Ob
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a := s.fresh(ctx)
-	shown, err := s.mem.Show(in.IDs)
+	items, err := s.shown(in.IDs)
 	if err != nil {
-		return nil, nil, s.notFound(err)
+		return nil, nil, err
 	}
 	// Each gets its share of the bound; a longer result is cut, and says so.
-	share := answerChars / len(shown)
-	for i, sh := range shown {
-		item := observationText(sh, share)
+	share := answerChars / len(items)
+	for i, it := range items {
+		item := it.err
+		if item == "" {
+			item = observationText(it.Shown, share)
+		}
 		if i > 0 {
 			item = "\n" + item
 		}
-		if !a.add(item, len(shown)-i, "observation(s)", "ask for fewer at once") {
+		if !a.add(item, len(items)-i, "observation(s)", "ask for fewer at once") {
 			break
 		}
 	}
 	return text(a.b.String()), nil, nil
+}
+
+// shownItem is an observation get_observations gives, or why it gives none for its id.
+type shownItem struct {
+	recall.Shown
+	err string
+}
+
+// shown is each of ids whole, in order: an id that names no entry, or more than one,
+// is said in its place, so that one wrong id does not cost the agent the others.
+func (s *Server) shown(ids []string) ([]shownItem, error) {
+	all, err := s.mem.Show(ids)
+	var missing *recall.AmbiguousError
+	if err == nil || !errors.Is(err, recall.ErrNotFound) && !errors.As(err, &missing) {
+		items := make([]shownItem, len(all))
+		for i, sh := range all {
+			items[i].Shown = sh
+		}
+		return items, err
+	}
+	items := make([]shownItem, len(ids))
+	for i, id := range ids {
+		one, err := s.mem.Show([]string{id})
+		switch {
+		case errors.Is(err, recall.ErrNotFound) || errors.As(err, &missing):
+			items[i].err = s.notFound(err).Error() + "\n"
+		case err != nil:
+			return nil, err
+		default:
+			items[i].Shown = one[0]
+		}
+	}
+	return items, nil
 }
 
 func (s *Server) sessions(ctx context.Context, _ *sdk.CallToolRequest, in SessionsInput) (*sdk.CallToolResult, any, error) {

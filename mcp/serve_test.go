@@ -242,3 +242,25 @@ func TestToolsRefuseWhatTheCLIRefuses(t *testing.T) {
 		t.Errorf("a timeline of the default: %q", text)
 	}
 }
+
+// TestGetObservationsGivesTheOthersPastAWrongID: an id that names no entry is said in
+// its place, and the others are given all the same.
+func TestGetObservationsGivesTheOthersPastAWrongID(t *testing.T) {
+	session, ctx := twoCalls(t), context.Background()
+	res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "search", Arguments: map[string]any{"query": "lint"}})
+	if err != nil || res.IsError {
+		t.Fatalf("search: %v %+v", err, res)
+	}
+	lines := strings.Split(res.Content[0].(*sdk.TextContent).Text, "\n")
+	first, second := strings.Fields(lines[1])[0], strings.Fields(lines[2])[0]
+	res, err = session.CallTool(ctx, &sdk.CallToolParams{Name: "get_observations",
+		Arguments: map[string]any{"ids": []string{first, "zzzzzzzzzzzz", second}}})
+	if err != nil || res.IsError {
+		t.Fatalf("get_observations: %v %+v", err, res)
+	}
+	got := res.Content[0].(*sdk.TextContent).Text
+	at := []int{strings.Index(got, first+" "), strings.Index(got, "no such entry: zzzzzzzzzzzz"), strings.Index(got, second+" ")}
+	if at[0] < 0 || at[1] < at[0] || at[2] < at[1] {
+		t.Errorf("the two observations and the wrong id between them, in order: %v\n%s", at, got)
+	}
+}
