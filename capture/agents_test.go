@@ -134,7 +134,9 @@ func TestAgentPayloadsReviewed(t *testing.T) {
 // CLI 0.61.0 sent their hooks in one scripted session each (testdata/real-agents, in
 // the order sent), read as the hook agmem installs names the agent: every entry is the
 // agent's, every call that failed in any form is a failed observation, and what the
-// payloads carry of the prompt and the session is kept.
+// payloads carry of the prompt and the session is kept. Read with no agent named (agmem
+// record by hand, a hook installed before it named it), every entry is still its own
+// agent's, Codex's session events too.
 func TestRealAgentSessions(t *testing.T) {
 	for _, c := range []struct {
 		dir, agent, source string
@@ -171,6 +173,17 @@ func TestRealAgentSessions(t *testing.T) {
 				d, err := Decode(data, p, time.Now())
 				if err != nil {
 					t.Fatalf("%s: %v", filepath.Base(f), err)
+				}
+				unnamed := p
+				unnamed.Agent = ""
+				guessed, err := Decode(data, unnamed, time.Now())
+				if err != nil {
+					t.Fatalf("%s, no agent named: %v", filepath.Base(f), err)
+				}
+				for _, e := range guessed.Entries {
+					if e.Source() != c.source {
+						t.Errorf("%s, no agent named: source %q, want %q", filepath.Base(f), e.Source(), c.source)
+					}
 				}
 				for _, e := range d.Entries {
 					if e.Source() != c.source {

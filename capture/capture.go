@@ -118,8 +118,9 @@ var Agents = map[string]string{"claude": SourceClaudeCode, "codex": SourceCodex,
 
 // hookSource is the agent a hook payload came from: the one its hook names (agent, as
 // "agmem-record --agent" is given it), else the one its members tell. Only the hook can
-// say for sure: Codex sends Claude Code's events and members, and its session events
-// lack the turn_id that tells its other events apart.
+// say for sure: Codex sends Claude Code's events and members, and its SessionStart and
+// SessionEnd lack the turn_id that tells its other events apart; its transcript, a
+// rollout file, tells them.
 func hookSource(o *object, event, agent string) string {
 	if source, ok := Agents[agent]; ok {
 		return source
@@ -127,12 +128,20 @@ func hookSource(o *object, event, agent string) string {
 	switch {
 	case o.has(mConversationID) || o.has(mWorkspaceRoots):
 		return SourceCursor
-	case o.has(mTurnID):
+	case o.has(mTurnID) || isCodexTranscript(o):
 		return SourceCodex
 	case isGeminiHook(event, o.has(mTimestamp)):
 		return SourceGemini
 	}
 	return SourceClaudeCode
+}
+
+// isCodexTranscript says whether the payload's transcript is one of Codex's session
+// files ($CODEX_HOME/sessions/…/rollout-<time>-<session>.jsonl); Claude Code's are named
+// by the session alone.
+func isCodexTranscript(o *object) bool {
+	p, err := o.str(mTranscriptPath)
+	return err == nil && strings.HasPrefix(p[strings.LastIndexAny(p, `/\`)+1:], "rollout-")
 }
 
 // nativeOf reads the native observation o holds.
