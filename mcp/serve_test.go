@@ -264,3 +264,18 @@ func TestGetObservationsGivesTheOthersPastAWrongID(t *testing.T) {
 		t.Errorf("the two observations and the wrong id between them, in order: %v\n%s", at, got)
 	}
 }
+
+// TestSearchSaysWhichFilterNamesNothing: a search that finds nothing says which of its
+// filters names nothing the memory holds, and what it holds instead.
+func TestSearchSaysWhichFilterNamesNothing(t *testing.T) {
+	session, ctx := twoCalls(t), context.Background()
+	res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "search",
+		Arguments: map[string]any{"query": "lint", "agent": "claude", "tool": "bash"}})
+	if err != nil || res.IsError {
+		t.Fatalf("search: %v %+v", err, res)
+	}
+	want := "0 hit(s)\nno agent \"claude\": the agents are native; no tool \"bash\", but Bash (a tool is named as its agent names it)\n"
+	if got := res.Content[0].(*sdk.TextContent).Text; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -190,6 +191,70 @@ func (m *Memory) filter(q Query) (f fulltext.Filter, none bool, err error) {
 	}
 	f.Keys[keySession] = in
 	return f, len(in) == 0, rows.Err()
+}
+
+// Unmatched says of a search that found nothing which of its filters name nothing the
+// memory holds, and what it holds instead where that helps ("no agent \"claude\": the
+// agents are claude-code, codex"); "" when each names something, and nothing matched
+// them all.
+func (m *Memory) Unmatched(q Query) (string, error) {
+	var says []string
+	column := func(query string, args ...any) ([]string, error) {
+		rows, err := m.Index.db.Query(query, args...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var v string
+			if err := rows.Scan(&v); err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, rows.Err()
+	}
+	if q.Agent != "" {
+		agents, err := column(`SELECT DISTINCT source FROM kinds WHERE source <> '' ORDER BY source`)
+		if err != nil {
+			return "", err
+		}
+		if !slices.Contains(agents, q.Agent) {
+			says = append(says, fmt.Sprintf("no agent %q: the agents are %s", q.Agent, strings.Join(agents, ", ")))
+		}
+	}
+	if q.Tool != "" {
+		tools, err := column(`SELECT DISTINCT tool FROM kinds WHERE tool = ? COLLATE NOCASE ORDER BY tool`, q.Tool)
+		switch {
+		case err != nil:
+			return "", err
+		case len(tools) == 0:
+			says = append(says, fmt.Sprintf("no tool %q", q.Tool))
+		case !slices.Contains(tools, q.Tool):
+			says = append(says, fmt.Sprintf("no tool %q, but %s (a tool is named as its agent names it)", q.Tool, strings.Join(tools, ", ")))
+		}
+	}
+	if q.Session != "" {
+		ids, err := column(`SELECT id FROM sessions WHERE id = ?`, q.Session)
+		if err != nil {
+			return "", err
+		}
+		if len(ids) == 0 {
+			says = append(says, fmt.Sprintf("no session %q (give its whole id)", q.Session))
+		}
+	}
+	if q.Project != "" {
+		cond, args := inDir("cwd", projectDir(q.Project))
+		ids, err := column(`SELECT id FROM sessions WHERE `+cond+` LIMIT 1`, args...)
+		if err != nil {
+			return "", err
+		}
+		if len(ids) == 0 {
+			says = append(says, fmt.Sprintf("no session worked in %s or under it", projectDir(q.Project)))
+		}
+	}
+	return strings.Join(says, "; "), nil
 }
 
 // hits are the entries of the engine's hits, in their order.
