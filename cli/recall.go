@@ -268,7 +268,10 @@ func writeShown(w *bufio.Writer, s recall.Shown) {
 	fmt.Fprintf(w, "%s\n", refLine(s.Ref))
 	fmt.Fprintf(w, "id:       %s\nsession:  %s\ntime:     %s\n", s.ID, s.Session, s.Time.Format(time.RFC3339Nano))
 	if s.Commit != "" {
-		fmt.Fprintf(w, "commit:   %s\npath:     %s\n", s.Commit, s.Path)
+		fmt.Fprintf(w, "commit:   %s\n", s.Commit)
+		if s.Path != "" { // an event is in its session's record, in no file of its own
+			fmt.Fprintf(w, "path:     %s\n", s.Path)
+		}
 	} else {
 		w.WriteString("commit:   (pending: not flushed yet)\n")
 	}
