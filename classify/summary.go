@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agmem/agmem/internal/jsonscan"
+	"github.com/agmem/agmem/redact"
 )
 
 // summaryKeys are the argument keys a summary shows, in this order: the Python agmem's
@@ -82,9 +83,10 @@ func oneLine(r rune) rune {
 	return r
 }
 
+// cut is s to n runes, less a redaction's mark it would cut in two.
 func cut(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	return string([]rune(s)[:n])
+	return redact.Uncut(string([]rune(s)[:n]))
 }

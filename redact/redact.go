@@ -183,6 +183,20 @@ func markSpans(text string) [][2]int {
 
 const markPrefix = "[REDACTED:"
 
+// Uncut is text that its caller cut short, less the start of a mark the cut went
+// through ("… --token [REDAC"): half a mark says nothing, and looks like a fault.
+func Uncut(text string) string {
+	i := strings.LastIndexByte(text, '[')
+	if i < 0 {
+		return text
+	}
+	tail := text[i:]
+	if strings.HasPrefix(markPrefix, tail) || strings.HasPrefix(tail, markPrefix) && !strings.Contains(tail, "]") {
+		return strings.TrimRight(text[:i], " ")
+	}
+	return text
+}
+
 // ruleIDLen is the length of the rule id s starts with: 1 to 64 of a-z, 0-9, ".", "_"
 // and "-", starting with a letter or digit; 0 if none.
 func ruleIDLen(s string) int {

@@ -266,3 +266,21 @@ func TestMayMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestUncut: text cut short loses the start of a mark the cut went through, and keeps
+// a whole mark and any other bracket.
+func TestUncut(t *testing.T) {
+	for in, want := range map[string]string{
+		"--token [REDAC":                  "--token",
+		"--token [":                       "--token",
+		"--token [REDACTED:github-p":      "--token",
+		"--token [REDACTED:github-pat]":   "--token [REDACTED:github-pat]",
+		"[REDACTED:aws] and [REDACTED:gi": "[REDACTED:aws] and",
+		"a list [1, 2":                    "a list [1, 2",
+		"no bracket":                      "no bracket",
+	} {
+		if got := Uncut(in); got != want {
+			t.Errorf("Uncut(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
