@@ -3,7 +3,6 @@ package cli_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agmem/agmem/recall"
+	"github.com/agmem/agmem/recall/recalltest"
 )
 
 // demoSession is the sample Claude Code session the demo records, as hook payloads.
@@ -193,15 +193,7 @@ func TestMCPServeStartsWhileTheIndexCatchesUp(t *testing.T) {
 		return n
 	}
 	before := entries()
-	ctx := context.Background()
-	other, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := other.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	release := recalltest.HoldWriteLock(t, filepath.Join(dir, ".agmem"))
 	mustAgmem(t, dir, "", "record", "--session", "later", "--tool", "Bash", "--arg", "command=make kingfisher",
 		"--result", "the kingfisher target ran every test of the project, and all of them passed")
 
@@ -245,9 +237,7 @@ func TestMCPServeStartsWhileTheIndexCatchesUp(t *testing.T) {
 	if !strings.Contains(got, "the index is still catching up") || !strings.Contains(got, `0 hit(s)`) {
 		t.Errorf("a search while the index is held: %s", got)
 	}
-	if _, err := other.ExecContext(ctx, "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	for deadline := time.Now().Add(20 * time.Second); entries() == before; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("nothing brought the index up to date in the background")
@@ -283,20 +273,7 @@ func TestSearchSaysWhyItWaits(t *testing.T) {
 	mustAgmem(t, dir, "", "record", "--session", "s", "--tool", "Bash", "--arg", "command=make kingfisher",
 		"--result", "the kingfisher target ran every test of the project, and all of them passed")
 	mustAgmem(t, dir, "", "index")
-	db, err := sql.Open("sqlite", filepath.Join(dir, ".agmem", recall.IndexFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ctx := context.Background()
-	other, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := other.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	release := recalltest.HoldWriteLock(t, filepath.Join(dir, ".agmem"))
 	mustAgmem(t, dir, "", "record", "--session", "s", "--tool", "Bash", "--arg", "command=make heron",
 		"--result", "the heron target ran after the other update took the index, and passed too")
 	cmd, out, errb := agmemCommand(dir, nil, "", "search", "heron")
@@ -304,9 +281,7 @@ func TestSearchSaysWhyItWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Second)
-	if _, err := other.ExecContext(ctx, "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("%v: %s", err, errb)
 	}

@@ -2,9 +2,7 @@ package mcp_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/agmem/agmem/maintain"
 	"github.com/agmem/agmem/mcp"
 	"github.com/agmem/agmem/recall"
+	"github.com/agmem/agmem/recall/recalltest"
 	"github.com/agmem/agmem/record"
 )
 
@@ -137,19 +136,8 @@ func serveCalls(t *testing.T, lines string) (*sdk.ClientSession, memrepo.Repo, *
 func TestServesWhileAnotherUpdateHoldsTheIndex(t *testing.T) {
 	session, repo, rec := serveCalls(t, `{"tool_name":"Bash","session_id":"s","tool_use_id":"a","timestamp":"2026-11-29T09:00:00Z","arguments":{"command":"make lint"},"result":"lint found nothing on this day: every file of the project is clean"}
 `)
-	db, err := sql.Open("sqlite", filepath.Join(repo.StateDir(), recall.IndexFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	release := recalltest.HoldWriteLock(t, repo.StateDir())
 	ctx := context.Background()
-	other, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := other.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
 	late := `{"tool_name":"Bash","session_id":"s","tool_use_id":"b","timestamp":"2026-11-30T09:00:00Z","arguments":{"command":"make test"},"result":"the kingfisher test passed, with every other test of the project"}`
 	if out, err := rec.Lines(strings.NewReader(late + "\n")); err != nil || len(out.Recorded) != 1 {
 		t.Fatalf("recorded %d: %v", len(out.Recorded), err)
@@ -172,8 +160,7 @@ func TestServesWhileAnotherUpdateHoldsTheIndex(t *testing.T) {
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "catching up") {
 		t.Errorf("an id not found while behind: %v %+v", err, res)
 	}
-	other.ExecContext(ctx, "ROLLBACK")
-	other.Close()
+	release()
 	if got := search("kingfisher"); !strings.HasPrefix(got, "1 hit(s)") {
 		t.Errorf("after the other update: %q", got)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/agmem/agmem/maintain"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/recall"
+	"github.com/agmem/agmem/recall/recalltest"
 	"github.com/agmem/agmem/record"
 	"github.com/agmem/agmem/vcs"
 )
@@ -566,22 +567,6 @@ func TestShowByIDs(t *testing.T) {
 	}
 }
 
-// holdWriteLock takes the index's write lock, as another update does, until the test ends.
-func (m *memRepo) holdWriteLock() {
-	m.t.Helper()
-	db, err := sql.Open("sqlite", filepath.Join(m.repo.StateDir(), recall.IndexFile))
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	if _, err := db.Exec("BEGIN IMMEDIATE"); err != nil {
-		m.t.Fatal(err)
-	}
-	m.t.Cleanup(func() {
-		db.Exec("ROLLBACK")
-		db.Close()
-	})
-}
-
 // TestOpenWithinItsTime opens the memory with a deadline while another update holds the
 // index: it answers from the index as it is once the deadline passes, without waiting for
 // the other update (as agmem context does before an agent's session starts).
@@ -590,7 +575,7 @@ func TestOpenWithinItsTime(t *testing.T) {
 	m.record("s1", call("Bash", "t1", 0, map[string]any{"command": "make"}, "indexed before another update takes the index's write lock"))
 	m.flush()
 	m.search(recall.Query{Text: "indexed"})
-	m.holdWriteLock()
+	recalltest.HoldWriteLock(t, m.repo.StateDir())
 	m.record("s1", call("Bash", "t2", time.Second, map[string]any{"command": "make check"}, "recorded while the other update holds the index, found by the next"))
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
@@ -621,7 +606,7 @@ func TestNothingNewWaitsForNoWriter(t *testing.T) {
 	m.flush()
 	m.record("s1", call("Bash", "t2", time.Second, map[string]any{"command": "make check"}, "pending in the journal, and indexed before the other update takes the lock"))
 	m.search(recall.Query{Text: "indexed"})
-	m.holdWriteLock()
+	recalltest.HoldWriteLock(t, m.repo.StateDir())
 	start := time.Now()
 	mem, err := recall.Open(context.Background(), m.repo)
 	if err != nil {

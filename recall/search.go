@@ -199,24 +199,9 @@ func (m *Memory) filter(q Query) (f fulltext.Filter, none bool, err error) {
 // them all.
 func (m *Memory) Unmatched(q Query) (string, error) {
 	var says []string
-	column := func(query string, args ...any) ([]string, error) {
-		rows, err := m.Index.db.Query(query, args...)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var v string
-			if err := rows.Scan(&v); err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-		}
-		return out, rows.Err()
-	}
+	db := m.Index.db
 	if q.Agent != "" {
-		agents, err := column(`SELECT DISTINCT source FROM kinds WHERE source <> '' ORDER BY source`)
+		agents, err := column[string](db, `SELECT DISTINCT source FROM kinds WHERE source <> '' ORDER BY source`)
 		if err != nil {
 			return "", err
 		}
@@ -225,7 +210,7 @@ func (m *Memory) Unmatched(q Query) (string, error) {
 		}
 	}
 	if q.Tool != "" {
-		tools, err := column(`SELECT DISTINCT tool FROM kinds WHERE tool = ? COLLATE NOCASE ORDER BY tool`, q.Tool)
+		tools, err := column[string](db, `SELECT DISTINCT tool FROM kinds WHERE tool = ? COLLATE NOCASE ORDER BY tool`, q.Tool)
 		switch {
 		case err != nil:
 			return "", err
@@ -236,7 +221,7 @@ func (m *Memory) Unmatched(q Query) (string, error) {
 		}
 	}
 	if q.Session != "" {
-		ids, err := column(`SELECT id FROM sessions WHERE id = ?`, q.Session)
+		ids, err := column[string](db, `SELECT id FROM sessions WHERE id = ?`, q.Session)
 		if err != nil {
 			return "", err
 		}
@@ -246,7 +231,7 @@ func (m *Memory) Unmatched(q Query) (string, error) {
 	}
 	if q.Project != "" {
 		cond, args := inDir("cwd", projectDir(q.Project))
-		ids, err := column(`SELECT id FROM sessions WHERE `+cond+` LIMIT 1`, args...)
+		ids, err := column[string](db, `SELECT id FROM sessions WHERE `+cond+` LIMIT 1`, args...)
 		if err != nil {
 			return "", err
 		}

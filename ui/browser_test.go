@@ -2,7 +2,6 @@ package ui_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -24,6 +23,7 @@ import (
 	"github.com/agmem/agmem/maintain"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/recall"
+	"github.com/agmem/agmem/recall/recalltest"
 	"github.com/agmem/agmem/ui"
 	"github.com/agmem/agmem/vcs"
 )
@@ -416,20 +416,7 @@ func TestPagesSayTheIndexIsBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	db, err := sql.Open("sqlite", filepath.Join(repo.StateDir(), recall.IndexFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ctx := context.Background()
-	other, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := other.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	release := recalltest.HoldWriteLock(t, repo.StateDir())
 	appendEntries(t, repo.Journal(), obs("late", "Read", memory.Semantic, time.Now(), "a call recorded while another update holds the index", "", 4))
 	h := srv.Handler("127.0.0.1:1")
 	page := func() string {
@@ -446,9 +433,7 @@ func TestPagesSayTheIndexIsBehind(t *testing.T) {
 	if got := page(); !strings.Contains(got, "still catching up") || strings.Contains(got, ">late<") {
 		t.Errorf("while another update holds the index:\n%s", got)
 	}
-	if _, err := other.ExecContext(ctx, "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	if got := page(); strings.Contains(got, "still catching up") || !strings.Contains(got, ">late<") {
 		t.Errorf("after the other update:\n%s", got)
 	}
