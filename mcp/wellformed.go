@@ -48,17 +48,17 @@ func (r *wellFormed) Read(p []byte) (int, error) {
 	for len(r.next) == 0 {
 		line, tooLong, err := r.line()
 		if tooLong {
-			if _, err := r.answers.Write(errorAnswer(nil, jsonrpc.CodeInvalidRequest,
+			if err := r.answers.refuse(errorAnswer(nil, jsonrpc.CodeInvalidRequest,
 				fmt.Sprintf("invalid request: a line longer than %d bytes", maxLine))); err != nil {
 				return 0, err
 			}
 		} else if len(line) > 0 {
-			if answer := badLine(line); answer != nil {
-				if _, err := r.answers.Write(answer); err != nil {
+			if msg, answer := readLine(line); answer != nil {
+				if err := r.answers.refuse(answer); err != nil {
 					return 0, err
 				}
 			} else {
-				r.answers.inFlight.read(line)
+				r.answers.inFlight.read(msg)
 				r.next = append(line, '\n')
 			}
 		}
@@ -99,25 +99,27 @@ func (r *wellFormed) line() (line []byte, tooLong bool, err error) {
 	}
 }
 
-// badLine is the answer to a line that is no JSON-RPC message, or nil for one that is.
-func badLine(line []byte) []byte {
+// readLine reads a line as the SDK will: the message it is, or the answer to a line
+// that is no JSON-RPC message.
+func readLine(line []byte) (msg jsonrpc.Message, answer []byte) {
 	if !json.Valid(line) {
-		return errorAnswer(nil, jsonrpc.CodeParseError, "parse error: the line is not JSON")
+		return nil, errorAnswer(nil, jsonrpc.CodeParseError, "parse error: the line is not JSON")
 	}
 	if line[0] == '[' {
 		// The SDK refuses a batch, and ends the session, once it speaks 2025-06-18 or
 		// later, as Claude Code does; the MCP revisions before allowed them, and no
 		// client agmem knows sends one.
-		return errorAnswer(nil, jsonrpc.CodeInvalidRequest, "invalid request: batches are not supported: send one message a line")
+		return nil, errorAnswer(nil, jsonrpc.CodeInvalidRequest, "invalid request: batches are not supported: send one message a line")
 	}
-	if _, err := jsonrpc.DecodeMessage(line); err != nil {
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
 		var m struct {
 			ID json.RawMessage `json:"id"`
 		}
 		json.Unmarshal(line, &m)
-		return errorAnswer(m.ID, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+		return nil, errorAnswer(m.ID, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
 	}
-	return nil
+	return msg, nil
 }
 
 // errorAnswer is a JSON-RPC error response to the request id names: null when the id
@@ -145,6 +147,7 @@ type lockedWriter struct {
 	inFlight inFlight
 }
 
+// Write writes a message of the SDK's: an answer is one request less in flight.
 func (w *lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -153,57 +156,63 @@ func (w *lockedWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (w *lockedWriter) Close() error { return w.w.Close() }
-
-// inFlight are the requests read and not answered yet, by id.
-type inFlight struct {
-	mu    sync.Mutex
-	ids   map[string]bool
-	empty chan struct{} // closed when ids is, while wait waits
+// refuse writes wellFormed's answer to a line it did not pass on, which answers no
+// request in flight, whatever id it names.
+func (w *lockedWriter) refuse(answer []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, err := w.w.Write(answer)
+	return err
 }
 
-// head is what inFlight reads of a message: whether it is a request or an answer, and
-// to what.
-type head struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
-		RequestID json.RawMessage `json:"requestId"` // of notifications/cancelled
-	} `json:"params"`
+func (w *lockedWriter) Close() error { return w.w.Close() }
+
+// inFlight are the requests read and not answered yet, by id as the SDK reads it (a
+// number is an int64: 1.0 and 1 are one id).
+type inFlight struct {
+	mu    sync.Mutex
+	ids   map[jsonrpc.ID]bool
+	empty chan struct{} // closed when ids is, while wait waits
 }
 
 // read notes a message read: a request is in flight until answered; one the client
 // cancelled is not answered (MCP's cancellation), so no longer waited for.
-func (f *inFlight) read(line []byte) {
-	var m head
-	if json.Unmarshal(line, &m) != nil {
-		return
-	}
-	switch id := idKey(m.ID); {
-	case m.Method == "notifications/cancelled":
-		f.done(m.Params.RequestID)
-	case m.Method != "" && id != "" && id != "null":
+func (f *inFlight) read(msg jsonrpc.Message) {
+	req, ok := msg.(*jsonrpc.Request)
+	switch {
+	case !ok:
+	case req.Method == "notifications/cancelled":
+		var p struct {
+			RequestID any `json:"requestId"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil {
+			if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+				f.done(id)
+			}
+		}
+	case req.IsCall():
 		f.mu.Lock()
 		if f.ids == nil {
-			f.ids = map[string]bool{}
+			f.ids = map[jsonrpc.ID]bool{}
 		}
-		f.ids[id] = true
+		f.ids[req.ID] = true
 		f.mu.Unlock()
 	}
 }
 
-// answered notes a message written: an answer is no longer in flight.
+// answered notes a message the SDK wrote: an answer is no longer in flight.
 func (f *inFlight) answered(out []byte) {
-	var m head
-	if json.Unmarshal(out, &m) == nil && m.Method == "" {
-		f.done(m.ID)
+	if msg, err := jsonrpc.DecodeMessage(out); err == nil {
+		if res, ok := msg.(*jsonrpc.Response); ok {
+			f.done(res.ID)
+		}
 	}
 }
 
-func (f *inFlight) done(id json.RawMessage) {
+func (f *inFlight) done(id jsonrpc.ID) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	delete(f.ids, idKey(id))
+	delete(f.ids, id)
 	if len(f.ids) == 0 && f.empty != nil {
 		close(f.empty)
 		f.empty = nil

@@ -74,23 +74,31 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// TestInFlight: a request is in flight until a message answers its id, spelled as the
-// server spells it; a notification never is; one the client cancelled is not waited
-// for, as MCP lets the server leave it unanswered.
+// TestInFlight: a request is in flight until a message the SDK writes answers its id,
+// as the SDK reads ids (1.0 is 1), whatever its params; a notification never is; nor a
+// request the client cancelled, which MCP lets the server leave unanswered; and an
+// answer wellFormed gives a bad line that names an id in flight does not count.
 func TestInFlight(t *testing.T) {
-	var f inFlight
+	w := &lockedWriter{w: nopWriteCloser{io.Discard}}
+	f := &w.inFlight
 	for _, line := range []string{
-		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1.0,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"search"}}`,
 		`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"search"}}`,
+		`{"jsonrpc":"2.0","id":"c","method":"odd","params":["an","array"]}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		`{"jsonrpc":"2.0","id":null,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}`,
 	} {
-		f.read([]byte(line))
+		msg, answer := readLine([]byte(line))
+		if answer != nil {
+			t.Fatalf("%s: %s", line, answer)
+		}
+		f.read(msg)
 	}
-	f.answered([]byte(`{"jsonrpc":"2.0","id":1.0,"result":{}}`))
-	f.answered([]byte(`{"jsonrpc":"2.0","id":"b","method":"ping"}`)) // a request of the server's, not an answer
-	f.read([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}`))
+	io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n")
+	io.WriteString(w, `{"jsonrpc":"2.0","id":"b","method":"ping"}`+"\n") // a request of the server's, not an answer
+	io.WriteString(w, `{"jsonrpc":"2.0","id":"c","result":{}}`+"\n")
+	w.refuse(errorAnswer([]byte(`"b"`), -32600, "a bad line that names b"))
 	waited := make(chan struct{})
 	go func() {
 		f.wait(time.Minute, nil)
@@ -101,7 +109,7 @@ func TestInFlight(t *testing.T) {
 		t.Fatal("wait ended while b was unanswered")
 	case <-time.After(50 * time.Millisecond):
 	}
-	f.answered([]byte(`{"jsonrpc":"2.0","id":"b","error":{"code":-1,"message":"no"}}`))
+	io.WriteString(w, `{"jsonrpc":"2.0","id":"b","error":{"code":-1,"message":"no"}}`+"\n")
 	select {
 	case <-waited:
 	case <-time.After(10 * time.Second):
