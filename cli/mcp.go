@@ -98,11 +98,7 @@ func runMCPProxy(c *ucli.Context, e *env, o mcpProxyOptions, command []string) e
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 	p.Signals = signals
-	// A write to a client that has gone must fail, not kill agmem before it recorded
-	// what it had (Go's default for a broken stdout).
-	brokenPipe := make(chan os.Signal, 1)
-	signal.Notify(brokenPipe, syscall.SIGPIPE)
-	defer signal.Stop(brokenPipe)
+	defer failOnBrokenPipe()()
 
 	state, err := p.Run()
 	if err != nil {
@@ -259,6 +255,7 @@ func newMCPServeCommand(e *env) *ucli.Command {
 			srv := mcp.NewServer(m, Version)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			defer failOnBrokenPipe()()
 			err = srv.Run(ctx, io.NopCloser(e.stdin), nopCloser{e.stdout})
 			if ctx.Err() != nil || errors.Is(err, io.EOF) {
 				return nil
@@ -266,6 +263,15 @@ func newMCPServeCommand(e *env) *ucli.Command {
 			return err
 		},
 	}
+}
+
+// failOnBrokenPipe makes a write to a client that has gone fail, where Go's default for a
+// broken stdout kills the process before it recorded what it had or closed what it
+// opened; what it returns puts the default back.
+func failOnBrokenPipe() (restore func()) {
+	brokenPipe := make(chan os.Signal, 1)
+	signal.Notify(brokenPipe, syscall.SIGPIPE)
+	return func() { signal.Stop(brokenPipe) }
 }
 
 // nopCloser is a writer that a transport may close, leaving it open.

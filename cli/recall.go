@@ -105,15 +105,28 @@ func onMemory(c *ucli.Context, e *env, fn func(*recall.Memory) error) error {
 
 // openMemory opens the memory with its index up to date, for a command that answers
 // once: what it answers is whole, however long the index takes to catch up, and past a
-// second it says on stderr why it waits.
+// second it says on stderr why it waits. Only while another update holds the index
+// past its busy timeout (a rebuild in the background) is the index read as it is, and
+// then it says so.
 func openMemory(e *env, repo memrepo.Repo) (*recall.Memory, error) {
-	said := time.AfterFunc(time.Second, func() {
-		fmt.Fprintln(e.stderr, "agmem: bringing the search index up to date first (after a clone, a pull or an upgrade it reads the memory's history once)")
-	})
+	opened, said := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(said)
+		select {
+		case <-time.After(time.Second):
+			fmt.Fprintln(e.stderr, "agmem: bringing the search index up to date first (after a clone, a pull or an upgrade it reads the memory's history once)")
+		case <-opened:
+		}
+	}()
 	m, err := recall.Open(context.Background(), repo)
-	said.Stop()
+	close(opened)
+	<-said // the note, if any, before what the command prints
 	if err != nil {
 		return nil, indexError(err)
+	}
+	if m.Behind() {
+		report(e.stderr, hint.With(errors.New("the index is still catching up with the memory's history (another update holds it): what was done lately may be missing"),
+			`"agmem index" waits for it`))
 	}
 	return m, nil
 }
@@ -125,7 +138,7 @@ const liveBudget = time.Second
 
 // openLive opens the memory for such a server: past liveBudget, it starts from the index
 // as it is, and an agmem index in the background brings the index up to date, which
-// the server's later reads take in.
+// the server's later reads take in (and starts again if they find it still behind).
 func openLive(repo memrepo.Repo) (*recall.Memory, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), liveBudget)
 	defer cancel()
@@ -133,9 +146,7 @@ func openLive(repo memrepo.Repo) (*recall.Memory, error) {
 	if err != nil {
 		return nil, indexError(err)
 	}
-	if m.Behind() {
-		updateInBackground(repo)
-	}
+	m.SetCatchUp(func() { updateInBackground(repo) })
 	return m, nil
 }
 

@@ -289,3 +289,25 @@ func TestSearchSaysWhyItWaits(t *testing.T) {
 		t.Errorf("stdout %q\nstderr %q", out, errb)
 	}
 }
+
+// TestSearchSaysWhenTheIndexIsHeldLong: while another update holds the index past its
+// busy timeout (10 s), agmem search answers from the index as it is, and says so.
+func TestSearchSaysWhenTheIndexIsHeldLong(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mustAgmem(t, dir, "", "init", ".")
+	mustAgmem(t, dir, "", "record", "--session", "s", "--tool", "Bash", "--arg", "command=make kingfisher",
+		"--result", "the kingfisher target ran every test of the project, and all of them passed")
+	mustAgmem(t, dir, "", "index")
+	recalltest.HoldWriteLock(t, filepath.Join(dir, ".agmem"))
+	mustAgmem(t, dir, "", "record", "--session", "s", "--tool", "Bash", "--arg", "command=make heron",
+		"--result", "the heron target ran after the other update took the index, and passed too")
+	cmd, out, errb := agmemCommand(dir, nil, "", "search", "kingfisher OR heron")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, errb)
+	}
+	if !strings.Contains(out.String(), "make kingfisher") || strings.Contains(out.String(), "make heron") ||
+		!strings.Contains(errb.String(), "agmem: the index is still catching up") {
+		t.Errorf("stdout %q\nstderr %q", out, errb)
+	}
+}

@@ -597,6 +597,38 @@ func TestOpenWithinItsTime(t *testing.T) {
 	}
 }
 
+// TestCatchUpWhenLeftBehind: a reader that lives on is given what starts an update of
+// its own; a Refresh that leaves the index behind calls it, at most once a minute, and
+// one that brings the index up to date does not.
+func TestCatchUpWhenLeftBehind(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s1", call("Bash", "t1", 0, map[string]any{"command": "make"}, "indexed before another update takes the index's write lock"))
+	mem, err := recall.Open(context.Background(), m.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	started := 0
+	mem.SetCatchUp(func() { started++ })
+	if started != 0 {
+		t.Fatalf("an index up to date started %d updates", started)
+	}
+	release := recalltest.HoldWriteLock(t, m.repo.StateDir())
+	m.record("s1", call("Bash", "t2", time.Second, map[string]any{"command": "make check"}, "recorded while another update holds the index, and found by the update after it"))
+	for range 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		mem.Refresh(ctx)
+		cancel()
+	}
+	if !mem.Behind() || started != 1 {
+		t.Errorf("left behind twice: behind %v, %d updates started, want 1", mem.Behind(), started)
+	}
+	release()
+	if err := mem.Refresh(context.Background()); err != nil || mem.Behind() || started != 1 {
+		t.Errorf("brought up to date: %v, behind %v, %d updates started", err, mem.Behind(), started)
+	}
+}
+
 // TestNothingNewWaitsForNoWriter: a reader that finds nothing new since the last update
 // does not wait for the write lock another update holds (the MCP server brings the index
 // up to date before each call; agmem search and context before they read).

@@ -28,11 +28,36 @@ type Memory struct {
 	git     *vcs.Git
 	journal *journal.Journal
 	behind  bool // the last update did not bring the index up to date (Behind)
+
+	catchUp  func()    // SetCatchUp's
+	caughtUp time.Time // when catchUp was last called
+}
+
+// catchUpEvery bounds how often a reader left behind starts an update of its own.
+const catchUpEvery = time.Minute
+
+// SetCatchUp gives the memory what starts an update that outlives a reader's budget (an
+// agmem index in the background), for a reader that lives on (the MCP server, the
+// viewer): a Refresh cut short by its budget starts over the next time, and a rebuild
+// would never be done. It is called now if the index is behind, and then whenever a
+// Refresh leaves it behind, at most once a minute.
+func (m *Memory) SetCatchUp(fn func()) {
+	m.catchUp = fn
+	m.caughtUp = time.Time{}
+	m.catchUpIfBehind()
+}
+
+func (m *Memory) catchUpIfBehind() {
+	if m.behind && m.catchUp != nil && time.Since(m.caughtUp) >= catchUpEvery {
+		m.caughtUp = time.Now()
+		m.catchUp()
+	}
 }
 
 // Behind says whether the index is read as it was, short of what git and the journal
-// hold: the last Open or Refresh ran out of its time first, or another update held the
-// index meanwhile. A reader that answers anyway says so.
+// hold: the last Open or Refresh did not bring it up to date (it ran out of its time,
+// another update held the index meanwhile, or it failed). A reader that answers anyway
+// says so.
 func (m *Memory) Behind() bool { return m.behind }
 
 // Open opens repo's memory for reading back, updating its index first, until ctx is
@@ -206,8 +231,9 @@ func (m *Memory) recordLines(commit plumbing.Hash, first string, last int, want 
 func (m *Memory) Refresh(ctx context.Context) error {
 	m.git.Refresh()
 	_, err := m.Index.Update(ctx, m.git, m.journal)
-	m.behind = err != nil && (ctx.Err() != nil || busy(err))
-	if m.behind {
+	m.behind = err != nil
+	m.catchUpIfBehind()
+	if ctx.Err() != nil || busy(err) {
 		return nil
 	}
 	return err

@@ -108,14 +108,15 @@ func (m *Memory) Search(q Query) (Results, error) {
 	if err != nil {
 		return Results{}, err
 	}
+	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Since.Before(q.Until) {
+		return Results{}, fmt.Errorf("%w: since %s is not before until %s", ErrNoTime,
+			q.Since.Format(time.RFC3339), q.Until.Format(time.RFC3339))
+	}
 	switch {
 	case q.Limit == 0:
 		q.Limit = DefaultLimit
 	case q.Limit < 0 || q.Limit > MaxLimit:
 		return Results{}, fmt.Errorf("%w: the limit must be 1 to %d", ErrQuery, MaxLimit)
-	case !q.Since.IsZero() && !q.Until.IsZero() && !q.Since.Before(q.Until):
-		return Results{}, fmt.Errorf("%w: since %s is not before until %s", ErrNoTime,
-			q.Since.Format(time.RFC3339), q.Until.Format(time.RFC3339))
 	}
 	filter, none, err := m.filter(q)
 	if err != nil || none {

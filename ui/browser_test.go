@@ -424,9 +424,15 @@ func TestPagesSayTheIndexIsBehind(t *testing.T) {
 		req := httptest.NewRequest("GET", "http://127.0.0.1:1/", nil)
 		req.AddCookie(&http.Cookie{Name: "agmem_ui_1", Value: token})
 		rec := httptest.NewRecorder()
+		start := time.Now()
 		h.ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK {
 			t.Fatalf("sessions page: %d\n%s", rec.Code, rec.Body.String())
+		}
+		// Not a measure of speed: a page that waited for the other update would wait
+		// for the index's busy timeout, 10 s.
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("the page waited %v", took)
 		}
 		return rec.Body.String()
 	}
