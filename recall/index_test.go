@@ -731,3 +731,28 @@ func TestCommittedAsTheJournalHoldsIt(t *testing.T) {
 		t.Fatalf("%d lines in the flush's record, %d entries in the journal", lines, len(held))
 	}
 }
+
+// TestUnmatched: a search that finds nothing is told which filters name nothing the
+// memory holds, in an empty memory as in one that holds other agents' work.
+func TestUnmatched(t *testing.T) {
+	m := newMemRepo(t)
+	mem, err := recall.Open(context.Background(), m.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	q := recall.Query{Text: "make", Agent: "claude", Tool: "bash", Session: "s9", Project: "/home/bo"}
+	if got, err := mem.Unmatched(q); err != nil || got != `no agent "claude": the memory holds no agent's work yet; no tool "bash"; no session "s9" (give its whole id); no session worked in /home/bo or under it` {
+		t.Errorf("empty: %q %v", got, err)
+	}
+	m.record("s1", call("Bash", "t1", 0, map[string]any{"command": "make"}, "the build of the whole project passed, with every test of it"))
+	if err := mem.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := mem.Unmatched(q); err != nil || got != `no agent "claude": the agents are claude-code; no tool "bash", but Bash (a tool is named as its agent names it); no session "s9" (give its whole id); no session worked in /home/bo or under it` {
+		t.Errorf("one session: %q %v", got, err)
+	}
+	if got, err := mem.Unmatched(recall.Query{Text: "nothing", Agent: "claude-code", Tool: "Bash", Session: "s1", Project: "/home/ana"}); err != nil || got != "" {
+		t.Errorf("filters that each name something: %q %v", got, err)
+	}
+}

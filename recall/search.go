@@ -206,7 +206,10 @@ func (m *Memory) Unmatched(q Query) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if !slices.Contains(agents, q.Agent) {
+		switch {
+		case len(agents) == 0:
+			says = append(says, fmt.Sprintf("no agent %q: the memory holds no agent's work yet", q.Agent))
+		case !slices.Contains(agents, q.Agent):
 			says = append(says, fmt.Sprintf("no agent %q: the agents are %s", q.Agent, strings.Join(agents, ", ")))
 		}
 	}
