@@ -13,6 +13,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/jsonscan"
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/recall"
@@ -263,7 +264,8 @@ func runShow(e *env, m *recall.Memory, ids []string, asJSON bool) error {
 	return nil
 }
 
-// shownJSON is an entry in the native shape, with where git holds it.
+// shownJSON is an entry in the native shape, with where git holds it, and <, > and &
+// as they are (replay --json's JSON): json.Marshal writes them \u003c, \u003e, \u0026.
 func shownJSON(s recall.Shown) []byte {
 	var v any = s.Entry.Event
 	if o := s.Entry.Observation; o != nil {
@@ -272,7 +274,7 @@ func shownJSON(s recall.Shown) []byte {
 	raw, _ := json.Marshal(v)
 	extra, _ := json.Marshal(map[string]string{"commit": s.Commit, "path": s.Path, "prompt": s.Prompt})
 	// One object: the entry's members, then where it is.
-	return append(append(raw[:len(raw)-1:len(raw)-1], ','), extra[1:]...)
+	return jsonscan.AppendHTMLUnescape(nil, append(append(raw[:len(raw)-1:len(raw)-1], ','), extra[1:]...))
 }
 
 func writeShown(w *bufio.Writer, s recall.Shown) {
@@ -297,7 +299,7 @@ func writeShown(w *bufio.Writer, s recall.Shown) {
 		if err != nil {
 			args = o.Arguments
 		}
-		fmt.Fprintf(w, "\narguments:\n%s\n", hint.Block(string(args)))
+		fmt.Fprintf(w, "\narguments:\n%s\n", hint.Block(string(jsonscan.AppendHTMLUnescape(nil, args))))
 		if o.Error != "" {
 			fmt.Fprintf(w, "\nerror:\n%s\n", hint.Block(o.Error))
 		}

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/jsonscan"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/recall"
 )
@@ -329,7 +330,7 @@ func observationText(sh recall.Shown, share int) string {
 		fmt.Fprintf(&b, "duration: %d ms\n", *o.DurationMS)
 	}
 	args, _ := json.Marshal(json.RawMessage(o.Arguments))
-	fmt.Fprintf(&b, "arguments: %s\n", cut(string(args), share/4, sh.ID))
+	fmt.Fprintf(&b, "arguments: %s\n", cut(string(jsonscan.AppendHTMLUnescape(nil, args)), share/4, sh.ID))
 	if o.Error != "" {
 		fmt.Fprintf(&b, "error: %s\n", cut(o.Error, share/4, sh.ID))
 	}

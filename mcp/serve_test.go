@@ -273,3 +273,23 @@ func TestSearchSaysWhichFilterNamesNothing(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// TestObservationsShowHTMLCharactersAsTheyAre: an observation's arguments read <, > and
+// & as the agent sent them, not as JSON's escapes for HTML.
+func TestObservationsShowHTMLCharactersAsTheyAre(t *testing.T) {
+	session, _, _ := serveCalls(t, `{"tool_name":"Bash","session_id":"s","tool_use_id":"a","timestamp":"2026-11-29T09:00:00Z","arguments":{"command":"make lint && make <all> > out"},"result":"lint and the whole build passed, every file of the project clean"}
+`)
+	ctx := context.Background()
+	res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "search", Arguments: map[string]any{"query": "lint"}})
+	if err != nil || res.IsError {
+		t.Fatalf("search: %v %+v", err, res)
+	}
+	id := strings.Fields(strings.Split(res.Content[0].(*sdk.TextContent).Text, "\n")[1])[0]
+	res, err = session.CallTool(ctx, &sdk.CallToolParams{Name: "get_observations", Arguments: map[string]any{"ids": []string{id}}})
+	if err != nil || res.IsError {
+		t.Fatalf("get_observations: %v %+v", err, res)
+	}
+	if got := res.Content[0].(*sdk.TextContent).Text; !strings.Contains(got, `arguments: {"command":"make lint && make <all> > out"}`) {
+		t.Errorf("%s", got)
+	}
+}
