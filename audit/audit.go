@@ -19,10 +19,8 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -32,6 +30,7 @@ import (
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/maintain"
 	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/redact"
 	"github.com/agmem/agmem/render"
 	"github.com/agmem/agmem/sign"
 	"github.com/agmem/agmem/vcs"
@@ -496,10 +495,6 @@ func countEntries(entries []memory.Entry) (obs, events int) {
 	return obs, events
 }
 
-// redactionMark is how redact marks what it hid: "[REDACTED:<rule>]". Compiled when an
-// audit first asks for it, not as every agmem command starts.
-var redactionMark = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[REDACTED:([a-z0-9][a-z0-9._-]*)\]`) })
-
 // session adds what a commit's record holds to its session's report.
 func (a *auditor) session(origin, id string, entries []memory.Entry) {
 	key := origin + "\x00" + id
@@ -544,8 +539,8 @@ func (a *auditor) session(origin, id string, entries []memory.Entry) {
 
 // countMarks counts the redaction marks in text by rule.
 func (s *Session) countMarks(text string) {
-	for _, m := range redactionMark().FindAllStringSubmatch(text, -1) {
-		s.Redacted[m[1]]++
+	for _, rule := range redact.MarkRules(text) {
+		s.Redacted[rule]++
 	}
 }
 

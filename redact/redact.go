@@ -183,6 +183,16 @@ func markSpans(text string) [][2]int {
 
 const markPrefix = "[REDACTED:"
 
+// MarkRules are the rules of the marks in text, one a mark, in order: what redaction hid
+// there, as an audit counts it.
+func MarkRules(text string) []string {
+	var rules []string
+	for _, m := range markSpans(text) {
+		rules = append(rules, text[m[0]+len(markPrefix):m[1]-1])
+	}
+	return rules
+}
+
 // Uncut is text that its caller cut short, less the start of a mark the cut went
 // through ("… --token [REDAC"): half a mark says nothing, and looks like a fault.
 func Uncut(text string) string {

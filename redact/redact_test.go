@@ -3,6 +3,7 @@ package redact
 import (
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -282,5 +283,14 @@ func TestUncut(t *testing.T) {
 		if got := Uncut(in); got != want {
 			t.Errorf("Uncut(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestMarkRules: the rules of whole marks, in order; what only looks like a mark is
+// none.
+func TestMarkRules(t *testing.T) {
+	got := MarkRules("a [REDACTED:aws-access-token] b [REDACTED:] c [REDACTED:github-pat][REDACTED:x.y_z-1] [REDACTED:Upper] [REDACTED:open")
+	if want := []string{"aws-access-token", "github-pat", "x.y_z-1"}; !slices.Equal(got, want) {
+		t.Errorf("MarkRules = %q, want %q", got, want)
 	}
 }
