@@ -291,10 +291,11 @@ func checkLines(path string, n int) error {
 	return nil
 }
 
-// measured is one process's wall time and peak RSS.
+// measured is one process's wall time, peak RSS and page faults.
 type measured struct {
-	wall time.Duration
-	rss  int64 // bytes
+	wall   time.Duration
+	rss    int64 // bytes
+	faults int64 // minor page faults: memory touched for the first time, or not yet mapped
 }
 
 func (m measured) row(name string, n int) {
@@ -325,7 +326,7 @@ func measure(dir, stdin, stdout, name string, args ...string) (measured, error) 
 		return m, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, errb.String())
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		m.rss = ru.Maxrss * 1024
+		m.rss, m.faults = ru.Maxrss*1024, ru.Minflt
 	}
 	return m, nil
 }

@@ -4,8 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -46,13 +44,13 @@ func machine(args []string) error {
 		var walls []time.Duration
 		var faults []int64
 		for range *runs {
-			wall, minflt, err := timeProcess(p.argv...)
+			m, err := measure("", os.DevNull, os.DevNull, p.argv[0], p.argv[1:]...)
 			if err != nil {
 				return err
 			}
-			walls, faults = append(walls, wall), append(faults, minflt)
+			walls, faults = append(walls, m.wall), append(faults, m.faults)
 		}
-		fmt.Printf("%s: median %s, %d page faults\n", p.what, ms(percentile(walls, .5)), medianOf(faults))
+		fmt.Printf("%s: median %s, %d page faults\n", p.what, ms(percentile(walls, .5)), percentile(faults, .5))
 	}
 	return nil
 }
@@ -71,31 +69,4 @@ func touchFresh(n int) (time.Duration, error) {
 		b[i] = 1
 	}
 	return time.Since(t) / time.Duration(n/page), nil
-}
-
-// timeProcess runs a process with nothing on its stdin and returns its time and its
-// minor page faults.
-func timeProcess(argv ...string) (time.Duration, int64, error) {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	var errb strings.Builder
-	cmd.Stderr = &errb
-	t := time.Now()
-	err := cmd.Run()
-	wall := time.Since(t)
-	if err != nil {
-		return 0, 0, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, errb.String())
-	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return 0, 0, fmt.Errorf("%v: no resource usage", argv)
-	}
-	return wall, ru.Minflt, nil
-}
-
-func medianOf(xs []int64) int64 {
-	ds := make([]time.Duration, len(xs))
-	for i, x := range xs {
-		ds[i] = time.Duration(x)
-	}
-	return int64(percentile(ds, .5))
 }

@@ -13,13 +13,14 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,9 +83,8 @@ func run(dir string, stdin []byte, env []string, name string, args ...string) (t
 	return d, nil
 }
 
-func percentile(ds []time.Duration, p float64) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+func percentile[T cmp.Ordered](xs []T, p float64) T {
+	s := slices.Sorted(slices.Values(xs))
 	return s[int(p*float64(len(s)-1)+0.5)]
 }
 

@@ -90,17 +90,17 @@ func searchBench(args []string) error {
 	var searches, grepped, beside, nothing []time.Duration
 	var searchFaults, nothingFaults []int64
 	for i, q := range qs {
-		d, faults, err := timeProcess(append([]string{*bin, "--repo", dir, "search"}, q...)...)
+		m, err := measure(dir, os.DevNull, os.DevNull, *bin, append([]string{"--repo", dir, "search"}, q...)...)
 		if err != nil {
 			return err
 		}
-		searches, searchFaults = append(searches, d), append(searchFaults, faults)
+		d := m.wall
+		searches, searchFaults = append(searches, d), append(searchFaults, m.faults)
 		// The reference: the same binary, started and doing nothing of its own.
-		v, faults, err := timeProcess(*bin, "version")
-		if err != nil {
+		if m, err = measure(dir, os.DevNull, os.DevNull, *bin, "version"); err != nil {
 			return err
 		}
-		nothing, nothingFaults = append(nothing, v), append(nothingFaults, faults)
+		nothing, nothingFaults = append(nothing, m.wall), append(nothingFaults, m.faults)
 		if i < *greps {
 			word := strings.Trim(q[0], `"`)
 			g, err := run(dir, nil, nil, "sh", "-c", "git grep -c -F -e \"$1\" HEAD -- sessions >/dev/null; true", "sh", word)
@@ -114,7 +114,7 @@ func searchBench(args []string) error {
 	fmt.Printf("agmem search, %d queries, whole process: median %s, p99 %s\n", len(qs), ms(p50), ms(p99))
 	fmt.Printf("  beside agmem version (the same binary doing nothing), run after each: median %s\n", ms(percentile(nothing, .5)))
 	fmt.Printf("  page faults: median %d a search, %d agmem version (bench machine says what one costs)\n",
-		medianOf(searchFaults), medianOf(nothingFaults))
+		percentile(searchFaults, .5), percentile(nothingFaults, .5))
 	for _, kind := range slices.Compact(slices.Clone(kinds)) {
 		var of []time.Duration
 		for i, d := range searches {
