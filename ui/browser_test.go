@@ -100,18 +100,36 @@ func newRepo(t *testing.T, big bool) memrepo.Repo {
 	return repo
 }
 
+// viewer is the viewer of repo, its memory brought up to date, and its token, until the
+// test ends.
+func viewer(tb testing.TB, repo memrepo.Repo) (srv *ui.Server, token string) {
+	tb.Helper()
+	mem, err := recall.Open(context.Background(), repo)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	token = ui.NewToken()
+	if srv, err = ui.New(repo, mem, token); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { srv.Close() })
+	return srv, token
+}
+
+// sessionsPage is the sessions page as h, a viewer's handler for 127.0.0.1:1, gives it
+// to a request that carries token.
+func sessionsPage(h http.Handler, token string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("GET", "http://127.0.0.1:1/", nil)
+	req.AddCookie(&http.Cookie{Name: "agmem_ui_1", Value: token})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
 // serve runs the viewer of repo on a free loopback port until the test ends, and
 // returns its address and token.
 func serve(t *testing.T, repo memrepo.Repo) (host, token string) {
-	mem, err := recall.Open(context.Background(), repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	token = ui.NewToken()
-	srv, err := ui.New(repo, mem, token)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, token := viewer(t, repo)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -119,10 +137,7 @@ func serve(t *testing.T, repo memrepo.Repo) (host, token string) {
 	host = l.Addr().String()
 	server := &http.Server{Handler: srv.Handler(host), ReadHeaderTimeout: 10 * time.Second}
 	go server.Serve(l)
-	t.Cleanup(func() {
-		server.Close()
-		srv.Close()
-	})
+	t.Cleanup(func() { server.Close() })
 	return host, token
 }
 
@@ -406,26 +421,14 @@ func TestRequestsWithoutTheTokenOrForAnotherHostAreRefused(t *testing.T) {
 // once that update is done, the next page takes in what is new and says nothing of it.
 func TestPagesSayTheIndexIsBehind(t *testing.T) {
 	repo := newRepo(t, false)
-	mem, err := recall.Open(context.Background(), repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := ui.NewToken()
-	srv, err := ui.New(repo, mem, token)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv, token := viewer(t, repo)
 	release := recalltest.HoldWriteLock(t, repo.StateDir())
 	appendEntries(t, repo.Journal(), obs("late", "Read", memory.Semantic, time.Now(), "a call recorded while another update holds the index", "", 4))
 	h := srv.Handler("127.0.0.1:1")
 	page := func() string {
 		t.Helper()
-		req := httptest.NewRequest("GET", "http://127.0.0.1:1/", nil)
-		req.AddCookie(&http.Cookie{Name: "agmem_ui_1", Value: token})
-		rec := httptest.NewRecorder()
 		start := time.Now()
-		h.ServeHTTP(rec, req)
+		rec := sessionsPage(h, token)
 		if rec.Code != http.StatusOK {
 			t.Fatalf("sessions page: %d\n%s", rec.Code, rec.Body.String())
 		}
@@ -500,22 +503,10 @@ func BenchmarkSessionsPage(b *testing.B) {
 			}
 		}
 	}
-	mem, err := recall.Open(context.Background(), repo)
-	if err != nil {
-		b.Fatal(err)
-	}
-	token := ui.NewToken()
-	srv, err := ui.New(repo, mem, token)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
+	srv, token := viewer(b, repo)
 	h := srv.Handler("127.0.0.1:1")
 	get := func() {
-		req := httptest.NewRequest("GET", "http://127.0.0.1:1/", nil)
-		req.AddCookie(&http.Cookie{Name: "agmem_ui_1", Value: token})
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
+		rec := sessionsPage(h, token)
 		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `class="session"`) {
 			b.Fatalf("sessions page: %d\n%s", rec.Code, rec.Body.String())
 		}
