@@ -285,19 +285,6 @@ func FuzzClaudeHookAsEncodingJSON(f *testing.F) {
 	})
 }
 
-// withoutIDs is d with the ids of its entries, which are random, left out.
-func withoutIDs(d Decoded) Decoded {
-	for _, e := range d.Entries {
-		if e.Observation != nil {
-			e.Observation.ID = ""
-		}
-		if e.Event != nil {
-			e.Event.ID = ""
-		}
-	}
-	return d
-}
-
 // FuzzWithhold checks that capture fails closed on any JSON a call's arguments may be:
 // FilePath finds the file encoding/json finds, even past members it skips, the
 // sanitiser's walk reads it, and a call in each shape an agent sends is withheld by the

@@ -134,7 +134,7 @@ func openMemory(e *env, repo memrepo.Repo) (*recall.Memory, error) {
 
 // liveBudget is how long a server that answers for a long time (agmem mcp serve, agmem
 // ui) waits for the index before it starts: an agent gives up on an MCP server that is
-// slow to start (Codex after 10 s, Claude Code after 30).
+// slow to start (Codex, by default, after 10 s).
 const liveBudget = time.Second
 
 // openLive opens the memory for such a server: past liveBudget, it starts from the index
