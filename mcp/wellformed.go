@@ -147,7 +147,10 @@ type lockedWriter struct {
 	inFlight inFlight
 }
 
-// Write writes a message of the SDK's: an answer is one request less in flight.
+// Write writes a message of the SDK's: an answer is one request less in flight. The
+// answer is read back from its bytes, not taken from a Connection wrapped around the
+// SDK's: that would hide the stdio connection's unexported hook for the protocol's
+// version, which the SDK reads its batches by.
 func (w *lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
