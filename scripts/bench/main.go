@@ -30,7 +30,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench hook|flush|concurrent|mcp|ingest|jsonl|search|machine [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench hook|flush|concurrent|mcp|ingest|jsonl|search|update|machine [flags]")
 		os.Exit(1)
 	}
 	var err error
@@ -49,6 +49,8 @@ func main() {
 		err = looseIngest(os.Args[2:])
 	case "search":
 		err = searchBench(os.Args[2:])
+	case "update":
+		err = updateBench(os.Args[2:])
 	case "machine":
 		err = machine(os.Args[2:])
 	case "observations": // ingest's input, written by a process of its own
