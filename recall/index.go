@@ -319,7 +319,9 @@ func openIndex(path, dir string) (*Index, error) {
 }
 
 // check makes sure the file is an index of this version, making the tables in a file
-// that has none yet, and opens its segments.
+// that has none yet. Its segments are opened when first read (loadSegments): an update
+// after a flush reads none of them, and opening them twice (before it, then after the
+// segment it wrote) was a tenth of its time.
 func (ix *Index) check() error {
 	var version int
 	if err := ix.db.QueryRow("PRAGMA user_version").Scan(&version); err != nil {
@@ -340,10 +342,7 @@ func (ix *Index) check() error {
 	// A damaged file fails here or soon after; quick_check reads every page, which costs
 	// too much on every open.
 	var n int
-	if err := ix.db.QueryRow("SELECT count(*) FROM meta").Scan(&n); err != nil {
-		return err
-	}
-	return ix.loadSegments()
+	return ix.db.QueryRow("SELECT count(*) FROM meta").Scan(&n)
 }
 
 // create makes the tables in a file that has none, and returns the file's version: the
@@ -452,6 +451,9 @@ func openSegments(q querier, dir string) ([]segment, error) {
 	var segs []segment
 	for _, id := range ids {
 		s, err := fulltext.Open(segmentPath(dir, id))
+		if errors.Is(err, os.ErrNotExist) { // named, and gone: damaged, once a merge is not why
+			err = fmt.Errorf("%w: %w", fulltext.ErrDamaged, err)
+		}
 		if err != nil {
 			for _, s := range segs {
 				s.Close()
@@ -575,12 +577,9 @@ func (ix *Index) update(ctx context.Context, git *vcs.Git, j *journal.Journal, i
 }
 
 // settle merges what segments an update left to merge (one cut short by its deadline
-// left some), and loads the segments as they are now.
+// left some).
 func (ix *Index) settle(ctx context.Context) error {
 	if err := ix.mergeSegments(ctx); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("search index: %w", err)
-	}
-	if err := ix.loadSegments(); err != nil {
 		return fmt.Errorf("search index: %w", err)
 	}
 	return nil
@@ -758,7 +757,7 @@ func mergeGroup(q querier) ([]int64, error) {
 // the kept file for the context hook (KeepForHook). Updated.Took counts them all.
 func UpdateIndex(stateDir string, git *vcs.Git, j *journal.Journal) (Updated, error) {
 	start := time.Now()
-	ix, u, err := openUpdated(context.Background(), stateDir, git, j, false)
+	ix, u, err := openUpdated(context.Background(), stateDir, git, j, false, false)
 	if ix == nil {
 		return u, err
 	}
@@ -779,16 +778,16 @@ func UpdateIndex(stateDir string, git *vcs.Git, j *journal.Journal) (Updated, er
 	return u, err
 }
 
-// openUpdated opens the index in stateDir and brings it up to date, as Update does; an
-// index the update finds damaged (a segment it merges, the SQLite file) is made anew,
-// once. The index comes back open, whatever the update's error, unless it could not be
-// opened.
-func openUpdated(ctx context.Context, stateDir string, git *vcs.Git, j *journal.Journal, idleWait bool) (*Index, Updated, error) {
+// openUpdated opens the index in stateDir and brings it up to date, as Update does,
+// and to read it opens its segments; an index found damaged (a segment, the SQLite
+// file) is made anew, once. The index comes back open, whatever the update's error,
+// unless it could not be opened.
+func openUpdated(ctx context.Context, stateDir string, git *vcs.Git, j *journal.Journal, idleWait, read bool) (*Index, Updated, error) {
 	ix, err := OpenIndex(stateDir)
 	if err != nil {
 		return nil, Updated{}, err
 	}
-	u, err := ix.update(ctx, git, j, idleWait)
+	u, err := ix.updateToRead(ctx, git, j, idleWait, read)
 	if damaged(err) {
 		ix.Close()
 		if err := RemoveIndex(stateDir); err != nil {
@@ -797,9 +796,23 @@ func openUpdated(ctx context.Context, stateDir string, git *vcs.Git, j *journal.
 		if ix, err = OpenIndex(stateDir); err != nil {
 			return nil, Updated{}, err
 		}
-		u, err = ix.update(ctx, git, j, idleWait)
+		u, err = ix.updateToRead(ctx, git, j, idleWait, read)
 	}
 	return ix, u, err
+}
+
+// updateToRead is update, and with read the segments opened after it, whatever its
+// error (an index not brought up to date is read as it was): a damaged one is then
+// found, and made anew, before it is searched.
+func (ix *Index) updateToRead(ctx context.Context, git *vcs.Git, j *journal.Journal, idleWait, read bool) (Updated, error) {
+	u, err := ix.update(ctx, git, j, idleWait)
+	if !read {
+		return u, err
+	}
+	if lerr := ix.loadSegments(); lerr != nil && (err == nil || damaged(lerr)) {
+		return u, fmt.Errorf("search index: %w", lerr)
+	}
+	return u, err
 }
 
 // damaged reports whether err says the index's files are damaged.

@@ -79,7 +79,7 @@ func open(ctx context.Context, repo memrepo.Repo, idleWait bool) (*Memory, error
 		return nil, err
 	}
 	j := repo.Journal()
-	ix, _, err := openUpdated(ctx, repo.StateDir(), git, j, idleWait)
+	ix, _, err := openUpdated(ctx, repo.StateDir(), git, j, idleWait, true)
 	// Past ctx, or while another process holds the index longer than its busy timeout
 	// (a rebuild), it answers from the index as it is.
 	if err != nil && ctx.Err() == nil && !busy(err) {

@@ -136,8 +136,12 @@ func (m *Memory) Search(q Query) (Results, error) {
 	return res, nil
 }
 
-// search searches the index's segments.
+// search searches the index's segments, opened again first if an update changed them
+// since (Refresh's, which opens none).
 func (ix *Index) search(q *fulltext.Query, o fulltext.Options) (fulltext.Result, error) {
+	if err := ix.loadSegments(); err != nil {
+		return fulltext.Result{}, hint.With(fmt.Errorf("search index: %w", err), `run "agmem index --rebuild"`)
+	}
 	segs := make([]*fulltext.Segment, len(ix.segs))
 	for i, s := range ix.segs {
 		segs[i] = s.Segment
