@@ -46,7 +46,7 @@ type writer struct {
 	rows     map[string]int64 // the sessions' rows, as entries name them
 	// words gathers the entries' words for the segment seg, 0 until the first, and
 	// inWords says which entries it holds
-	words   *fulltext.Builder
+	words   *segmentWords
 	seg     int64
 	inWords map[int64]bool
 	swept   bool // the segment files no transaction named are removed
@@ -266,7 +266,7 @@ func (w *writer) writeSessions() error {
 }
 
 func (w *writer) commit() error {
-	if w.words != nil && (w.words.Len() > 0 || w.words.Names() > 0) {
+	if w.words != nil {
 		if err := w.writeSegment(); err != nil {
 			return err
 		}
@@ -288,9 +288,9 @@ func (w *writer) name(rowid int64, id string) error {
 		return err
 	}
 	short, whole := shortName(id), wholeName(id)
-	w.words.Name(short, rowid)
+	w.words.name(short, rowid)
 	if whole != short {
-		w.words.Name(whole, rowid)
+		w.words.name(whole, rowid)
 	}
 	return nil
 }
@@ -305,11 +305,11 @@ func (w *writer) index(rowid int64, e memory.Entry, r row) error {
 		failed = "1"
 	}
 	w.inWords[rowid] = true
-	w.words.Add(fulltext.Doc{ID: rowid, Time: e.Time().UnixNano(),
+	w.words.add(fulltext.Doc{ID: rowid, Time: e.Time().UnixNano(),
 		Fields: []string{fieldTool: r.tool, fieldSummary: r.words, fieldArguments: r.arguments, fieldResult: r.result,
 			fieldError: r.error, fieldPaths: r.paths},
 		Keys: []string{keySource: e.Source(), keyType: r.memoryType, keyTool: r.tool, keySession: e.Session(), keyFailed: failed}})
-	if w.words.Bytes() > segmentBytes {
+	if w.words.about() > segmentBytes {
 		return w.writeSegment()
 	}
 	return nil
@@ -329,7 +329,7 @@ func (w *writer) segment() error {
 	if w.seg, err = res.LastInsertId(); err != nil {
 		return err
 	}
-	w.words, w.inWords = fulltext.NewBuilder(fields, keys), map[int64]bool{}
+	w.words, w.inWords = newSegmentWords(), map[int64]bool{}
 	if w.swept {
 		return nil
 	}
@@ -337,19 +337,31 @@ func (w *writer) segment() error {
 	return sweepSegments(w.tx, w.ix.dir)
 }
 
+// endWords waits for the words given to be gathered, and returns them.
+func (w *writer) endWords() *fulltext.Builder {
+	b := w.words.finish()
+	w.words = nil
+	return b
+}
+
 // writeSegment writes the words gathered as the segment's file, synced before the
-// transaction that names it commits.
+// transaction that names it commits; none gathered, no file.
 func (w *writer) writeSegment() error {
+	b := w.endWords()
+	if b.Len() == 0 && b.Names() == 0 { // begun, and given nothing
+		w.seg = 0
+		return nil
+	}
 	if err := os.MkdirAll(w.ix.dir, 0o755); err != nil {
 		return err
 	}
-	if err := w.words.Write(segmentPath(w.ix.dir, w.seg)); err != nil {
+	if err := b.Write(segmentPath(w.ix.dir, w.seg)); err != nil {
 		return err
 	}
-	if _, err := w.tx.Exec(`UPDATE segments SET docs = ? WHERE id = ?`, max(w.words.Len(), 1), w.seg); err != nil {
+	if _, err := w.tx.Exec(`UPDATE segments SET docs = ? WHERE id = ?`, max(b.Len(), 1), w.seg); err != nil {
 		return err
 	}
-	w.words, w.seg, w.inWords, w.changed = nil, 0, nil, true
+	w.seg, w.inWords, w.changed = 0, nil, true
 	return nil
 }
 
@@ -383,6 +395,9 @@ func sweepSegments(q querier, dir string) error {
 
 // rollback ends the transaction, if commit did not, and lets go of what it read.
 func (w *writer) rollback() {
+	if w.words != nil {
+		w.endWords()
+	}
 	w.tx.Rollback()
 	if w.ownSegs {
 		for _, s := range w.segs {

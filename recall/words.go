@@ -1,0 +1,61 @@
+package recall
+
+import (
+	"sync/atomic"
+
+	"github.com/agmem/agmem/internal/fulltext"
+)
+
+// segmentWords gathers the words of the segment an update writes on a goroutine of its
+// own, in the order given: cutting an entry's text into words costs about what its row
+// costs SQLite, and the two then take a core each (an update after a flush of 1,000
+// waited for both in turn).
+type segmentWords struct {
+	ops   chan wordsOp
+	done  chan struct{}
+	b     *fulltext.Builder // the goroutine's until done
+	bytes atomic.Int64      // b.Bytes(), as of the last op gathered
+}
+
+// wordsOp is a document to add, or a name to give doc.ID.
+type wordsOp struct {
+	doc    fulltext.Doc
+	isName bool
+	name   uint64
+}
+
+func newSegmentWords() *segmentWords {
+	s := &segmentWords{ops: make(chan wordsOp, 256), done: make(chan struct{}), b: fulltext.NewBuilder(fields, keys)}
+	go func() {
+		defer close(s.done)
+		for op := range s.ops {
+			if op.isName {
+				s.b.Name(op.name, op.doc.ID)
+				continue
+			}
+			s.b.Add(op.doc)
+			s.bytes.Store(int64(s.b.Bytes()))
+		}
+	}()
+	return s
+}
+
+// add adds a document (fulltext.Builder.Add).
+func (s *segmentWords) add(d fulltext.Doc) { s.ops <- wordsOp{doc: d} }
+
+// name names id (fulltext.Builder.Name).
+func (s *segmentWords) name(name uint64, id int64) {
+	s.ops <- wordsOp{doc: fulltext.Doc{ID: id}, isName: true, name: name}
+}
+
+// about is about how many bytes of memory the words take (fulltext.Builder.Bytes), a
+// few hundred documents behind.
+func (s *segmentWords) about() int { return int(s.bytes.Load()) }
+
+// finish waits for what was given to be gathered, and ends the goroutine: the builder
+// is the caller's.
+func (s *segmentWords) finish() *fulltext.Builder {
+	close(s.ops)
+	<-s.done
+	return s.b
+}
