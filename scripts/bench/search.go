@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"flag"
@@ -176,81 +177,130 @@ func searchBench(args []string) error {
 	row("search: mcp search round trip p50", "≤ 10 ms", ms(m50), m50 <= 10*time.Millisecond)
 
 	// The index's update after a flush of 1,000 observations, against the flush.
-	return updateAfterFlush(*bin, dir, *rounds)
+	return updateAfterFlush([]string{*bin}, dir, *rounds, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 }
 
 // updateBench is updateAfterFlush on a memory repo of the caller's (one a search
-// bench kept, say), which it adds sessions to.
+// bench kept, say), which it adds sessions to; with -against, of two binaries in turn.
 func updateBench(args []string) error {
 	fs := flag.NewFlagSet("update", flag.ExitOnError)
 	bin := fs.String("agmem", "agmem", "the agmem binary")
+	against := fs.String("against", "", "another agmem binary, timed in turn with the first")
 	repo := fs.String("repo", "", "the memory repo")
-	rounds := fs.Int("rounds", 7, "flushes of each kind")
+	rounds := fs.Int("rounds", 7, "flushes of each kind, of each binary")
+	from := fs.String("from", "2026-12-01", "the day of the first flush's observations, a day later each flush: days new to the repo make runs alike")
 	fs.Parse(args)
 	if *repo == "" {
 		return fmt.Errorf("update needs -repo")
 	}
-	return updateAfterFlush(*bin, *repo, *rounds)
+	start, err := time.Parse(time.DateOnly, *from)
+	if err != nil {
+		return err
+	}
+	bins := []string{*bin}
+	if *against != "" {
+		bins = append(bins, *against)
+	}
+	return updateAfterFlush(bins, *repo, *rounds, start.Add(9*time.Hour))
 }
 
 // updateAfterFlush times what the index's update adds to a flush of 1,000
-// observations: rounds of a flush stopped just after its commits, before its update,
-// alternated with whole flushes; the update's cost is the difference of their
-// medians, against the stopped flush's median. After each stopped flush an agmem index
-// catches the index up, timed too, and its own account of its update: what an update
-// costs in a process of its own, as after a flush that died.
-func updateAfterFlush(bin, dir string, rounds int) error {
+// observations (flush i's on day i after start, days the repo's year does not hold):
+// a flush prints its commits before it updates the index, so the time from its last
+// line to its end is the update's and the process's exit, and a flush stopped at that
+// point (a failpoint) gives the exit's alone. Rounds of a stopped flush and a whole one,
+// each binary's in turn; the update's cost is the difference of their medians, against
+// the stopped flush's median time (timing the flushes whole, with the update and
+// without, drowned it in their noise: a repo's flushes slow as it grows). After each
+// stopped flush an agmem index catches the index up, timed too, and its own account of
+// its update: what an update costs in a process of its own, as after a flush that
+// died. The first binary's share is the row.
+func updateAfterFlush(bins []string, dir string, rounds int, start time.Time) error {
 	// A flush of one first, not timed: the first flush into a repo git checked out makes
 	// git's index agmem's split one, once in the repo's life (BENCHMARKS.md, issue 21).
 	first := `{"tool_name":"Read","session_id":"bench-first","tool_use_id":"first","cwd":"/home/ana/shop","arguments":{"file_path":"src/first.go"},"result":"` +
 		strings.Repeat("the first flush into this repo ", 4) + `"}`
-	if _, err := run(dir, []byte(first), nil, bin, "--repo", dir, "record"); err != nil {
+	if _, err := run(dir, []byte(first), nil, bins[0], "--repo", dir, "record"); err != nil {
 		return err
 	}
-	if _, err := run(dir, nil, nil, bin, "--repo", dir, "flush"); err != nil {
+	if _, err := run(dir, nil, nil, bins[0], "--repo", dir, "flush"); err != nil {
 		return err
 	}
 	said := dir + ".index-said"
 	defer os.Remove(said)
 	nonce := fmt.Sprintf("%x", time.Now().UnixNano()) // sessions new to a kept repo too
-	var stopped, whole, alone, own []time.Duration
-	for i := range 2 * rounds {
-		jsonl := thousand(fmt.Sprintf("bench-%s-%d", nonce, i), time.Date(2026, 12, 1+i, 9, 0, 0, 0, time.UTC))
+	type times struct{ stopped, stoppedTail, wholeTail, alone, own []time.Duration }
+	took := make([]times, len(bins))
+	for i := range 2 * rounds * len(bins) {
+		bin, t := bins[i/2%len(bins)], &took[i/2%len(bins)]
+		jsonl := thousand(fmt.Sprintf("bench-%s-%d", nonce, i), start.AddDate(0, 0, i))
 		if _, err := run(dir, jsonl, nil, bin, "--repo", dir, "record", "--jsonl"); err != nil {
 			return err
 		}
 		settle()
 		if i%2 == 1 {
-			d, err := run(dir, nil, nil, bin, "--repo", dir, "flush")
+			_, tail, err := runTail(dir, nil, bin, "--repo", dir, "flush")
 			if err != nil {
 				return err
 			}
-			whole = append(whole, d)
+			t.wholeTail = append(t.wholeTail, tail)
 			continue
 		}
-		d, err := run(dir, nil, []string{"AGMEM_FAILPOINT=flush-before-index"}, bin, "--repo", dir, "flush")
+		d, tail, err := runTail(dir, []string{"AGMEM_FAILPOINT=flush-before-index"}, bin, "--repo", dir, "flush")
 		if err == nil {
 			return fmt.Errorf("the flush was not stopped before its index's update")
 		}
-		stopped = append(stopped, d)
+		t.stopped, t.stoppedTail = append(t.stopped, d), append(t.stoppedTail, tail)
 		m, err := measure(dir, os.DevNull, said, bin, "--repo", dir, "index")
 		if err != nil {
 			return err
 		}
-		took, err := updateTook(said)
+		own, err := updateTook(said)
 		if err != nil {
 			return err
 		}
-		alone, own = append(alone, m.wall), append(own, took)
+		t.alone, t.own = append(t.alone, m.wall), append(t.own, own)
 	}
-	s50, w50 := percentile(stopped, .5), percentile(whole, .5)
-	share := float64(w50-s50) / float64(s50)
-	fmt.Printf("flushes of 1,000 observations, %d of each: stopped before the index's update, median %s; whole, median %s; the update adds %s (%.0f%%)\n",
-		rounds, ms(s50), ms(w50), ms(w50-s50), 100*share)
-	fmt.Printf("the same update as agmem index after a stopped flush: %s in its process, %s whole (medians)\n",
-		ms(percentile(own, .5)), ms(percentile(alone, .5)))
+	var share float64
+	for b, t := range took {
+		flush, update := percentile(t.stopped, .5), percentile(t.wholeTail, .5)-percentile(t.stoppedTail, .5)
+		if b == 0 {
+			share = float64(update) / float64(flush)
+		}
+		fmt.Printf("%s: flushes of 1,000 observations, %d of each: stopped before the index's update, median %s; from the last commit printed to the end, median %s whole and %s stopped: the update adds %s (%.0f%%)\n",
+			bins[b], rounds, ms(flush), ms(percentile(t.wholeTail, .5)), ms(percentile(t.stoppedTail, .5)), ms(update), 100*float64(update)/float64(flush))
+		fmt.Printf("%s: the same update as agmem index after a stopped flush: %s in its process, %s whole (medians)\n",
+			bins[b], ms(percentile(t.own, .5)), ms(percentile(t.alone, .5)))
+	}
 	row("search: index update ÷ its flush of 1,000", "≤ 10%", fmt.Sprintf("%.0f%%", 100*share), share <= 0.10)
 	return nil
+}
+
+// runTail times one process, and how long it ran after the last line it printed.
+func runTail(dir string, env []string, name string, args ...string) (all, tail time.Duration, err error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, 0, err
+	}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, 0, err
+	}
+	last := start
+	for lines := bufio.NewScanner(out); lines.Scan(); {
+		last = time.Now()
+	}
+	err = cmd.Wait()
+	end := time.Now()
+	if err != nil {
+		err = fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, errb.String())
+	}
+	return end.Sub(start), end.Sub(last), err
 }
 
 // thousand is the JSONL of 1,000 reads of one session, a second apart from start.
