@@ -229,7 +229,8 @@ CREATE TABLE segments (id INTEGER PRIMARY KEY AUTOINCREMENT, docs INTEGER NOT NU
 CREATE TABLE dead (entry INTEGER NOT NULL, before INTEGER NOT NULL, PRIMARY KEY (entry, before)) WITHOUT ROWID;
 `
 
-// Index is an open search index: its tables, and the segments they name, mapped.
+// Index is an open search index: its tables, and the segments they name, mapped once
+// read (loadSegments).
 type Index struct {
 	db   *sql.DB
 	path string
@@ -244,8 +245,10 @@ type segment struct {
 	*fulltext.Segment
 }
 
-// OpenIndex opens the index in stateDir, made anew when it is missing, damaged, or of
-// another version: without a word to the caller, since it loses nothing.
+// OpenIndex opens the index in stateDir, made anew when its file is missing, damaged,
+// or of another version: without a word to the caller, since it loses nothing. A
+// damaged segment is found when the segments are read, and the index made anew then
+// (openUpdated).
 func OpenIndex(stateDir string) (*Index, error) {
 	path := filepath.Join(stateDir, IndexFile)
 	dir := filepath.Join(stateDir, SegmentsDir)

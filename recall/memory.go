@@ -69,17 +69,18 @@ func Open(ctx context.Context, repo memrepo.Repo) (*Memory, error) {
 // OpenForContext is Open for a context block, which tells nothing of idle events (a
 // session's start, what context told it): when the journal recorded only those since
 // the index's last update, the index is read as it is, and they are indexed by the next.
+// A block searches no words: the segments are not read unless something else asks.
 func OpenForContext(ctx context.Context, repo memrepo.Repo) (*Memory, error) {
 	return open(ctx, repo, true)
 }
 
-func open(ctx context.Context, repo memrepo.Repo, idleWait bool) (*Memory, error) {
+func open(ctx context.Context, repo memrepo.Repo, forContext bool) (*Memory, error) {
 	git, err := vcs.Open(repo.Root)
 	if err != nil {
 		return nil, err
 	}
 	j := repo.Journal()
-	ix, _, err := openUpdated(ctx, repo.StateDir(), git, j, idleWait, true)
+	ix, _, err := openUpdated(ctx, repo.StateDir(), git, j, forContext, !forContext)
 	// Past ctx, or while another process holds the index longer than its busy timeout
 	// (a rebuild), it answers from the index as it is.
 	if err != nil && ctx.Err() == nil && !busy(err) {

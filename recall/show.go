@@ -46,9 +46,9 @@ func (m *Memory) Resolve(id string) (Ref, error) {
 
 // named are the entries, at most 10 and the earliest, of the rows name gives (of the
 // first maxNamed) that meet cond, whose argument is arg. The segments are read again
-// first if an update changed them since: one this reader did not finish (its deadline
-// passed, or another update held the index) left them as they were, while the rows it
-// lists are as the others committed them.
+// first if an update changed them since they were read: an update, this reader's or
+// another's, opens none for its readers, while the rows it lists are as it committed
+// them.
 func (m *Memory) named(name uint64, cond string, arg any) ([]Ref, error) {
 	if err := m.Index.loadSegments(); err != nil {
 		return nil, err

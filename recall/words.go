@@ -11,10 +11,11 @@ import (
 // costs SQLite, and the two then take a core each (an update after a flush of 1,000
 // waited for both in turn).
 type segmentWords struct {
-	ops   chan wordsOp
-	done  chan struct{}
-	b     *fulltext.Builder // the goroutine's until done
-	bytes atomic.Int64      // b.Bytes(), as of the last op gathered
+	ops      chan wordsOp
+	done     chan struct{}
+	b        *fulltext.Builder // the goroutine's until done
+	bytes    atomic.Int64      // b.Bytes(), as of the last document gathered
+	panicked any               // what the goroutine panicked with, for finish to raise
 }
 
 // wordsOp is a document to add, or a name to give doc.ID.
@@ -26,18 +27,28 @@ type wordsOp struct {
 
 func newSegmentWords() *segmentWords {
 	s := &segmentWords{ops: make(chan wordsOp, 256), done: make(chan struct{}), b: fulltext.NewBuilder(fields, keys)}
-	go func() {
-		defer close(s.done)
-		for op := range s.ops {
-			if op.isName {
-				s.b.Name(op.name, op.doc.ID)
-				continue
+	go s.gather()
+	return s
+}
+
+func (s *segmentWords) gather() {
+	defer close(s.done)
+	defer func() {
+		// Raised in the writer's goroutine instead (finish), where agmem's commands
+		// recover what panics; what is still sent is taken and dropped meanwhile.
+		if s.panicked = recover(); s.panicked != nil {
+			for range s.ops {
 			}
-			s.b.Add(op.doc)
-			s.bytes.Store(int64(s.b.Bytes()))
 		}
 	}()
-	return s
+	for op := range s.ops {
+		if op.isName {
+			s.b.Name(op.name, op.doc.ID)
+			continue
+		}
+		s.b.Add(op.doc)
+		s.bytes.Store(int64(s.b.Bytes()))
+	}
 }
 
 // add adds a document (fulltext.Builder.Add).
@@ -53,9 +64,12 @@ func (s *segmentWords) name(name uint64, id int64) {
 func (s *segmentWords) about() int { return int(s.bytes.Load()) }
 
 // finish waits for what was given to be gathered, and ends the goroutine: the builder
-// is the caller's.
+// is the caller's. A panic of the goroutine's is raised here.
 func (s *segmentWords) finish() *fulltext.Builder {
 	close(s.ops)
 	<-s.done
+	if s.panicked != nil {
+		panic(s.panicked)
+	}
 	return s.b
 }
