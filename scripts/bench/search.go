@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -190,8 +191,8 @@ func updateBench(args []string) error {
 	rounds := fs.Int("rounds", 7, "flushes of each kind, of each binary")
 	from := fs.String("from", "2026-12-01", "the day of the first flush's observations, a day later each flush: days new to the repo make runs alike")
 	fs.Parse(args)
-	if *repo == "" {
-		return fmt.Errorf("update needs -repo")
+	if *repo == "" || *rounds < 1 {
+		return fmt.Errorf("update needs -repo, and -rounds of 1 or more")
 	}
 	start, err := time.Parse(time.DateOnly, *from)
 	if err != nil {
@@ -231,35 +232,50 @@ func updateAfterFlush(bins []string, dir string, rounds int, start time.Time) er
 	nonce := fmt.Sprintf("%x", time.Now().UnixNano()) // sessions new to a kept repo too
 	type times struct{ stopped, stoppedTail, wholeTail, alone, own []time.Duration }
 	took := make([]times, len(bins))
-	for i := range 2 * rounds * len(bins) {
-		bin, t := bins[i/2%len(bins)], &took[i/2%len(bins)]
-		jsonl := thousand(fmt.Sprintf("bench-%s-%d", nonce, i), start.AddDate(0, 0, i))
+	day := 0
+	// flushOne records 1,000 observations and flushes them with bin, stopped before the
+	// update or whole.
+	flushOne := func(bin string, stop bool) (all, tail time.Duration, err error) {
+		jsonl := thousand(fmt.Sprintf("bench-%s-%d", nonce, day), start.AddDate(0, 0, day))
+		day++
 		if _, err := run(dir, jsonl, nil, bin, "--repo", dir, "record", "--jsonl"); err != nil {
-			return err
+			return 0, 0, err
 		}
 		settle()
-		if i%2 == 1 {
-			_, tail, err := runTail(dir, nil, bin, "--repo", dir, "flush")
+		if !stop {
+			return runTail(dir, nil, bin, "--repo", dir, "flush")
+		}
+		all, tail, err = runTail(dir, []string{"AGMEM_FAILPOINT=flush-before-index"}, bin, "--repo", dir, "flush")
+		if err == nil || !strings.Contains(err.Error(), "signal: killed") {
+			return 0, 0, fmt.Errorf("the flush was not stopped before its index's update: %v", err)
+		}
+		return all, tail, nil
+	}
+	// The binaries take turns in an order drawn anew each round: every update adds a
+	// segment, and one in 8 merges them, which a fixed order would give to one binary.
+	rnd := rand.New(rand.NewPCG(3, 5))
+	for range rounds {
+		for _, b := range rnd.Perm(len(bins)) {
+			bin, t := bins[b], &took[b]
+			all, tail, err := flushOne(bin, true)
 			if err != nil {
 				return err
 			}
+			t.stopped, t.stoppedTail = append(t.stopped, all), append(t.stoppedTail, tail)
+			m, err := measure(dir, os.DevNull, said, bin, "--repo", dir, "index")
+			if err != nil {
+				return err
+			}
+			own, err := updateTook(said)
+			if err != nil {
+				return err
+			}
+			t.alone, t.own = append(t.alone, m.wall), append(t.own, own)
+			if _, tail, err = flushOne(bin, false); err != nil {
+				return err
+			}
 			t.wholeTail = append(t.wholeTail, tail)
-			continue
 		}
-		d, tail, err := runTail(dir, []string{"AGMEM_FAILPOINT=flush-before-index"}, bin, "--repo", dir, "flush")
-		if err == nil {
-			return fmt.Errorf("the flush was not stopped before its index's update")
-		}
-		t.stopped, t.stoppedTail = append(t.stopped, d), append(t.stoppedTail, tail)
-		m, err := measure(dir, os.DevNull, said, bin, "--repo", dir, "index")
-		if err != nil {
-			return err
-		}
-		own, err := updateTook(said)
-		if err != nil {
-			return err
-		}
-		t.alone, t.own = append(t.alone, m.wall), append(t.own, own)
 	}
 	var share float64
 	for b, t := range took {
@@ -276,7 +292,8 @@ func updateAfterFlush(bins []string, dir string, rounds int, start time.Time) er
 	return nil
 }
 
-// runTail times one process, and how long it ran after the last line it printed.
+// runTail times one process, and how long it ran after the last line it printed; one
+// that says anything on stderr failed.
 func runTail(dir string, env []string, name string, args ...string) (all, tail time.Duration, err error) {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
@@ -297,6 +314,9 @@ func runTail(dir string, env []string, name string, args ...string) (all, tail t
 	}
 	err = cmd.Wait()
 	end := time.Now()
+	if err == nil && errb.Len() > 0 { // a warning: a flush whose update failed, say
+		err = errors.New("said on stderr")
+	}
 	if err != nil {
 		err = fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, errb.String())
 	}
