@@ -3,6 +3,7 @@ package vcs
 import (
 	"crypto/sha1"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,7 @@ import (
 
 // The index tests again, with every index split: each Materialize links to a shared
 // index, and folds into a new one as its own entries grow (a few entries are more
-// than a fifth of a small shared index).
+// than maxShareChange of a small shared index).
 func TestMaterializeSplit(t *testing.T) {
 	defer func(n int) { splitIndexFrom = n }(splitIndexFrom)
 	splitIndexFrom = 1
@@ -54,14 +55,18 @@ func sharedIndexes(t *testing.T, dir string) []string {
 }
 
 // Many flushes into a big index: each writes a small index beside one shared index,
-// which git reads as the whole (ls-files, status); past a fifth of the shared index's
-// size, the own entries are folded into a new shared index and the old one removed.
+// which git reads as the whole (ls-files, status); past maxShareChange of the shared
+// index's size, the own entries are folded into a new shared index and the old one
+// removed.
 func TestSplitIndexStaysSmallAndFolds(t *testing.T) {
 	defer func(n int) { splitIndexFrom = n }(splitIndexFrom)
 	splitIndexFrom = 200
 	r, dir := newRepo(t)
 	all := map[string]string{}
-	base := numbered("current/episodic/2026-01-01/", 300)
+	// A shared index that 60 entries of its own are maxShareChange of: rounds of 20
+	// fold in every fourth.
+	sharedSize := int(math.Round(60 / maxShareChange))
+	base := numbered("current/episodic/2026-01-01/", sharedSize)
 	d, _ := commitFiles(t, r, base, "base\n")
 	if err := r.Materialize(d.Changes()); err != nil {
 		t.Fatal(err)
@@ -69,7 +74,7 @@ func TestSplitIndexStaysSmallAndFolds(t *testing.T) {
 	all = merged(all, base)
 	shared := sharedIndexes(t, dir)
 	if len(shared) != 1 {
-		t.Fatalf("shared indexes after 300 entries: %q", shared)
+		t.Fatalf("shared indexes after %d entries: %q", sharedSize, shared)
 	}
 	folded := false
 	for round := range 8 {
@@ -94,7 +99,7 @@ func TestSplitIndexStaysSmallAndFolds(t *testing.T) {
 		shared = now
 	}
 	if !folded {
-		t.Errorf("160 entries added to a shared index of 300: never folded")
+		t.Errorf("160 entries added to a shared index of %d: never folded", sharedSize)
 	}
 	assertFsck(t, dir)
 	runGit(t, dir, "update-index", "--refresh") // git reads and rewrites it as its own
