@@ -339,9 +339,9 @@ func (w *writer) segment() error {
 
 // endWords waits for the words given to be gathered, and returns them.
 func (w *writer) endWords() *fulltext.Builder {
-	b := w.words.finish()
-	w.words = nil
-	return b
+	words := w.words
+	w.words = nil // ended, even when finish raises the goroutine's panic
+	return words.finish()
 }
 
 // writeSegment writes the words gathered as the segment's file, synced before the
@@ -395,14 +395,16 @@ func sweepSegments(q querier, dir string) error {
 
 // rollback ends the transaction, if commit did not, and lets go of what it read.
 func (w *writer) rollback() {
+	defer func() { // whatever the words' goroutine raised
+		w.tx.Rollback()
+		if w.ownSegs {
+			for _, s := range w.segs {
+				s.Close()
+			}
+		}
+	}()
 	if w.words != nil {
 		w.endWords()
-	}
-	w.tx.Rollback()
-	if w.ownSegs {
-		for _, s := range w.segs {
-			s.Close()
-		}
 	}
 }
 

@@ -34,8 +34,10 @@ func newSegmentWords() *segmentWords {
 func (s *segmentWords) gather() {
 	defer close(s.done)
 	defer func() {
-		// Raised in the writer's goroutine instead (finish), where agmem's commands
-		// recover what panics; what is still sent is taken and dropped meanwhile.
+		// Raised in the writer's goroutine instead (finish), where a panic was raised
+		// before the words had a goroutine, and cli.Main and net/http recover it: one
+		// unrecovered would end the process with exit 2, which an agent reads as
+		// "block". What is still sent is taken and dropped meanwhile.
 		if s.panicked = recover(); s.panicked != nil {
 			for range s.ops {
 			}
