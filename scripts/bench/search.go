@@ -224,7 +224,7 @@ func updateAfterFlush(bins []string, dir string, rounds int, start time.Time) er
 	if _, err := run(dir, []byte(first), nil, bins[0], "--repo", dir, "record"); err != nil {
 		return err
 	}
-	if _, err := run(dir, nil, nil, bins[0], "--repo", dir, "flush"); err != nil {
+	if _, err := run(dir, nil, nil, bins[0], "--repo", dir, "flush", "--no-llm"); err != nil {
 		return err
 	}
 	said := dir + ".index-said"
@@ -243,38 +243,56 @@ func updateAfterFlush(bins []string, dir string, rounds int, start time.Time) er
 		}
 		settle()
 		if !stop {
-			return runTail(dir, nil, bin, "--repo", dir, "flush")
+			return runTail(dir, nil, bin, "--repo", dir, "flush", "--no-llm")
 		}
-		all, tail, err = runTail(dir, []string{"AGMEM_FAILPOINT=flush-before-index"}, bin, "--repo", dir, "flush")
-		if err == nil || !strings.Contains(err.Error(), "signal: killed") {
+		all, tail, err = runTail(dir, []string{"AGMEM_FAILPOINT=flush-before-index"}, bin, "--repo", dir, "flush", "--no-llm")
+		// A failpoint kills with SIGKILL, or exits with 137 where there is none.
+		if err == nil || !strings.Contains(err.Error(), "signal: killed") && !strings.Contains(err.Error(), "exit status 137") {
 			return 0, 0, fmt.Errorf("the flush was not stopped before its index's update: %v", err)
 		}
 		return all, tail, nil
 	}
-	// The binaries take turns in an order drawn anew each round: every update adds a
-	// segment, and one in 8 merges them, which a fixed order would give to one binary.
-	rnd := rand.New(rand.NewPCG(3, 5))
+	// stopped times a flush stopped before its update, then agmem index catching up.
+	stopped := func(bin string, t *times) error {
+		all, tail, err := flushOne(bin, true)
+		if err != nil {
+			return err
+		}
+		t.stopped, t.stoppedTail = append(t.stopped, all), append(t.stoppedTail, tail)
+		m, err := measure(dir, os.DevNull, said, bin, "--repo", dir, "index")
+		if err != nil {
+			return err
+		}
+		own, err := updateTook(said)
+		if err != nil {
+			return err
+		}
+		t.alone, t.own = append(t.alone, m.wall), append(t.own, own)
+		return nil
+	}
+	// The binaries take turns, and a binary's stopped and whole flushes too, in an
+	// order drawn anew each round: every update adds a segment, and every 8th merges
+	// them, which a fixed order would give to one binary's same kind of update.
+	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 5))
 	for range rounds {
 		for _, b := range rnd.Perm(len(bins)) {
 			bin, t := bins[b], &took[b]
-			all, tail, err := flushOne(bin, true)
-			if err != nil {
-				return err
+			wholeFirst := rnd.IntN(2) == 0
+			if !wholeFirst {
+				if err := stopped(bin, t); err != nil {
+					return err
+				}
 			}
-			t.stopped, t.stoppedTail = append(t.stopped, all), append(t.stoppedTail, tail)
-			m, err := measure(dir, os.DevNull, said, bin, "--repo", dir, "index")
+			_, tail, err := flushOne(bin, false)
 			if err != nil {
-				return err
-			}
-			own, err := updateTook(said)
-			if err != nil {
-				return err
-			}
-			t.alone, t.own = append(t.alone, m.wall), append(t.own, own)
-			if _, tail, err = flushOne(bin, false); err != nil {
 				return err
 			}
 			t.wholeTail = append(t.wholeTail, tail)
+			if wholeFirst {
+				if err := stopped(bin, t); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	var share float64
