@@ -64,7 +64,7 @@ func TestSplitIndexStaysSmallAndFolds(t *testing.T) {
 	r, dir := newRepo(t)
 	all := map[string]string{}
 	// A shared index that 60 entries of its own are maxShareChange of: rounds of 20
-	// fold in every fourth.
+	// fold first in the fourth, then every third.
 	sharedSize := int(math.Round(60 / maxShareChange))
 	base := numbered("current/episodic/2026-01-01/", sharedSize)
 	d, _ := commitFiles(t, r, base, "base\n")
