@@ -57,6 +57,9 @@ type indexWriter struct {
 	count int
 }
 
+// newIndexWriter starts an index of size bytes of entries and extensions: the room
+// for them all, so that the index is not copied as it grows (a split index's own
+// entries grow to megabytes, and its link extension came after them).
 func newIndexWriter(version uint32, size int) *indexWriter {
 	w := &indexWriter{out: make([]byte, 0, 12+size+sha1.Size)}
 	w.out = append(w.out, "DIRC"...)

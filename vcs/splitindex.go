@@ -287,22 +287,24 @@ func (x *gitIndex) withEntries(gitDir string, entries []indexEntry, setting stri
 	}
 	own := with(x.own, entries)
 	if x.base != nil && float64(len(own)) <= maxShareChange*float64(x.base.len()) {
-		w := newIndexWriter(x.version, size)
+		link := linkExtension(x.base.hash, skip)
+		w := newIndexWriter(x.version, size+len(link))
 		for _, e := range own {
 			w.add(e)
 		}
-		return update{index: w.finish(linkExtension(x.base.hash, skip)), sharedPath: x.base.path}
+		return update{index: w.finish(link), sharedPath: x.base.path}
 	}
 	// Folded: the shared index takes every entry but the new ones, which the index adds.
 	sw := newIndexWriter(x.version, size+x.sharedSize())
 	x.writeAll(sw, withoutPaths(x.own, entries), skip)
 	shared := sw.finish(nil)
 	h := plumbing.Hash(shared[len(shared)-len(plumbing.ZeroHash):])
-	w := newIndexWriter(x.version, size)
+	link := linkExtension(h, nil)
+	w := newIndexWriter(x.version, size+len(link))
 	for _, e := range entries {
 		w.add(e)
 	}
-	return update{index: w.finish(linkExtension(h, nil)), shared: shared,
+	return update{index: w.finish(link), shared: shared,
 		sharedPath: filepath.Join(gitDir, "sharedindex."+h.String()), dropped: x.base}
 }
 
