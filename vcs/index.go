@@ -152,16 +152,7 @@ func scanEntries(data []byte, count int, fn func(at, nameAt, nameLen, size int))
 		if off+entryFixedLen > end {
 			return 0, errors.New("read index: entries run past the end")
 		}
-		flags := binary.BigEndian.Uint16(data[off+60:])
-		head := entryFixedLen
-		if flags&flagExtended != 0 {
-			head += 2
-		}
-		nameLen := int(flags & flagNameMask)
-		if nameLen == flagNameMask { // a long name: it ends at its NUL
-			nameLen = bytes.IndexByte(data[off+head:end], 0)
-		}
-		size := (head + nameLen + 8) &^ 7
+		head, nameLen, size := entrySpan(data[:end], off)
 		if nameLen < 0 || off+size > end {
 			return 0, errors.New("read index: an entry runs past the end")
 		}
@@ -169,6 +160,22 @@ func scanEntries(data []byte, count int, fn func(at, nameAt, nameLen, size int))
 		off += size
 	}
 	return off, nil
+}
+
+// entrySpan reads the entry of an index of version 2 or 3 at off in data (which ends
+// where the entries may): the length of its head, of its name (-1 for a long name with
+// no end), and its size.
+func entrySpan(data []byte, off int) (head, nameLen, size int) {
+	flags := binary.BigEndian.Uint16(data[off+60:])
+	head = entryFixedLen
+	if flags&flagExtended != 0 {
+		head += 2
+	}
+	nameLen = int(flags & flagNameMask)
+	if nameLen == flagNameMask { // a long name: it ends at its NUL
+		nameLen = bytes.IndexByte(data[off+head:], 0)
+	}
+	return head, nameLen, (head + nameLen + 8) &^ 7
 }
 
 // checkExtensions returns the "link" extension of a split index, if there is one, and

@@ -53,32 +53,69 @@ type gitIndex struct {
 	deleted map[int]bool // positions in base
 }
 
-// sharedIndex is a shared index file, mapped, with where each entry starts.
+// sharedIndex is a shared index file, mapped, with where one entry in sampleEvery
+// starts: every flush reads the shared index, and an offset for each of a year's
+// 1,400,000 entries was 5.6 MB of fresh memory and 20 of the 35 ms its reading took.
 type sharedIndex struct {
 	path  string
 	hash  plumbing.Hash
-	data  []byte
-	at    []uint32 // one more than the entries: the last is where they end
+	data  []byte // its entries end at end
+	n     int    // its entries
+	end   int
+	every []uint32 // where entries 0, sampleEvery, 2·sampleEvery, … start
 	unmap func()
 }
 
-func (s *sharedIndex) len() int { return len(s.at) - 1 }
+// sampleEvery is how many entries of a shared index one offset kept stands for.
+const sampleEvery = 64
 
-func (s *sharedIndex) raw(i int) []byte { return s.data[s.at[i]:s.at[i+1]] }
+func (s *sharedIndex) len() int { return s.n }
 
-func (s *sharedIndex) name(i int) []byte {
-	raw := s.raw(i)
-	return bytes.TrimRight(raw[entryHead(raw):], "\x00")
+// at is where entry i starts: from the offset kept before it, past the entries between.
+func (s *sharedIndex) at(i int) int {
+	off := int(s.every[i/sampleEvery])
+	for range i % sampleEvery {
+		off += s.size(off)
+	}
+	return off
 }
+
+// size is the size of the entry at off, which readShared found whole.
+func (s *sharedIndex) size(off int) int {
+	_, _, size := entrySpan(s.data[:s.end], off)
+	return size
+}
+
+func (s *sharedIndex) raw(i int) []byte { return s.rawAt(s.at(i)) }
+
+func (s *sharedIndex) rawAt(off int) []byte { return s.data[off : off+s.size(off)] }
+
+func (s *sharedIndex) name(i int) []byte { return nameOf(s.raw(i)) }
+
+// nameOf is the name of an entry, raw.
+func nameOf(raw []byte) []byte { return bytes.TrimRight(raw[entryHead(raw):], "\x00") }
 
 func (s *sharedIndex) entry(i int) indexEntry {
-	return indexEntry{name: string(s.name(i)), raw: s.raw(i)}
+	raw := s.raw(i)
+	return indexEntry{name: string(nameOf(raw)), raw: raw}
 }
 
-// find is the first position whose entry has name, and whether there is one.
+// find is the first position whose entry has name, and whether there is one: a search
+// of the entries whose offsets are kept, then a walk of those between two of them.
 func (s *sharedIndex) find(name string) (int, bool) {
-	i := sort.Search(s.len(), func(i int) bool { return string(s.name(i)) >= name })
-	return i, i < s.len() && string(s.name(i)) == name
+	if s.n == 0 {
+		return 0, false
+	}
+	k := sort.Search(len(s.every), func(k int) bool { return string(nameOf(s.rawAt(int(s.every[k])))) >= name })
+	i := max(k-1, 0) * sampleEvery
+	for off := int(s.every[i/sampleEvery]); i < s.n; i++ {
+		raw := s.rawAt(off)
+		if n := string(nameOf(raw)); n >= name {
+			return i, n == name
+		}
+		off += len(raw)
+	}
+	return s.n, false
 }
 
 // readShared maps .git/sharedindex.<h>. Its checksum is its name, and is not
@@ -105,13 +142,20 @@ func readShared(gitDir string, h plumbing.Hash) (*sharedIndex, error) {
 		unmap()
 		return nil, err
 	}
-	s.at = make([]uint32, 0, min(count, len(data)/64)+1) // an entry is 64 bytes or more
-	end, err := scanEntries(data, count, func(at, _, _, _ int) { s.at = append(s.at, uint32(at)) })
+	// Every entry is read once here, so that one cut short is an error now, not a panic
+	// of the walks later.
+	s.every = make([]uint32, 0, min(count, len(data)/64)/sampleEvery+1) // an entry is 64 bytes or more
+	s.end = len(data) - len(h)
+	_, err = scanEntries(data, count, func(at, _, _, _ int) {
+		if s.n%sampleEvery == 0 {
+			s.every = append(s.every, uint32(at))
+		}
+		s.n++
+	})
 	if err != nil {
 		unmap()
 		return nil, err
 	}
-	s.at = append(s.at, uint32(end))
 	return s, nil
 }
 
@@ -241,15 +285,18 @@ func withoutPaths(own, entries []indexEntry) []indexEntry {
 // writeAll writes top (in name order) and the shared entries not in skip, merged by name.
 func (x *gitIndex) writeAll(w *indexWriter, top []indexEntry, skip map[int]bool) {
 	i := 0
-	if x.base != nil {
+	if x.base != nil && x.base.n > 0 {
+		off := x.base.at(0)
 		for p := 0; p < x.base.len(); p++ {
+			raw := x.base.rawAt(off)
+			off += len(raw)
 			if skip[p] {
 				continue
 			}
-			for name := string(x.base.name(p)); i < len(top) && top[i].name < name; i++ {
+			for name := string(nameOf(raw)); i < len(top) && top[i].name < name; i++ {
 				w.add(top[i])
 			}
-			w.out = append(w.out, x.base.raw(p)...)
+			w.out = append(w.out, raw...)
 			w.count++
 		}
 	}
