@@ -59,9 +59,9 @@ type gitIndex struct {
 type sharedIndex struct {
 	path  string
 	hash  plumbing.Hash
-	data  []byte // its entries end at end
-	n     int    // its entries
-	end   int
+	data  []byte
+	n     int      // its entries
+	end   int      // where its checksum starts, which no entry runs past
 	every []uint32 // where entries 0, sampleEvery, 2·sampleEvery, … start
 	unmap func()
 }
@@ -110,8 +110,8 @@ func (s *sharedIndex) find(name string) (int, bool) {
 	i := max(k-1, 0) * sampleEvery
 	for off := int(s.every[i/sampleEvery]); i < s.n; i++ {
 		raw := s.rawAt(off)
-		if n := string(nameOf(raw)); n >= name {
-			return i, n == name
+		if n := nameOf(raw); string(n) >= name { // compared, not copied
+			return i, string(n) == name
 		}
 		off += len(raw)
 	}
