@@ -166,12 +166,8 @@ func scanEntries(data []byte, count int, fn func(at, nameAt, nameLen, size int))
 // where the entries may): the length of its head, of its name (-1 for a long name with
 // no end), and its size.
 func entrySpan(data []byte, off int) (head, nameLen, size int) {
-	flags := binary.BigEndian.Uint16(data[off+60:])
-	head = entryFixedLen
-	if flags&flagExtended != 0 {
-		head += 2
-	}
-	nameLen = int(flags & flagNameMask)
+	head = entryHead(data[off:])
+	nameLen = int(binary.BigEndian.Uint16(data[off+60:]) & flagNameMask)
 	if nameLen == flagNameMask { // a long name: it ends at its NUL
 		nameLen = bytes.IndexByte(data[off+head:], 0)
 	}
