@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/agmem/agmem/internal/jsonscan"
 	"github.com/agmem/agmem/redact"
@@ -24,7 +23,8 @@ const (
 
 // Summarize is the Python agmem's summary: the tool name followed by key=value for the
 // argument keys path, file, file_path, url, query, pattern and command (in that order, when
-// present), each value cut to 100 runes, the whole cut to 200 runes. String values appear
+// present), each value cut to 100 runes (less a redaction's mark the cut would split in
+// two, which the Python agmem kept), the whole cut to 200 runes. String values appear
 // as they are, other values as compact JSON. When args is not a JSON object the summary is
 // the tool name alone. Control characters become spaces, so a summary is always one line.
 func Summarize(toolName string, args json.RawMessage) string {
@@ -83,10 +83,14 @@ func oneLine(r rune) rune {
 	return r
 }
 
-// cut is s to n runes, less a redaction's mark it would cut in two.
+// cut is s to n runes, less a redaction's mark it would cut in two. It runs on every
+// record: a long command is cut where its n-th rune ends, not copied into runes first.
 func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
+	for i := range s {
+		if n == 0 {
+			return redact.Uncut(s[:i])
+		}
+		n--
 	}
-	return redact.Uncut(string([]rune(s)[:n]))
+	return s
 }
