@@ -201,7 +201,9 @@ func Uncut(text string) string {
 		return text
 	}
 	tail := text[i:]
-	if strings.HasPrefix(markPrefix, tail) || strings.HasPrefix(tail, markPrefix) && !strings.Contains(tail, "]") {
+	// The start of the prefix, or the prefix and the start of a rule id (markSpans's).
+	rule, ok := strings.CutPrefix(tail, markPrefix)
+	if strings.HasPrefix(markPrefix, tail) || ok && ruleIDLen(rule) == len(rule) {
 		return strings.TrimRight(text[:i], " ")
 	}
 	return text

@@ -278,6 +278,7 @@ func TestUncut(t *testing.T) {
 		"--token [REDACTED:github-pat]":   "--token [REDACTED:github-pat]",
 		"[REDACTED:aws] and [REDACTED:gi": "[REDACTED:aws] and",
 		"a list [1, 2":                    "a list [1, 2",
+		"not a rule [REDACTED:foo bar":    "not a rule [REDACTED:foo bar",
 		"no bracket":                      "no bracket",
 	} {
 		if got := Uncut(in); got != want {
