@@ -128,7 +128,7 @@ func hookSource(o *object, event, agent string) string {
 	switch {
 	case o.has(mConversationID) || o.has(mWorkspaceRoots):
 		return SourceCursor
-	case o.has(mTurnID) || isCodexTranscript(o):
+	case o.has(mTurnID) || (event == "SessionStart" || event == "SessionEnd") && isCodexTranscript(o):
 		return SourceCodex
 	case isGeminiHook(event, o.has(mTimestamp)):
 		return SourceGemini
