@@ -141,17 +141,19 @@ func onRepo(e *env, run func(*ucli.Context, memrepo.Repo) error) ucli.ActionFunc
 // noArgs refuses positional arguments a command does not take.
 func noArgs(c *ucli.Context) error {
 	if c.Args().Present() {
-		return hint.With(fmt.Errorf("%s takes no arguments, got %q", c.Command.Name, c.Args().First()),
-			fmt.Sprintf(`run "%s --help"`, commandPath(c)))
+		return hint.With(fmt.Errorf("%s takes no arguments, got %q", commandPath(c), c.Args().First()), helpHint(c))
 	}
 	return nil
 }
+
+// helpHint is the hint of a command's usage error: its help.
+func helpHint(c *ucli.Context) string { return fmt.Sprintf(`run "%s --help"`, commandPath(c)) }
 
 // usageError is a bad flag's error, one line and a hint on stderr, as every other error
 // is: urfave/cli's own prints the command's help on stdout, which is the protocol's
 // channel of agmem mcp serve and the hooks' answer to their agent.
 func usageError(c *ucli.Context, err error, _ bool) error {
-	return hint.With(err, fmt.Sprintf(`run "%s --help"`, commandPath(c)))
+	return hint.With(err, helpHint(c))
 }
 
 // onUsageErrors gives every command under cmds, at any depth, usageError.

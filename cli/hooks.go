@@ -124,9 +124,8 @@ type agentRun struct {
 
 func agentAction(e *env, a hooks.Agent, run func(*ucli.Context, agentRun) error) ucli.ActionFunc {
 	return func(c *ucli.Context) error {
-		if c.Args().Present() {
-			return hint.With(fmt.Errorf("%s takes no arguments, got %q", commandPath(c), c.Args().First()),
-				fmt.Sprintf(`run "%s --help"`, commandPath(c)))
+		if err := noArgs(c); err != nil {
+			return err
 		}
 		r := agentRun{e: e, agent: a, scope: hooks.Scope(lineageString(c, "scope")), dryRun: lineageBool(c, "dry-run")}
 		if r.scope != hooks.User && r.scope != hooks.Project {

@@ -239,14 +239,7 @@ func newMCPServeCommand(e *env) *ucli.Command {
 			"then fetch the observations they need whole; every item cites its commit and file. Add it\n" +
 			"to an agent's MCP servers with \"agmem mcp install AGENT\".",
 		Flags: []ucli.Flag{repoFlag()},
-		Action: func(c *ucli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			repo, err := openRepo(c, e)
-			if err != nil {
-				return err
-			}
+		Action: onRepo(e, func(_ *ucli.Context, repo memrepo.Repo) error {
 			m, err := openLive(repo)
 			if err != nil {
 				return err
@@ -261,7 +254,7 @@ func newMCPServeCommand(e *env) *ucli.Command {
 				return nil
 			}
 			return err
-		},
+		}),
 	}
 }
 
