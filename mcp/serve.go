@@ -253,30 +253,29 @@ type shownItem struct {
 }
 
 // shown is each of ids whole, in order: an id that names no entry, or more than one,
-// is said in its place, so that one wrong id does not cost the agent the others.
+// is said in its place, so that one wrong id does not cost the agent the others. The
+// others are read together, one git lookup a record (recall.Show).
 func (s *Server) shown(ids []string) ([]shownItem, error) {
-	all, err := s.mem.Show(ids)
-	var missing *recall.AmbiguousError
-	if err == nil || !errors.Is(err, recall.ErrNotFound) && !errors.As(err, &missing) {
-		items := make([]shownItem, len(all))
-		for i, sh := range all {
-			items[i].Shown = sh
-		}
-		return items, err
-	}
 	items := make([]shownItem, len(ids))
+	var good []string
+	var at []int // of each good id in ids
 	for i, id := range ids {
-		one, err := s.mem.Show([]string{id})
+		_, err := s.mem.Resolve(id)
+		var ambiguous *recall.AmbiguousError
 		switch {
-		case errors.Is(err, recall.ErrNotFound) || errors.As(err, &missing):
+		case errors.Is(err, recall.ErrNotFound) || errors.As(err, &ambiguous):
 			items[i].err = s.notFound(err).Error() + "\n"
 		case err != nil:
 			return nil, err
 		default:
-			items[i].Shown = one[0]
+			good, at = append(good, id), append(at, i)
 		}
 	}
-	return items, nil
+	all, err := s.mem.Show(good)
+	for k, sh := range all {
+		items[at[k]].Shown = sh
+	}
+	return items, err
 }
 
 func (s *Server) sessions(ctx context.Context, _ *sdk.CallToolRequest, in SessionsInput) (*sdk.CallToolResult, any, error) {
