@@ -443,7 +443,16 @@ func TestPagesSayTheIndexIsBehind(t *testing.T) {
 		t.Errorf("while another update holds the index:\n%s", got)
 	}
 	release()
-	if got := page(); strings.Contains(got, "still catching up") || !strings.Contains(got, ">late<") {
+	// Each page gives the update its budget (refreshBudget); a slow machine may need a
+	// few pages to catch up.
+	got := page()
+	for range 50 {
+		if !strings.Contains(got, "still catching up") {
+			break
+		}
+		got = page()
+	}
+	if strings.Contains(got, "still catching up") || !strings.Contains(got, ">late<") {
 		t.Errorf("after the other update:\n%s", got)
 	}
 }

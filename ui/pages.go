@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/agmem/agmem/internal/jsonscan"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/recall"
@@ -288,13 +289,9 @@ func indentJSON(raw json.RawMessage) string {
 	if err := json.Indent(&out, raw, "", "  "); err != nil {
 		return string(raw)
 	}
-	return unescapeJSON(out.String())
-}
-
-// unescapeJSON shows what the journal holds HTML-escaped (\u003c) as the character;
-// the page escapes it again.
-func unescapeJSON(s string) string {
-	return strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(s)
+	// What the journal holds HTML-escaped (\u003c) as the character; the page escapes
+	// it again.
+	return string(jsonscan.AppendHTMLUnescape(nil, out.Bytes()))
 }
 
 // resultText is a call's whole result: a JSON string as its text, other JSON indented.
