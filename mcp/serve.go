@@ -101,14 +101,14 @@ func (s *Server) RunOn(ctx context.Context, t sdk.Transport) error { return s.sd
 // fresh brings the memory up to date before a call, within a short budget, and begins
 // its answer: a call answers from what is indexed when the index has much to catch up
 // (a rebuild after a clone or an upgrade, which agmem index does in the background),
-// and then its answer says so first.
+// or when its update failed, and then its answer says so first (lag).
 func (s *Server) fresh(ctx context.Context) *answer {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	s.mem.Refresh(ctx)
 	a := &answer{}
-	if s.mem.Behind() {
-		a.b.WriteString(behindNote + "\n")
+	if note := s.lag(); note != "" {
+		a.b.WriteString(note + "\n")
 	}
 	return a
 }
@@ -116,11 +116,23 @@ func (s *Server) fresh(ctx context.Context) *answer {
 // behindNote is what a call says while the index has not caught up with the memory.
 const behindNote = "(the index is still catching up with the memory's history: what was done lately may be missing; ask again in a minute)"
 
+// lag is what a call says first when the index is behind: that it is catching up, or
+// why its update failed; "" when it is up to date.
+func (s *Server) lag() string {
+	if err := s.mem.Failed(); err != nil {
+		return "(the index could not be brought up to date, so what was done lately may be missing: " + hint.OneLine(err.Error()) + ")"
+	}
+	if s.mem.Behind() {
+		return behindNote
+	}
+	return ""
+}
+
 // notFound is err, which says the index is behind when it is: an id it does not know
 // may be one it has not caught up with yet.
 func (s *Server) notFound(err error) error {
-	if s.mem.Behind() && errors.Is(err, recall.ErrNotFound) {
-		return fmt.Errorf("%w %s", err, behindNote)
+	if note := s.lag(); note != "" && errors.Is(err, recall.ErrNotFound) {
+		return fmt.Errorf("%w %s", err, note)
 	}
 	return err
 }

@@ -172,6 +172,40 @@ func TestServesWhileAnotherUpdateHoldsTheIndex(t *testing.T) {
 	}
 }
 
+// TestSaysWhyAnUpdateFailed: when the index's update fails, a call answers from the
+// index as it is and says first why it was not brought up to date, not that it is
+// catching up; once the update can be done, the next call takes in what is new.
+func TestSaysWhyAnUpdateFailed(t *testing.T) {
+	session, repo, rec := serveCalls(t, `{"tool_name":"Bash","session_id":"s","tool_use_id":"a","timestamp":"2026-11-29T09:00:00Z","arguments":{"command":"make lint"},"result":"lint found nothing on this day: every file of the project is clean"}
+`)
+	mend := recalltest.BreakSegments(t, repo.StateDir())
+	late := `{"tool_name":"Bash","session_id":"s","tool_use_id":"b","timestamp":"2026-11-30T09:00:00Z","arguments":{"command":"make test"},"result":"the kingfisher test passed, with every other test of the project"}`
+	if out, err := rec.Lines(strings.NewReader(late + "\n")); err != nil || len(out.Recorded) != 1 {
+		t.Fatalf("recorded %d: %v", len(out.Recorded), err)
+	}
+	ctx := context.Background()
+	call := func(tool string, args map[string]any) (string, bool) {
+		t.Helper()
+		res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		return res.Content[0].(*sdk.TextContent).Text, res.IsError
+	}
+	const failed = "(the index could not be brought up to date, so what was done lately may be missing: "
+	if got, _ := call("search", map[string]any{"query": "lint"}); !strings.HasPrefix(got, failed) ||
+		!strings.Contains(got, "not a directory") || !strings.Contains(got, "\n1 hit(s)") {
+		t.Errorf("search while the update fails: %q", got)
+	}
+	if got, isErr := call("timeline", map[string]any{"id": "zzzzzzzzzzzz"}); !isErr || !strings.Contains(got, failed) || strings.Contains(got, "catching up") {
+		t.Errorf("an id not found while the update fails: %v %q", isErr, got)
+	}
+	mend()
+	if got, _ := call("search", map[string]any{"query": "kingfisher"}); !strings.HasPrefix(got, "1 hit(s)") {
+		t.Errorf("once the update can be done: %q", got)
+	}
+}
+
 // TestSearchReadsTimesAsTheCLIDoes: the search tool's since and until take a date and
 // how long ago, as agmem search's flags do, and a time of no form is an isError answer.
 func TestSearchReadsTimesAsTheCLIDoes(t *testing.T) {

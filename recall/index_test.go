@@ -629,6 +629,32 @@ func TestCatchUpWhenLeftBehind(t *testing.T) {
 	}
 }
 
+// TestFailedUpdateStartsNoCatchUp: a Refresh whose update fails (here the segments'
+// directory is a file) returns why, and the memory keeps it (Failed): an update of its
+// own would fail the same, so none is started, and a reader says the update failed
+// rather than that the index is catching up. Once the update can be done, it is.
+func TestFailedUpdateStartsNoCatchUp(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s1", call("Bash", "t1", 0, map[string]any{"command": "make"}, "indexed before the segments' directory is taken away"))
+	mem := m.open()
+	started := 0
+	mem.SetCatchUp(func() { started++ })
+	mend := recalltest.BreakSegments(t, m.repo.StateDir())
+	m.record("s1", call("Bash", "t2", time.Second, map[string]any{"command": "make check"}, "recorded while the index cannot be written, found once it can"))
+	err := mem.Refresh(context.Background())
+	if err == nil || mem.Failed() == nil || !mem.Behind() || started != 0 {
+		t.Fatalf("a failed update: %v, failed %v, behind %v, %d updates started; want its error kept and none started",
+			err, mem.Failed(), mem.Behind(), started)
+	}
+	mend()
+	if err := mem.Refresh(context.Background()); err != nil || mem.Failed() != nil || mem.Behind() || started != 0 {
+		t.Fatalf("after: %v, failed %v, behind %v, %d updates started", err, mem.Failed(), mem.Behind(), started)
+	}
+	if res, err := mem.Search(recall.Query{Text: "recorded"}); err != nil || len(res.Hits) != 1 {
+		t.Errorf("the call recorded meanwhile: %+v, %v", res.Hits, err)
+	}
+}
+
 // TestNothingNewWaitsForNoWriter: a reader that finds nothing new since the last update
 // does not wait for the write lock another update holds (the MCP server brings the index
 // up to date before each call; agmem search and context before they read).

@@ -27,7 +27,8 @@ type Memory struct {
 	Index   *Index
 	git     *vcs.Git
 	journal *journal.Journal
-	behind  bool // the last update did not bring the index up to date (Behind)
+	behind  bool  // the last update did not bring the index up to date (Behind)
+	failed  error // why, when it failed rather than ran out of time (Failed)
 
 	catchUp  func()    // SetCatchUp's
 	caughtUp time.Time // when catchUp was last called
@@ -48,7 +49,7 @@ func (m *Memory) SetCatchUp(fn func()) {
 }
 
 func (m *Memory) catchUpIfBehind() {
-	if m.behind && m.catchUp != nil && time.Since(m.caughtUp) >= catchUpEvery {
+	if m.behind && m.failed == nil && m.catchUp != nil && time.Since(m.caughtUp) >= catchUpEvery {
 		m.caughtUp = time.Now()
 		m.catchUp()
 	}
@@ -228,14 +229,21 @@ func (m *Memory) recordLines(commit plumbing.Hash, first string, last int, want 
 }
 
 // Refresh brings the index up to date, as Open did, until ctx is done: a long-lived
-// reader (the MCP server) calls it before each read.
+// reader (the MCP server) calls it before each read. An update that fails, rather than
+// runs out of time or waits on another, is returned, and kept (Failed): an update of its
+// own would fail the same, and is not started.
 func (m *Memory) Refresh(ctx context.Context) error {
 	m.git.Refresh()
 	_, err := m.Index.Update(ctx, m.git, m.journal)
-	m.behind = err != nil
-	m.catchUpIfBehind()
-	if ctx.Err() != nil || busy(err) {
-		return nil
+	m.behind, m.failed = err != nil, nil
+	if err != nil && ctx.Err() == nil && !busy(err) {
+		m.failed = err
 	}
-	return err
+	m.catchUpIfBehind()
+	return m.failed
 }
+
+// Failed is why the last Refresh left the index behind when it failed, rather than ran
+// out of its time or waited on another update (Behind): a reader that answers anyway
+// says so, not that the index is catching up, which it is not.
+func (m *Memory) Failed() error { return m.failed }

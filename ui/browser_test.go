@@ -457,6 +457,33 @@ func TestPagesSayTheIndexIsBehind(t *testing.T) {
 	}
 }
 
+// TestPagesSayWhyAnUpdateFailed: a page read after the index's update failed answers
+// from the index as it is and says why, not that the index is catching up; once the
+// update can be done, the next page takes in what is new and says nothing of it.
+func TestPagesSayWhyAnUpdateFailed(t *testing.T) {
+	repo := newRepo(t, false)
+	srv, token := viewer(t, repo)
+	mend := recalltest.BreakSegments(t, repo.StateDir())
+	appendEntries(t, repo.Journal(), obs("late", "Read", memory.Semantic, time.Now(), "a call recorded while the index cannot be written", "", 4))
+	h := srv.Handler("127.0.0.1:1")
+	page := func() string {
+		t.Helper()
+		rec := sessionsPage(h, token)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("sessions page: %d\n%s", rec.Code, rec.Body.String())
+		}
+		return rec.Body.String()
+	}
+	if got := page(); !strings.Contains(got, "could not be brought up to date") || !strings.Contains(got, "not a directory") ||
+		strings.Contains(got, "still catching up") || strings.Contains(got, ">late<") {
+		t.Errorf("while the update fails:\n%s", got)
+	}
+	mend()
+	if got := page(); strings.Contains(got, "could not be brought up to date") || !strings.Contains(got, ">late<") {
+		t.Errorf("once the update can be done:\n%s", got)
+	}
+}
+
 // TestBigSessionInABrowser opens a session of 10,000 calls: its list is paged, its
 // picture drawn from a summary, and the test logs how long the browser took.
 func TestBigSessionInABrowser(t *testing.T) {

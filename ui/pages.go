@@ -54,9 +54,13 @@ type markedPart struct {
 }
 
 // render writes the page name with data, or the error it met. A page read while the
-// index has not caught up with the memory (a rebuild in the background) says so.
+// index has not caught up with the memory (a rebuild in the background), or after its
+// update failed, says so.
 func (s *Server) render(w http.ResponseWriter, name string, data map[string]any) {
 	data["Behind"] = s.mem.Behind()
+	if err := s.mem.Failed(); err != nil {
+		data["Failed"] = err.Error()
+	}
 	var out bytes.Buffer
 	if err := s.pages.ExecuteTemplate(&out, name, data); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

@@ -1,10 +1,12 @@
 // Package recalltest owns what tests of the readers of the search index share: another
-// update's hold on the index, which a reader must not wait for past its time.
+// update's hold on the index, which a reader must not wait for past its time, and an
+// index that no update can write.
 package recalltest
 
 import (
 	"context"
 	"database/sql"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -42,4 +44,26 @@ func HoldWriteLock(t testing.TB, stateDir string) (release func()) {
 	}
 	t.Cleanup(release)
 	return release
+}
+
+// BreakSegments puts a file where the index in stateDir keeps its segments, which must
+// be there, so that an update that writes one fails, and returns what puts them back.
+func BreakSegments(t testing.TB, stateDir string) (mend func()) {
+	t.Helper()
+	dir := filepath.Join(stateDir, recall.SegmentsDir)
+	if err := os.Rename(dir, dir+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		if err := os.Remove(dir); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(dir+".away", dir); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
