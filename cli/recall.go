@@ -192,12 +192,8 @@ func runSearch(e *env, m *recall.Memory, q recall.Query, asJSON bool) error {
 	}
 	if len(res.Hits) == 0 {
 		// Nothing is printed on stdout; a person is told why on stderr.
-		why, err := m.Unmatched(q)
-		if err != nil {
-			return err
-		}
-		if why != "" {
-			report(e.stderr, fmt.Errorf("no hits: %s", why))
+		if res.Unmatched != "" {
+			report(e.stderr, fmt.Errorf("no hits: %s", res.Unmatched))
 		} else {
 			report(e.stderr, hint.With(errors.New("no hits"), "fewer words or filters, a prefix (serv*), or OR find more"))
 		}

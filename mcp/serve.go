@@ -184,14 +184,8 @@ func (s *Server) search(ctx context.Context, _ *sdk.CallToolRequest, in SearchIn
 		fmt.Fprintf(&a.b, "; the first %d, best first (more exist: raise limit, or add filters)", len(res.Hits))
 	}
 	a.b.WriteString("\n")
-	if res.Total == 0 {
-		why, err := s.mem.Unmatched(q)
-		if err != nil {
-			return nil, nil, err
-		}
-		if why != "" {
-			a.b.WriteString(why + "\n")
-		}
+	if res.Unmatched != "" {
+		a.b.WriteString(res.Unmatched + "\n")
 	}
 	for i, h := range res.Hits {
 		line := fmt.Sprintf("%s — %s (~%d tokens) %s\n", refLine(h.Ref), h.Snippet, h.Tokens, citation(h.Ref))

@@ -768,17 +768,24 @@ func TestUnmatched(t *testing.T) {
 	}
 	defer mem.Close()
 	q := recall.Query{Text: "make", Agent: "claude", Tool: "bash", Session: "s9", Project: "/home/bo"}
-	if got, err := mem.Unmatched(q); err != nil || got != `no agent "claude": the memory holds no agent's work yet; no tool "bash"; no session "s9" (give its whole id); no session worked in /home/bo or under it` {
+	unmatched := func(q recall.Query) (string, error) {
+		res, err := mem.Search(q)
+		if len(res.Hits) > 0 {
+			t.Errorf("%+v found %+v", q, res.Hits)
+		}
+		return res.Unmatched, err
+	}
+	if got, err := unmatched(q); err != nil || got != `no agent "claude": the memory holds no agent's work yet; no tool "bash"; no session "s9" (give its whole id); no session worked in /home/bo or under it` {
 		t.Errorf("empty: %q %v", got, err)
 	}
 	m.record("s1", call("Bash", "t1", 0, map[string]any{"command": "make"}, "the build of the whole project passed, with every test of it"))
 	if err := mem.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := mem.Unmatched(q); err != nil || got != `no agent "claude": the agents are claude-code; no tool "bash", but Bash (a tool is named as its agent names it); no session "s9" (give its whole id); no session worked in /home/bo or under it` {
+	if got, err := unmatched(q); err != nil || got != `no agent "claude": the agents are claude-code; no tool "bash", but Bash (a tool is named as its agent names it); no session "s9" (give its whole id); no session worked in /home/bo or under it` {
 		t.Errorf("one session: %q %v", got, err)
 	}
-	if got, err := mem.Unmatched(recall.Query{Text: "nothing", Agent: "claude-code", Tool: "Bash", Session: "s1", Project: "/home/ana"}); err != nil || got != "" {
+	if got, err := unmatched(recall.Query{Text: "nothing", Agent: "claude-code", Tool: "Bash", Session: "s1", Project: "/home/ana"}); err != nil || got != "" {
 		t.Errorf("filters that each name something: %q %v", got, err)
 	}
 }

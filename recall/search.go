@@ -61,11 +61,13 @@ type Hit struct {
 }
 
 // Results are a search's hits, best first, and how many there were in all: Total
-// counts up to maxCounted, and More says whether there were more hits than given.
+// counts up to maxCounted, and More says whether there were more hits than given. A
+// search that found nothing says why where it can (unmatched).
 type Results struct {
-	Hits  []Hit `json:"hits"`
-	Total int   `json:"total"`
-	More  bool  `json:"more"`
+	Hits      []Hit  `json:"hits"`
+	Total     int    `json:"total"`
+	More      bool   `json:"more"`
+	Unmatched string `json:"unmatched,omitempty"`
 }
 
 // refColumns are the columns a Ref is read from, of refFrom.
@@ -119,19 +121,27 @@ func (m *Memory) Search(q Query) (Results, error) {
 		return Results{}, fmt.Errorf("%w: the limit must be 1 to %d", ErrQuery, MaxLimit)
 	}
 	filter, none, err := m.filter(q)
-	if err != nil || none {
-		return Results{}, err
-	}
-	found, err := m.Index.search(query, fulltext.Options{Weights: weights, Limit: q.Limit, MaxCount: maxCounted, Filter: filter})
 	if err != nil {
 		return Results{}, err
 	}
-	res := Results{Total: found.Total, More: found.More}
-	if res.Hits, err = m.hits(found.Hits); err != nil {
-		return Results{}, err
+	var res Results
+	if !none {
+		found, err := m.Index.search(query, fulltext.Options{Weights: weights, Limit: q.Limit, MaxCount: maxCounted, Filter: filter})
+		if err != nil {
+			return Results{}, err
+		}
+		res = Results{Total: found.Total, More: found.More}
+		if res.Hits, err = m.hits(found.Hits); err != nil {
+			return Results{}, err
+		}
+		if err := m.snippets(res.Hits, query.Words); err != nil {
+			return Results{}, err
+		}
 	}
-	if err := m.snippets(res.Hits, query.Words); err != nil {
-		return Results{}, err
+	if res.Total == 0 {
+		if res.Unmatched, err = m.unmatched(q); err != nil {
+			return Results{}, err
+		}
 	}
 	return res, nil
 }
@@ -198,11 +208,11 @@ func (m *Memory) filter(q Query) (f fulltext.Filter, none bool, err error) {
 	return f, len(in) == 0, rows.Err()
 }
 
-// Unmatched says of a search that found nothing which of its filters name nothing the
+// unmatched says of a search that found nothing which of its filters name nothing the
 // memory holds, and what it holds instead where that helps ("no agent \"claude\": the
 // agents are claude-code, codex"); "" when each names something, and nothing matched
 // them all.
-func (m *Memory) Unmatched(q Query) (string, error) {
+func (m *Memory) unmatched(q Query) (string, error) {
 	var says []string
 	db := m.Index.db
 	if q.Agent != "" {
