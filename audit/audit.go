@@ -519,7 +519,8 @@ func (a *auditor) session(origin, id string, entries []memory.Entry) {
 		case o != nil:
 			s.Observations++
 			s.Redactions += o.Redactions
-			for _, text := range []string{string(o.Arguments), string(o.Result), o.Error, o.Summary} {
+			// Not the summary: it is made of the arguments, and copies their marks.
+			for _, text := range []string{string(o.Arguments), string(o.Result), o.Error} {
 				s.countMarks(text)
 			}
 		default:
