@@ -26,11 +26,15 @@ const (
 )
 
 // sanitizer applies a policy's redaction and size bounds to one entry's values, and
-// counts what it changed.
+// counts what it changed. A secret found in one value is hidden in all of them (seen):
+// in those after it as they are redacted, and, when one was found, in a second pass
+// (again) over all of them, for those before it.
 type sanitizer struct {
 	p          *Policy
 	redactions int
 	truncated  map[string]int
+	seen       redact.Seen
+	again      bool
 }
 
 // sanitize withholds, redacts and bounds an observation's values in place. Whether a
@@ -42,19 +46,22 @@ func (p *Policy) sanitize(o *memory.Observation) error {
 		o.Arguments = withhold(o.Arguments, glob)
 		o.Result, _ = json.Marshal(withheldMark(glob))
 	}
-	var err error
-	if o.Arguments, err = s.json(o.Arguments, "arguments", 1); err != nil {
-		return fmt.Errorf("arguments: %w", err)
+	for pass := 0; pass == 0 || pass == 1 && s.seen.Any(); pass++ {
+		s.again = pass == 1
+		var err error
+		if o.Arguments, err = s.json(o.Arguments, "arguments", 1); err != nil {
+			return fmt.Errorf("arguments: %w", err)
+		}
+		if o.Result, err = s.json(o.Result, "result", 0); err != nil {
+			return fmt.Errorf("result: %w", err)
+		}
+		o.ToolName = s.text(o.ToolName, "", s.p.MaxValue, "")
+		o.ToolUseID = s.text(o.ToolUseID, "", maxToolUseID, "")
+		o.AgentID = s.text(o.AgentID, "", maxShort, "")
+		o.Error = s.text(o.Error, "", s.p.MaxValue, "error")
+		o.Summary = s.text(o.Summary, "", s.p.MaxValue, "")
+		o.Cwd = s.text(o.Cwd, "", s.p.MaxValue, "")
 	}
-	if o.Result, err = s.json(o.Result, "result", 0); err != nil {
-		return fmt.Errorf("result: %w", err)
-	}
-	o.ToolName = s.text(o.ToolName, "", s.p.MaxValue, "")
-	o.ToolUseID = s.text(o.ToolUseID, "", maxToolUseID, "")
-	o.AgentID = s.text(o.AgentID, "", maxShort, "")
-	o.Error = s.text(o.Error, "", s.p.MaxValue, "error")
-	o.Summary = s.text(o.Summary, "", s.p.MaxValue, "")
-	o.Cwd = s.text(o.Cwd, "", s.p.MaxValue, "")
 	o.Redactions, o.Truncated = s.redactions, s.truncated
 	return nil
 }
@@ -62,14 +69,17 @@ func (p *Policy) sanitize(o *memory.Observation) error {
 // sanitizeEvent redacts and bounds a session event's name, text and attributes in place.
 func (p *Policy) sanitizeEvent(e *memory.Event) {
 	s := sanitizer{p: p}
-	e.Name = s.text(e.Name, "", maxShort, "")
-	e.Text = s.text(e.Text, "", s.p.MaxValue, "")
-	if len(e.Attrs) > 0 {
-		attrs := make(map[string]string, len(e.Attrs))
-		for k, v := range e.Attrs {
-			attrs[s.text(k, "", maxKey, "")] = s.text(v, k, s.p.MaxValue, "")
+	for pass := 0; pass == 0 || pass == 1 && s.seen.Any(); pass++ {
+		s.again = pass == 1
+		e.Name = s.text(e.Name, "", maxShort, "")
+		e.Text = s.text(e.Text, "", s.p.MaxValue, "")
+		if len(e.Attrs) > 0 {
+			attrs := make(map[string]string, len(e.Attrs))
+			for k, v := range e.Attrs {
+				attrs[s.text(k, "", maxKey, "")] = s.text(v, k, s.p.MaxValue, "")
+			}
+			e.Attrs = attrs
 		}
-		e.Attrs = attrs
 	}
 	e.Redactions = s.redactions
 }
@@ -77,14 +87,20 @@ func (p *Policy) sanitizeEvent(e *memory.Event) {
 // text redacts one string held under key (for a value named by its key) and cuts it
 // to limit bytes (0: no bound), a secret that straddles the cut replaced whole. A cut
 // value ends with a mark that gives its size, noted under where unless where is "".
+// Again, it only hides the secrets seen in the entry.
 func (s *sanitizer) text(v, key string, limit int, where string) string {
+	if s.again {
+		v, n := s.seen.Again(v)
+		s.redactions += n
+		return v
+	}
 	size, cut := len(v), limit > 0 && len(v) > limit
 	var n int
 	switch {
 	case s.p.Redactor != nil && cut:
-		v, n = s.p.Redactor.Cut(key, v, limit)
+		v, n = s.p.Redactor.Cut(key, v, limit, &s.seen)
 	case s.p.Redactor != nil:
-		v, n = s.p.Redactor.Field(key, v)
+		v, n = s.p.Redactor.Field(key, v, &s.seen)
 	case cut:
 		v = validPrefix(v, limit)
 	}
@@ -168,7 +184,7 @@ func (wk *walk) value(where, key string, depth int) (string, error) {
 		if err := wk.container(c, where, key, depth); err != nil {
 			return "", err
 		}
-		if limit := wk.s.p.MaxValue; depth == wk.whole && limit > 0 && w.Len()-start > limit {
+		if limit := wk.s.p.MaxValue; depth == wk.whole && limit > 0 && w.Len()-start > limit && !wk.s.again {
 			// Too large as a whole even with each string within bounds: keep its
 			// text, cut.
 			size := w.Len() - start
@@ -252,12 +268,18 @@ func (wk *walk) container(open byte, where, key string, depth int) error {
 	return nil
 }
 
-// number redacts a number held under a secret's key ("pin_code": 48213377).
+// number redacts a number held under a secret's key ("pin_code": 48213377), or seen.
 func (s *sanitizer) number(key, num string) (string, int) {
-	if s.p.Redactor == nil {
+	var out string
+	var n int
+	switch {
+	case s.again:
+		out, n = s.seen.Again(num)
+	case s.p.Redactor == nil:
 		return num, 0
+	default:
+		out, n = s.p.Redactor.Field(key, num, &s.seen)
 	}
-	out, n := s.p.Redactor.Field(key, num)
 	s.redactions += n
 	return out, n
 }

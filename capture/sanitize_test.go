@@ -182,6 +182,12 @@ func TestSanitizeReviewedLeaks(t *testing.T) {
 		{"agent id", `{"tool_name":"x","agent_id":"` + pat + `","result":"` + long + `"}`, pat},
 		{"tool use id", `{"tool_name":"x","tool_use_id":"` + pat + `","result":"` + long + `"}`, pat},
 		{"number under a secret key", `{"tool_name":"x","arguments":{"pin_password":48213377123},"result":"` + long + `"}`, "48213377123"},
+		// A secret a rule found in one value, repeated where no rule would find it: in a
+		// value after it, and in one before it (the second pass).
+		{"secret repeated in the result", `{"tool_name":"Bash","arguments":{"command":"export DB_PASSWORD=Zq8vLm3pRt6Wx && echo connected as $DB_PASSWORD"},"result":"connected as Zq8vLm3pRt6Wx, ` + long + `"}`, "Zq8vLm3pRt6Wx"},
+		{"secret found in the result, given in the arguments", `{"tool_name":"Bash","arguments":{"command":"login --as ana Zq8vLm3pRt6Wx"},"result":"password=Zq8vLm3pRt6Wx accepted, ` + long + `"}`, "Zq8vLm3pRt6Wx"},
+		{"secret found in the error, given in the result", `{"tool_name":"Bash","arguments":{"command":"login"},"result":"trying Zq8vLm3pRt6Wx ` + long + `","error":"refused: password=Zq8vLm3pRt6Wx"}`, "Zq8vLm3pRt6Wx"},
+		{"number seen as a secret, repeated", `{"tool_name":"x","arguments":{"pin_password":48213377123,"note":"pin 48213377123"},"result":"` + long + `"}`, "48213377123"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := sanitized(t, defaultPolicy(), c.payload)
@@ -191,7 +197,7 @@ func TestSanitizeReviewedLeaks(t *testing.T) {
 			}
 		})
 	}
-	d, err := Decode([]byte(`{"event":"password=hunter2hunter2 `+pat+`","session_id":"s","attrs":{"`+pat+`":"v"}}`), defaultPolicy(), time.Now())
+	d, err := Decode([]byte(`{"event":"password=hunter2hunter2 `+pat+`","session_id":"s","attrs":{"`+pat+`":"v","cmd":"mysql -p hunter2hunter2"}}`), defaultPolicy(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

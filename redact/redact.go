@@ -522,24 +522,104 @@ func (r *Redactor) Text(text string) (string, int) {
 
 // Field redacts a value held under key (a JSON member, a header, an attribute): the
 // whole value when the key names a secret and the value is no placeholder, else the
-// secrets in it.
-func (r *Redactor) Field(key, value string) (string, int) {
+// secrets in it. The secrets found are added to seen (nil for none).
+func (r *Redactor) Field(key, value string, seen *Seen) (string, int) {
 	if r.wholeValue(key, value) {
+		seen.add(value, RuleAssignment)
 		return Mark(RuleAssignment), 1
 	}
-	return replace(value, r.findField(key, value), len(value))
+	return seen.replace(value, r.findField(key, value), len(value))
 }
 
 // Cut is Field for a value longer than limit: it keeps at most limit bytes of value,
 // cut at a character boundary, and a secret that starts before the cut is replaced
 // whole, wherever it ends, so that none is left half in the text. Secrets are looked
 // for a little past the cut, for the ones that straddle it.
-func (r *Redactor) Cut(key, value string, limit int) (string, int) {
+func (r *Redactor) Cut(key, value string, limit int, seen *Seen) (string, int) {
 	if r.wholeValue(key, value) {
+		seen.add(value, RuleAssignment)
 		return Mark(RuleAssignment), 1
 	}
 	limit = boundary(value, limit)
-	return replace(value, r.findField(key, value[:boundary(value, limit+cutReach)]), limit)
+	return seen.replace(value, r.findField(key, value[:boundary(value, limit+cutReach)]), limit)
+}
+
+// Seen are the secrets Field and Cut found in the values of one entry, for Again to
+// hide wherever the entry repeats them: a secret a rule found once (a password given
+// in a command) is hidden where no rule would find it (the command's output). A secret
+// shorter than minSeen is hidden only where a rule finds it: a short value is too
+// likely to be other words too. The zero Seen is empty; a nil one sees nothing.
+type Seen struct {
+	secrets []seenSecret
+}
+
+type seenSecret struct{ text, mark string }
+
+// minSeen is the shortest secret Seen hides wherever it is repeated.
+const minSeen = 6
+
+// Any says whether any secret was seen.
+func (s *Seen) Any() bool { return s != nil && len(s.secrets) > 0 }
+
+func (s *Seen) add(secret, rule string) {
+	if s == nil || len(secret) < minSeen || strings.Contains(secret, markPrefix) {
+		return
+	}
+	for _, k := range s.secrets {
+		if k.text == secret {
+			return
+		}
+	}
+	// Longest first: one that holds another is hidden whole, not around the other's mark.
+	i, _ := slices.BinarySearchFunc(s.secrets, len(secret), func(k seenSecret, n int) int { return n - len(k.text) })
+	s.secrets = slices.Insert(s.secrets, i, seenSecret{secret, Mark(rule)})
+}
+
+// Again hides in text the secrets seen, but within a mark, and counts them: a second
+// pass over an entry's values, once Field and Cut have seen them all.
+func (s *Seen) Again(text string) (string, int) {
+	if !s.Any() {
+		return text, 0
+	}
+	n := 0
+	for _, k := range s.secrets {
+		if !strings.Contains(text, k.text) {
+			continue
+		}
+		marks := markSpans(text)
+		var b strings.Builder
+		at := 0
+		for from := 0; ; {
+			i := strings.Index(text[from:], k.text)
+			if i < 0 {
+				break
+			}
+			i += from
+			end := i + len(k.text)
+			if overlaps(marks, i, end) {
+				from = i + 1
+				continue
+			}
+			b.WriteString(text[at:i])
+			b.WriteString(k.mark)
+			at, from, n = end, end, n+1
+		}
+		if at > 0 {
+			b.WriteString(text[at:])
+			text = b.String()
+		}
+	}
+	return text, n
+}
+
+// replace is the package's replace, adding the secrets found to s.
+func (s *Seen) replace(text string, found []Finding, limit int) (string, int) {
+	for _, f := range found {
+		if f.Start < limit {
+			s.add(text[f.Start:f.End], f.Rule)
+		}
+	}
+	return replace(text, found, limit)
 }
 
 // cutReach is how far past a cut Cut looks for a secret that straddles it.

@@ -62,7 +62,7 @@ func TestField(t *testing.T) {
 		{"command", "echo $HOME", "echo $HOME"},
 		{"command", "export GITHUB_TOKEN=ghp_1234567890abcdefghijABCDEFGHIJ123456", "export GITHUB_TOKEN=" + Mark("github-pat")},
 	} {
-		if got, _ := Default().Field(c.key, c.value); got != c.want {
+		if got, _ := Default().Field(c.key, c.value, nil); got != c.want {
 			t.Errorf("Field(%q, %q) = %q, want %q", c.key, c.value, got, c.want)
 		}
 	}
@@ -172,10 +172,10 @@ func TestFieldHeaderWithUserPattern(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, _ := r.Field("Proxy-Authorization", "Bearer abcdefgh"); strings.Contains(out, "abcdefgh") {
+	if out, _ := r.Field("Proxy-Authorization", "Bearer abcdefgh", nil); strings.Contains(out, "abcdefgh") {
 		t.Errorf("header value kept: %q", out)
 	}
-	if out, n := r.Field("password", "hunter2hunter2"); out != "hunter2hunter2" || n != 0 {
+	if out, n := r.Field("password", "hunter2hunter2", nil); out != "hunter2hunter2" || n != 0 {
 		t.Errorf("an allowed value under a secret key is redacted: %q", out)
 	}
 	if _, err := New(Options{Extra: []Pattern{{ID: "Bad Id", Regex: "x"}}}); err == nil {
@@ -187,14 +187,14 @@ func TestCut(t *testing.T) {
 	token := "ghp_1234567890abcdefghijABCDEFGHIJ123456"
 	value := strings.Repeat("password=hunter2hunter2 ", 200) + strings.Repeat(".", 90) + token + " tail"
 	limit := strings.Index(value, token) + 10 // the cut falls inside the token
-	out, n := Default().Cut("", value, limit)
+	out, n := Default().Cut("", value, limit, nil)
 	if strings.Contains(out, "ghp_1234567890") || strings.Contains(out, "hunter2") || !strings.HasSuffix(out, Mark("github-pat")) {
 		t.Errorf("Cut leaves part of a secret: ...%q", out[max(0, len(out)-80):])
 	}
 	if n != 201 {
 		t.Errorf("Cut counts %d secrets, want 201", n)
 	}
-	if out, _ := Default().Cut("", "short", 3); out != "sho" {
+	if out, _ := Default().Cut("", "short", 3, nil); out != "sho" {
 		t.Errorf("Cut(short, 3) = %q", out)
 	}
 }
@@ -219,7 +219,7 @@ func BenchmarkFieldSource(b *testing.B) {
 	r := Default()
 	b.SetBytes(1000)
 	for i := 0; b.Loop(); i++ {
-		r.Field("result", pieces[i%len(pieces)].Text)
+		r.Field("result", pieces[i%len(pieces)].Text, nil)
 	}
 }
 
@@ -293,5 +293,42 @@ func TestMarkRules(t *testing.T) {
 	got := MarkRules("a [REDACTED:aws-access-token] b [REDACTED:] c [REDACTED:github-pat][REDACTED:x.y_z-1] [REDACTED:Upper] [REDACTED:open")
 	if want := []string{"aws-access-token", "github-pat", "x.y_z-1"}; !slices.Equal(got, want) {
 		t.Errorf("MarkRules = %q, want %q", got, want)
+	}
+}
+
+// TestSeen: a secret a rule found in one value of an entry is hidden in the others by
+// Again, where no rule would find it; one shorter than minSeen is not, nor is a mark's
+// text touched, and one secret that holds another is hidden whole.
+func TestSeen(t *testing.T) {
+	r := Default()
+	var seen Seen
+	if out, n := r.Field("password", "Zq8vLm3pRt6Wx", &seen); out != Mark(RuleAssignment) || n != 1 {
+		t.Fatalf("the secret itself: %q %d", out, n)
+	}
+	if out, n := seen.Again("connected as Zq8vLm3pRt6Wx, twice: Zq8vLm3pRt6Wx"); out != "connected as [REDACTED:secret-assignment], twice: [REDACTED:secret-assignment]" || n != 2 {
+		t.Errorf("repeated: %q %d", out, n)
+	}
+	r.Cut("note", "token=Qx9vLm3pRt6Wy and more", 8, &seen) // found across the cut
+	if out, n := seen.Again("as Qx9vLm3pRt6Wy"); out != "as [REDACTED:secret-assignment]" || n != 1 {
+		t.Errorf("seen by Cut: %q %d", out, n)
+	}
+	r.Field("pin", "12345", &seen) // too short to hide elsewhere
+	if out, n := seen.Again("pin 12345"); out != "pin 12345" || n != 0 {
+		t.Errorf("a short secret hidden elsewhere: %q %d", out, n)
+	}
+	r.Field("api_key", "assignment", &seen) // the text of a mark's rule
+	if out, n := seen.Again("[REDACTED:secret-assignment] and assignment"); out != "[REDACTED:secret-assignment] and [REDACTED:secret-assignment]" || n != 1 {
+		t.Errorf("a mark's text: %q %d", out, n)
+	}
+	r.Field("token", "Zq8vLm3pRt6WxLonger", &seen)
+	if out, _ := seen.Again("Zq8vLm3pRt6WxLonger"); out != Mark(RuleAssignment) {
+		t.Errorf("a secret holding another: %q", out)
+	}
+	var none *Seen
+	if out, n := r.Field("password", "Zq8vLm3pRt6Wx", none); out != Mark(RuleAssignment) || n != 1 || none.Any() {
+		t.Errorf("no seen: %q %d", out, n)
+	}
+	if out, n := none.Again("Zq8vLm3pRt6Wx"); out != "Zq8vLm3pRt6Wx" || n != 0 {
+		t.Errorf("nothing seen: %q %d", out, n)
 	}
 }
