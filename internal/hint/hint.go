@@ -89,8 +89,8 @@ func Recover(stderr io.Writer, code *int) {
 
 // Block makes text of many lines safe for a terminal: its lines and tabs stay; any
 // other control character (an escape sequence's ESC, a carriage return that would print
-// over the line before it) is shown as its Go escape, \x1b, so that recorded output
-// can neither drive the terminal nor hide what it holds.
+// over the line before it), and any that misleads, is shown as its Go escape, \x1b, so
+// that recorded output can neither drive the terminal nor hide what it holds.
 func Block(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	if !strings.ContainsFunc(s, isDriving) {
@@ -108,13 +108,20 @@ func Block(s string) string {
 	return b.String()
 }
 
-func isDriving(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }
+func isDriving(r rune) bool { return (unicode.IsControl(r) || misleads(r)) && r != '\n' && r != '\t' }
+
+// misleads says whether r changes how the text around it is shown without showing
+// itself: a line or paragraph separator, or a bidirectional override or isolate, which
+// reorders what follows ("Trojan Source").
+func misleads(r rune) bool {
+	return r == '\u2028' || r == '\u2029' || '\u202a' <= r && r <= '\u202e' || '\u2066' <= r && r <= '\u2069'
+}
 
 // OneLine makes text safe for one terminal line: control characters (escape sequences
-// included) become spaces, and runs of space collapse.
+// included) and those that mislead (misleads) become spaces, and runs of space collapse.
 func OneLine(s string) string {
 	return strings.Join(strings.Fields(strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+		if unicode.IsControl(r) || misleads(r) {
 			return ' '
 		}
 		return r
