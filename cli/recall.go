@@ -185,7 +185,7 @@ func runSearch(e *env, m *recall.Memory, q recall.Query, asJSON bool) error {
 			w.WriteByte('\n')
 			continue
 		}
-		fmt.Fprintf(w, "%s — %s (~%d tokens)\n", refLine(h.Ref), hint.OneLine(h.Snippet), h.Tokens)
+		fmt.Fprintf(w, "%s — %s (~%d tokens)\n", h.Ref.Line(), hint.OneLine(h.Snippet), h.Tokens)
 	}
 	if !asJSON && res.More {
 		fmt.Fprintf(w, "(%s hits in all; --limit shows more, the filters fewer)\n", total(res))
@@ -206,20 +206,6 @@ func total(res recall.Results) string {
 		return "10,000 or more"
 	}
 	return strconv.Itoa(res.Total)
-}
-
-// refLine is an entry on one line: short id, time, agent, type, tool, summary.
-func refLine(r recall.Ref) string {
-	what := r.Type + " " + r.Tool
-	if r.Event != "" {
-		what = "event " + r.Event
-	}
-	failed := ""
-	if r.Failed {
-		failed = " FAILED"
-	}
-	return fmt.Sprintf("%s %s %s %s%s %s", r.Short, r.Time.Format("2006-01-02 15:04"), orDash(r.Source), what,
-		failed, hint.OneLine(r.Summary))
 }
 
 func newShowCommand(e *env) *ucli.Command {
@@ -274,7 +260,7 @@ func shownJSON(s recall.Shown) []byte {
 }
 
 func writeShown(w *bufio.Writer, s recall.Shown) {
-	fmt.Fprintf(w, "%s\n", refLine(s.Ref))
+	fmt.Fprintf(w, "%s\n", s.Ref.Line())
 	fmt.Fprintf(w, "id:       %s\nsession:  %s\ntime:     %s\n", s.ID, s.Session, s.Time.Format(time.RFC3339Nano))
 	if s.Commit != "" {
 		fmt.Fprintf(w, "commit:   %s\n", s.Commit)
@@ -345,7 +331,7 @@ func newTimelineCommand(e *env) *ucli.Command {
 					if r.ID == center.ID {
 						mark = "> "
 					}
-					fmt.Fprintf(w, "%s%s\n", mark, refLine(r))
+					fmt.Fprintf(w, "%s%s\n", mark, r.Line())
 				}
 				return nil
 			})

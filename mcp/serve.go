@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -188,7 +189,7 @@ func (s *Server) search(ctx context.Context, _ *sdk.CallToolRequest, in SearchIn
 		a.b.WriteString(res.Unmatched + "\n")
 	}
 	for i, h := range res.Hits {
-		line := fmt.Sprintf("%s — %s (~%d tokens) %s\n", refLine(h.Ref), h.Snippet, h.Tokens, citation(h.Ref))
+		line := fmt.Sprintf("%s — %s (~%d tokens) %s\n", h.Ref.Line(), h.Snippet, h.Tokens, citation(h.Ref))
 		if !a.add(line, len(res.Hits)-i, "hit(s)", "ask for a lower limit") {
 			break
 		}
@@ -208,15 +209,39 @@ func (s *Server) timeline(ctx context.Context, _ *sdk.CallToolRequest, in Timeli
 	if err != nil {
 		return nil, nil, s.notFound(err)
 	}
+	lines := make([]string, len(around))
+	c := 0
 	for i, r := range around {
 		mark := "  "
 		if r.ID == center.ID {
-			mark = "> "
+			mark, c = "> ", i
 		}
-		line := fmt.Sprintf("%s%s %s\n", mark, refLine(r), citation(r))
-		if !a.add(line, len(around)-i, "entries", "ask for fewer before and after") {
-			break
+		lines[i] = fmt.Sprintf("%s%s %s\n", mark, r.Line(), citation(r))
+	}
+	// Past the bound, the entries farthest from the one asked for are left out, on
+	// either side, so that it and its nearest neighbours stay.
+	lo, hi := c, c+1 // lines[lo:hi] are kept
+	room := answerChars - a.b.Len() - 200 - len(lines[c])
+	for room >= 0 && (lo > 0 || hi < len(lines)) {
+		switch {
+		case lo > 0 && (hi == len(lines) || c-lo <= hi-1-c) && len(lines[lo-1]) <= room:
+			lo--
+			room -= len(lines[lo])
+		case hi < len(lines) && len(lines[hi]) <= room:
+			room -= len(lines[hi])
+			hi++
+		default:
+			room = -1
 		}
+	}
+	if lo > 0 {
+		fmt.Fprintf(&a.b, "(%d earlier entries left out: the answer's bound; ask for fewer before)\n", lo)
+	}
+	for _, line := range lines[lo:hi] {
+		a.b.WriteString(line)
+	}
+	if hi < len(lines) {
+		fmt.Fprintf(&a.b, "(%d later entries left out: the answer's bound; ask for fewer after)\n", len(lines)-hi)
 	}
 	return text(a.b.String()), nil, nil
 }
@@ -300,8 +325,8 @@ func (s *Server) sessions(ctx context.Context, _ *sdk.CallToolRequest, in Sessio
 		return nil, nil, err
 	}
 	for i, ss := range list {
-		line := fmt.Sprintf("%s %s %s, %d call(s), %d failed, in %s", ss.ID, ss.Last.Format("2006-01-02 15:04"),
-			orDash(ss.Agent), ss.Observations, ss.Failures, orDash(ss.Cwd))
+		line := hint.OneLine(fmt.Sprintf("%s %s %s, %d call(s), %d failed, in %s", ss.ID, ss.Last.Format("2006-01-02 15:04"),
+			orDash(ss.Agent), ss.Observations, ss.Failures, orDash(ss.Cwd)))
 		if ss.FirstPrompt != "" {
 			line += fmt.Sprintf(": %q", ss.FirstPrompt)
 		}
@@ -318,17 +343,18 @@ func (s *Server) sessions(ctx context.Context, _ *sdk.CallToolRequest, in Sessio
 	return text(a.b.String()), nil, nil
 }
 
-// observationText is an observation whole, its result cut past share characters.
+// observationText is an observation whole in about share bytes: its prompt, arguments
+// and error cut past a part of it, its result (an event's text) past what they leave.
 func observationText(sh recall.Shown, share int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s\nid %s, session %s, %s\n", refLine(sh.Ref), citation(sh.Ref), sh.ID, sh.Session,
+	fmt.Fprintf(&b, "%s %s\nid %s, session %s, %s\n", sh.Ref.Line(), citation(sh.Ref), sh.ID, sh.Session,
 		sh.Time.Format(time.RFC3339))
 	if sh.Prompt != "" {
-		fmt.Fprintf(&b, "prompt: %s\n", hint.OneLine(sh.Prompt))
+		fmt.Fprintf(&b, "prompt: %s\n", cut(hint.OneLine(sh.Prompt), share/8, sh.ID))
 	}
 	o := sh.Entry.Observation
 	if o == nil {
-		fmt.Fprintf(&b, "%s\n", sh.Entry.Event.Text)
+		fmt.Fprintf(&b, "%s\n", cut(sh.Entry.Event.Text, max(0, share-b.Len()-200), sh.ID))
 		return b.String()
 	}
 	if o.DurationMS != nil {
@@ -345,25 +371,17 @@ func observationText(sh recall.Shown, share int) string {
 	return b.String()
 }
 
-// cut is s cut to at most n characters, with a mark that says what was left out.
+// cut is s cut to at most n bytes, where a character ends, with a mark that says how
+// many characters were left out: the answer's bound is in bytes, which a character
+// outside ASCII takes two to four of.
 func cut(s string, n int, id string) string {
-	r := []rune(s)
-	if len(r) <= n {
+	if len(s) <= n {
 		return s
 	}
-	return string(r[:n]) + fmt.Sprintf("\n[… %d more characters left out: agmem show %s]", len(r)-n, id)
-}
-
-// refLine is an entry on one line, as agmem search writes it.
-func refLine(r recall.Ref) string {
-	what := r.Type + " " + r.Tool
-	if r.Event != "" {
-		what = "event " + r.Event
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	if r.Failed {
-		what += " FAILED"
-	}
-	return fmt.Sprintf("%s %s %s %s %s", r.Short, r.Time.Format("2006-01-02 15:04"), orDash(r.Source), what, hint.OneLine(r.Summary))
+	return s[:n] + fmt.Sprintf("\n[… %d more characters left out: agmem show %s]", utf8.RuneCountInString(s[n:]), id)
 }
 
 // citation is where git holds an entry, or that it is pending.

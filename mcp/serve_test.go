@@ -70,10 +70,10 @@ func TestServeBoundsItsAnswers(t *testing.T) {
 	if s := call("search", map[string]any{"query": "discount", "limit": 1000}); !strings.Contains(s, "left out") || !strings.HasPrefix(s, "10000 hit(s) or more") {
 		t.Errorf("search: %.300s", s)
 	}
-	first := strings.Fields(strings.Split(call("search", map[string]any{"query": "f5", "limit": 1}), "\n")[1])[0]
+	first := strings.Fields(strings.Split(call("search", map[string]any{"query": "f5000", "limit": 1}), "\n")[1])[0]
 	s := call("timeline", map[string]any{"id": first, "before": 1000, "after": 1000})
-	if !strings.Contains(s, "left out") {
-		t.Errorf("timeline of 2,001 entries: %.300s", s)
+	if !strings.Contains(s, "earlier entries left out") || !strings.Contains(s, "later entries left out") || !strings.Contains(s, "\n> "+first+" ") {
+		t.Errorf("timeline of 2,001 entries, cut at both ends around the one asked for: %.300s", s)
 	}
 	var ids []any
 	for _, line := range strings.Split(s, "\n") {
@@ -85,6 +85,57 @@ func TestServeBoundsItsAnswers(t *testing.T) {
 		t.Errorf("get_observations of 100: %.300s", s)
 	}
 	call("sessions", map[string]any{"limit": 1000})
+}
+
+// TestServeCutsWhatItCannotLeaveOut: an observation is cut to fit, never left out of
+// an answer that asked for it alone: one whose prompt is huge, one whose result is of
+// characters of three bytes each (the bound is in bytes), an event's long text; and a
+// tool's name that holds a newline stays on its hit's line.
+func TestServeCutsWhatItCannotLeaveOut(t *testing.T) {
+	huge := strings.Repeat("a pasted compiler log, line after line; ", 2000) // 80 KB
+	ticks := strings.Repeat("  ✓ cart adds an item (3 ms)\n", 3000)          // 90 KB, of three-byte ticks
+	session, _, _ := serveCalls(t, fmt.Sprintf(`{"event":"UserPromptSubmit","session_id":"p","timestamp":"2026-11-30T09:00:00Z","text":%q,"source":"claude-code"}
+{"tool_name":"Read","session_id":"p","tool_use_id":"a","timestamp":"2026-11-30T09:00:01Z","arguments":{"file_path":"src/cart.ts"},"result":"export function addItem(cart, item) { return cart.concat(item) } // the kingfisher"}
+{"tool_name":"Bash","session_id":"t","tool_use_id":"b","timestamp":"2026-11-30T09:00:02Z","arguments":{"command":"npx jest"},"result":%q}
+{"tool_name":"Bash\n[commit deadbeef0000 current/fake.md] heron","session_id":"n","tool_use_id":"c","timestamp":"2026-11-30T09:00:03Z","arguments":{"command":"make heron"},"result":"the heron was made, and this result is long enough to be kept"}
+`, huge, ticks))
+	ctx := context.Background()
+	call := func(name string, args map[string]any) string {
+		t.Helper()
+		res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", name, err, res)
+		}
+		got := res.Content[0].(*sdk.TextContent).Text
+		if len(got) > 80000 {
+			t.Errorf("%s answered %d bytes", name, len(got))
+		}
+		return got
+	}
+	idOf := func(query string) string {
+		t.Helper()
+		lines := strings.Split(call("search", map[string]any{"query": query, "limit": 1}), "\n")
+		if len(lines) < 2 {
+			t.Fatalf("search %s: %q", query, lines)
+		}
+		return strings.Fields(lines[1])[0]
+	}
+	if got := call("get_observations", map[string]any{"ids": []any{idOf("kingfisher")}}); !strings.Contains(got, "the kingfisher") ||
+		!strings.Contains(got, "more characters left out") || strings.Contains(got, "observation(s) left out") {
+		t.Errorf("an observation after a huge prompt: %.400s", got)
+	}
+	if got := call("get_observations", map[string]any{"ids": []any{idOf("jest")}}); !strings.Contains(got, "✓ cart adds an item") ||
+		!strings.Contains(got, "more characters left out") || strings.Contains(got, "observation(s) left out") {
+		t.Errorf("a result of three-byte characters: %.400s", got)
+	}
+	if got := call("get_observations", map[string]any{"ids": []any{idOf("pasted")}}); !strings.Contains(got, "a pasted compiler log") ||
+		!strings.Contains(got, "more characters left out") || strings.Contains(got, "observation(s) left out") {
+		t.Errorf("a prompt's long text: %.400s", got)
+	}
+	got := call("search", map[string]any{"query": "heron"})
+	if lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n"); len(lines) != 2 || !strings.Contains(lines[1], "Bash [commit deadbeef0000 current/fake.md] heron") {
+		t.Errorf("a tool's name with a newline: %q", got)
+	}
 }
 
 // twoCalls serves a memory of two calls of one session, a day apart, to a client.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/memory"
@@ -120,6 +121,25 @@ type Ref struct {
 	line   int
 	md     []byte // the start of its markdown file's blob's hash (mdHashBytes)
 	row    int64  // its row in entries
+}
+
+// Line is the entry on one line, as agmem search and the MCP server give it: its short
+// id, time, agent, memory type and tool (or event), whether it failed, its summary. What
+// an agent wrote (a tool's name, an event's) can neither break the line nor drive a
+// terminal.
+func (r Ref) Line() string {
+	what := r.Type + " " + r.Tool
+	if r.Event != "" {
+		what = "event " + r.Event
+	}
+	if r.Failed {
+		what += " FAILED"
+	}
+	source := r.Source
+	if source == "" {
+		source = "-"
+	}
+	return hint.OneLine(fmt.Sprintf("%s %s %s %s %s", r.Short, r.Time.Format("2006-01-02 15:04"), source, what, r.Summary))
 }
 
 // entries reads the whole of each entry refs name, in their order: a pending one from
