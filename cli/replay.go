@@ -79,8 +79,12 @@ func runReplay(e *env, repo memrepo.Repo, o replayOptions) error {
 			return w.WriteByte('\n')
 		}
 	} else {
-		fmt.Fprintf(w, "session %s\n", o.session)
+		headed := false // once an entry is found: a session that is nowhere prints nothing
 		show = func(en memory.Entry) error {
+			if !headed {
+				fmt.Fprintf(w, "session %s\n", o.session)
+				headed = true
+			}
 			_, err := io.WriteString(w, timelineLine(en))
 			return err
 		}
