@@ -57,8 +57,9 @@ const (
 // a subject that ends its summary the length of that end, markdown blobs' hashes cut
 // to mdHashBytes, and segments of format 5; 17: entries found by their names in the
 // segments (shortName, wholeName; segments of format 6), entries_id gone; 18: the
-// lines of the blocks made kept (lines).
-const indexVersion = 18
+// lines of the blocks made kept (lines); 19: the words of arguments and results read
+// with their strings' escapes decoded (readable).
+const indexVersion = 19
 
 // mdHashBytes is how much of its markdown file's blob's hash the index keeps of an
 // entry: enough to name one object of many millions (vcs.Git.PackedWithPrefix says

@@ -229,3 +229,37 @@ func TestSessionsOfAnAgent(t *testing.T) {
 		t.Errorf("the agents' sessions: %d; all sessions: %d", n, len(all))
 	}
 }
+
+// TestWordsInJSONStrings: a word after an escape in an argument's or a JSON result's
+// strings (a line end, a tab, an HTML character the journal escapes) is found, pending
+// and committed, and its snippet shows the characters, not their escapes.
+func TestWordsInJSONStrings(t *testing.T) {
+	m := newMemRepo(t)
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	m.record("w", record.Observation{Tool: "Write", ToolUseID: "w1", Cwd: "/home/ana/shop", Time: at,
+		Arguments: map[string]any{"file_path": "/home/ana/shop/index.html", "content": "<h1>Welcome</h1>\nwalrus second\tpelican"},
+		Result:    "File created successfully at: /home/ana/shop/index.html"})
+	m.record("w", record.Observation{Tool: "Bash", ToolUseID: "b1", Cwd: "/home/ana/shop", Time: at.Add(time.Second),
+		Arguments: map[string]any{"command": "npm run migrate"},
+		Result:    map[string]any{"stdout": "starting migration\nMigrationFailed after 3 attempts", "stderr": ""}})
+	m.record("w", record.Observation{Tool: "Bash", ToolUseID: "b2", Cwd: "/home/ana/shop", Time: at.Add(2 * time.Second),
+		Arguments: map[string]any{"command": "go test ./... 2>&1 | tee out.log && echo <done>"},
+		Result:    "ok shop/cart 0.012s, ok shop/checkout 0.020s: all packages passed"})
+	for _, when := range []string{"pending", "committed"} {
+		if when == "committed" {
+			m.flush()
+		}
+		for word, snippet := range map[string]string{
+			"walrus":          "**walrus**",
+			"pelican":         "**pelican**",
+			"welcome":         "<h1>**Welcome**</h1>",
+			"migrationfailed": "**MigrationFailed** after",
+			"tee":             "| **tee** out.log && echo <done>",
+		} {
+			res := m.search(recall.Query{Text: word})
+			if len(res.Hits) != 1 || !strings.Contains(res.Hits[0].Snippet, snippet) {
+				t.Errorf("%s, %s: %d hits, %+v; want one, its snippet with %q", when, word, len(res.Hits), res.Hits, snippet)
+			}
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agmem/agmem/internal/fulltext"
 	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/jsonscan"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/render"
 )
@@ -433,6 +434,12 @@ func (m *Memory) shown(r Ref) []string {
 	if !ok {
 		return nil
 	}
+	// As snippet reads the entry's (readable): the arguments are JSON, and so is a
+	// result that the file shows as an object or an array.
+	args = string(jsonscan.AppendText(nil, []byte(args)))
+	if strings.HasPrefix(result, "{") || strings.HasPrefix(result, "[") {
+		result = string(jsonscan.AppendText(nil, []byte(result)))
+	}
 	return []string{errText, result, args, r.Summary}
 }
 
@@ -485,7 +492,7 @@ const snippetRunes = 160
 func snippet(e memory.Entry, words []string) string {
 	var texts []string
 	if o := e.Observation; o != nil {
-		texts = []string{o.Error, o.ResultText(), string(o.Arguments), o.Summary}
+		texts = []string{o.Error, readable(o.Result), readable(o.Arguments), o.Summary}
 	} else {
 		texts = []string{e.Event.Text}
 	}

@@ -960,7 +960,7 @@ const maxSummary = 200
 func rowOf(e memory.Entry) row {
 	if o := e.Observation; o != nil {
 		r := row{memoryType: string(o.MemoryType), tool: o.ToolName, cwd: o.Cwd, summary: o.Summary,
-			searchable: true, words: o.Summary, arguments: string(o.Arguments), result: o.ResultText(), error: o.Error,
+			searchable: true, words: o.Summary, arguments: readable(o.Arguments), result: readable(o.Result), error: o.Error,
 			paths: capture.FilePath(o.Arguments)}
 		command := commandOf(o.Arguments)
 		if files := capture.PatchFiles(command); r.paths == "" && files != nil {
@@ -982,6 +982,18 @@ func rowOf(e memory.Entry) row {
 		r.searchable, r.words = true, v.Text // once: its summary is the start of it
 	}
 	return r
+}
+
+// readable is a JSON value as a reader sees it, whose words are words: a string
+// unquoted, any other value's text with the escapes in its strings written as their
+// characters (jsonscan.AppendText), so that "ok\nwalrus" and "\u003cWelcome" hold the
+// words walrus and welcome, not nwalrus and u003cwelcome.
+func readable(raw json.RawMessage) string {
+	text := memory.JSONText(raw)
+	if len(raw) > 0 && raw[0] != '"' && strings.IndexByte(text, '\\') >= 0 {
+		return string(jsonscan.AppendText(nil, raw))
+	}
+	return text
 }
 
 // shapeOf is an entry's shape, without decoding its text as rowOf does: whether it

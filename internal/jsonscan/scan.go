@@ -530,6 +530,41 @@ func AppendString(dst []byte, s string, html bool) []byte {
 	return append(append(dst, s[start:]...), '"')
 }
 
+// AppendText appends src, JSON, to dst with each escape in its strings written as the
+// character it stands for (\n a line end, \u00e9 é, \" a quote, a surrogate pair one
+// character, a lone half U+FFFD): no longer JSON, but the text a reader sees, whose
+// words are words ("\nwalrus" is a line end and walrus). In valid JSON only strings hold
+// a backslash; one that starts no escape is kept.
+func AppendText(dst, src []byte) []byte {
+	i := bytes.IndexByte(src, '\\')
+	if i < 0 {
+		return append(dst, src...)
+	}
+	start := 0
+	for i >= 0 {
+		dst = append(dst, src[start:i]...)
+		r, n := escape(src[i:])
+		switch {
+		case n == 0:
+			dst, n = append(dst, '\\'), 1
+		case utf16.IsSurrogate(r):
+			if second, m := escape(src[i+n:]); m == 6 {
+				if pair := utf16.DecodeRune(r, second); pair != utf8.RuneError {
+					r, n = pair, n+m
+				}
+			}
+			dst = utf8.AppendRune(dst, r) // a lone half is written as U+FFFD
+		default:
+			dst = utf8.AppendRune(dst, r)
+		}
+		start = i + n
+		if i = bytes.IndexByte(src[start:], '\\'); i >= 0 {
+			i += start
+		}
+	}
+	return append(dst, src[start:]...)
+}
+
 // AppendHTMLUnescape appends src, JSON, to dst with the escapes AppendHTMLEscape makes of
 // <, > and & written as the characters again: the same JSON, as text reads it. An
 // escaped backslash before "u003c" is left as it is; so are U+2028 and U+2029, which

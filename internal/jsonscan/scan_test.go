@@ -246,3 +246,25 @@ func TestFields(t *testing.T) {
 
 // deep is n arrays, one in another.
 func deep(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+
+// TestAppendText: each escape in a JSON text's strings is the character it stands for,
+// as encoding/json reads it; the rest is kept as it is.
+func TestAppendText(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":"x\ny","b":["\u003ch1\u003e \u0026"]}`: "{\"a\":\"x\ny\",\"b\":[\"<h1> &\"]}",
+		`"caf\u00e9 \ud83d\ude00 \"q\" \\ \/ \t"`:     "\"café 😀 \"q\" \\ / \t\"",
+		`"lone \ud83d half"`:                         "\"lone \uFFFD half\"",
+		`{"n":1,"t":true}`:                           `{"n":1,"t":true}`,
+		`"bad \x escape\`:                            `"bad \x escape\`,
+	} {
+		if got := string(AppendText([]byte("<"), []byte(in))); got != "<"+want {
+			t.Errorf("AppendText(%s) = %q, want %q", in, got, "<"+want)
+		}
+	}
+	for _, s := range []string{"plain", "two\nlines\tand a tab", "<tag> & \"quotes\" \\ back", "é 😀 \u2028 \x01"} {
+		raw, _ := json.Marshal(s)
+		if got := string(AppendText(nil, raw)); got != `"`+s+`"` {
+			t.Errorf("AppendText(%s) = %q, want %q", raw, got, `"`+s+`"`)
+		}
+	}
+}
