@@ -520,20 +520,24 @@ func matchIn(texts []string, words []string) (string, bool) {
 
 // around is text on one line, cut to snippetRunes around the first match of words
 // (the start when words is nil), with every match in it marked; ok says whether one
-// matched.
+// matched. A match is a term of the text as the index reads it (fulltext.Terms: case
+// and diacritics aside, café matching cafe) that is one of words, or that one ending
+// in * starts.
 func around(text string, words []string) (string, bool) {
 	flat := strings.Join(strings.FieldsFunc(text, unicode.IsSpace), " ")
-	lower := strings.ToLower(flat)
 	start := 0
-	ok := words == nil
-	for _, w := range words {
-		if i := wordAt(lower, w, 0); i >= 0 {
-			start, ok = max(0, i-snippetRunes/3), true
-			break
+	if words != nil {
+		first := -1
+		fulltext.Terms(flat, func(term string, at, _ int) bool {
+			if matches(term, words) {
+				first = at
+			}
+			return first < 0
+		})
+		if first < 0 {
+			return "", false
 		}
-	}
-	if !ok {
-		return "", false
+		start = max(0, first-snippetRunes/3)
 	}
 	for start > 0 && !utf8.RuneStart(flat[start]) {
 		start--
@@ -547,70 +551,32 @@ func around(text string, words []string) (string, bool) {
 	if start > 0 {
 		b.WriteString("…")
 	}
-	b.WriteString(mark(flat[start:end], lower[start:end], words))
+	// The matches wholly in the snippet are marked: the terms read from its start
+	// (a word the cut went through is no match).
+	at := start
+	fulltext.Terms(flat[start:end], func(term string, s, e int) bool {
+		if matches(term, words) {
+			b.WriteString(flat[at : start+s])
+			b.WriteString("**" + flat[start+s:start+e] + "**")
+			at = start + e
+		}
+		return true
+	})
+	b.WriteString(flat[at:end])
 	if end < len(flat) {
 		b.WriteString("…")
 	}
 	return b.String(), true
 }
 
-// mark puts ** around each match of words in s, lower being s in lower case (byte for
-// byte the same length for the ASCII words the index matches; other text is left as
-// it is).
-func mark(s, lower string, words []string) string {
-	if len(lower) != len(s) {
-		return s
+// matches says whether term is one of words, or one of them ending in * starts it.
+func matches(term string, words []string) bool {
+	for _, w := range words {
+		if w, prefix := strings.CutSuffix(w, "*"); term == w || prefix && strings.HasPrefix(term, w) {
+			return true
+		}
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		matched := 0
-		for _, w := range words {
-			prefix := strings.HasSuffix(w, "*")
-			w = strings.TrimSuffix(w, "*")
-			if !strings.HasPrefix(lower[i:], w) || i > 0 && isWordByte(lower[i-1]) {
-				continue
-			}
-			n := len(w)
-			for prefix && i+n < len(lower) && isWordByte(lower[i+n]) {
-				n++ // the whole word it starts
-			}
-			if i+n < len(lower) && isWordByte(lower[i+n]) {
-				continue // a word it only starts
-			}
-			matched = max(matched, n)
-		}
-		if matched == 0 {
-			b.WriteByte(s[i])
-			i++
-			continue
-		}
-		b.WriteString("**" + s[i:i+matched] + "**")
-		i += matched
-	}
-	return b.String()
-}
-
-// wordAt is where w is a word of lower at or after from, or -1; w ending in * is a
-// prefix, and may start a longer word.
-func wordAt(lower, w string, from int) int {
-	w, prefix := strings.CutSuffix(w, "*")
-	for from <= len(lower) {
-		i := strings.Index(lower[from:], w)
-		if i < 0 {
-			return -1
-		}
-		i += from
-		end := i + len(w)
-		if (i == 0 || !isWordByte(lower[i-1])) && (prefix || end == len(lower) || !isWordByte(lower[end])) {
-			return i
-		}
-		from = i + 1
-	}
-	return -1
-}
-
-func isWordByte(c byte) bool {
-	return c >= utf8.RuneSelf || '0' <= c && c <= '9' || 'a' <= c && c <= 'z'
+	return false
 }
 
 // ErrNotFound is an id the memory does not hold.

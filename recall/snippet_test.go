@@ -1,6 +1,9 @@
 package recall
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // A snippet marks the words the index matched: whole words, or a prefix's whole words;
 // never a word that only starts like one.
@@ -15,6 +18,11 @@ func TestAroundMarksWholeWords(t *testing.T) {
 		{"Locked\n\tby  pid 42", []string{"locked", "pid"}, "**Locked** by **pid** 42"},
 		{"unlock", []string{"lock"}, ""},
 		{"state-lock.md", []string{"state", "lock"}, "**state**-**lock**.md"},
+		// As the index reads words: case and diacritics aside, whatever the script.
+		{"the Café serves crème brûlée", []string{"cafe", "creme"}, "the **Café** serves **crème** brûlée"},
+		{"日本語 テスト", []string{"テスト"}, "日本語 **テスト**"},
+		{"ÜBERPRÜFUNG läuft", []string{"uber*"}, "**ÜBERPRÜFUNG** läuft"},
+		{"k" + strings.Repeat("x", 70) + " end", []string{"k" + strings.Repeat("x", 63)}, "**k" + strings.Repeat("x", 70) + "** end"},
 	} {
 		got, ok := around(c.text, c.words)
 		if got != c.want || ok != (c.want != "") {

@@ -114,7 +114,7 @@ func (b *Builder) Add(d Doc) {
 	b.inDoc = b.inDoc[:0]
 	for f, text := range d.Fields {
 		n := uint32(0)
-		Terms(text, func(t string) {
+		Terms(text, func(t string, _, _ int) bool {
 			tb := b.terms[t]
 			if tb == nil {
 				tb = &termBuild{last: -1}
@@ -137,6 +137,7 @@ func (b *Builder) Add(d Doc) {
 			}
 			b.inDoc[tb.at].pos[f] = append(b.inDoc[tb.at].pos[f], n)
 			n++
+			return true
 		})
 		b.lengths[f] = n
 		b.totals[f] += uint64(n)

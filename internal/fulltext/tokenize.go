@@ -12,11 +12,13 @@ import (
 // base64) is not indexed, nor looked for.
 const MaxTermBytes = 64
 
-// Terms calls fn with each term of text, in order: runs of letters and digits, in lower
+// Terms calls fn with each term of text, in order, and where it is in text
+// (text[start:end] is the run it was made of: where a snippet marks a word as the index
+// matched it), until fn returns false. Terms are runs of letters and digits, in lower
 // case and without diacritics (é is e, as SQLite's unicode61 tokenizer has it).
 // Anything else separates terms, so that a path (src/app.go) or an identifier
 // (parse_config) is the phrase of its words.
-func Terms(text string, fn func(term string)) {
+func Terms(text string, fn func(term string, start, end int) bool) {
 	var lower []byte // a term not in lower case already, made so
 	for i := 0; i < len(text); {
 		// Past what separates terms.
@@ -73,14 +75,19 @@ func Terms(text string, fn func(term string)) {
 			}
 			term = norm.NFC.String(string(lower))
 		}
-		fn(cut(term))
+		if !fn(cut(term), start, i) {
+			return
+		}
 	}
 }
 
 // TermsOf is the terms of text, in order.
 func TermsOf(text string) []string {
 	var out []string
-	Terms(text, func(t string) { out = append(out, t) })
+	Terms(text, func(t string, _, _ int) bool {
+		out = append(out, t)
+		return true
+	})
 	return out
 }
 
