@@ -252,7 +252,7 @@ func deep(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n)
 func TestAppendText(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"a":"x\ny","b":["\u003ch1\u003e \u0026"]}`: "{\"a\":\"x\ny\",\"b\":[\"<h1> &\"]}",
-		`"caf\u00e9 \ud83d\ude00 \"q\" \\ \/ \t"`:     "\"café 😀 \"q\" \\ / \t\"",
+		`"caf\u00e9 \ud83d\ude00 \"q\" \\ \/ \t"`:    "\"café 😀 \"q\" \\ / \t\"",
 		`"lone \ud83d half"`:                         "\"lone \uFFFD half\"",
 		`{"n":1,"t":true}`:                           `{"n":1,"t":true}`,
 		`"bad \x escape\`:                            `"bad \x escape\`,
