@@ -15,7 +15,6 @@ import (
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/jsonscan"
 	"github.com/agmem/agmem/internal/memrepo"
-	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/recall"
 )
 
@@ -73,9 +72,6 @@ func queryOf(c *ucli.Context, text string, now time.Time) (recall.Query, error) 
 	}
 	if q.Until, err = timeFlag(c, "until", now); err != nil {
 		return q, err
-	}
-	if _, ok := memory.ParseType(q.Type); !ok && q.Type != "" {
-		return q, hint.With(fmt.Errorf("--type %q is not a memory type", q.Type), "use episodic, semantic or procedural")
 	}
 	return q, nil
 }
@@ -161,6 +157,8 @@ func recallError(err error) error {
 	switch {
 	case errors.Is(err, recall.ErrQuery):
 		return hint.With(err, `e.g. agmem search 'discount NOT test', agmem search '"connection refused"', agmem search 'serv*'`)
+	case errors.Is(err, recall.ErrNoType):
+		return hint.With(err, "e.g. --type episodic")
 	case errors.Is(err, recall.ErrNoTime):
 		return hint.With(err, "--until is the first moment left out: give it a later time than --since")
 	case errors.As(err, &ambiguous):
@@ -202,8 +200,8 @@ func runSearch(e *env, m *recall.Memory, q recall.Query, asJSON bool) error {
 }
 
 func total(res recall.Results) string {
-	if res.Total >= 10000 {
-		return "10,000 or more"
+	if res.Uncounted() {
+		return strconv.Itoa(res.Total) + " or more"
 	}
 	return strconv.Itoa(res.Total)
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/jsonscan"
-	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/recall"
 )
 
@@ -160,9 +159,6 @@ func text(s string) *sdk.CallToolResult {
 func (s *Server) search(ctx context.Context, _ *sdk.CallToolRequest, in SearchInput) (*sdk.CallToolResult, any, error) {
 	q := recall.Query{Text: in.Query, Session: in.Session, Agent: in.Agent, Type: in.Type, Tool: in.Tool,
 		Project: in.Project, Failed: in.Failed, Limit: in.Limit}
-	if _, ok := memory.ParseType(in.Type); !ok && in.Type != "" {
-		return nil, nil, fmt.Errorf("type %q is not a memory type: give episodic, semantic or procedural", in.Type)
-	}
 	var err error
 	if q.Since, err = timeOf("since", in.Since); err != nil {
 		return nil, nil, err
@@ -178,7 +174,7 @@ func (s *Server) search(ctx context.Context, _ *sdk.CallToolRequest, in SearchIn
 		return nil, nil, err
 	}
 	fmt.Fprintf(&a.b, "%d hit(s)", res.Total)
-	if res.Total >= 10000 {
+	if res.Uncounted() {
 		a.b.WriteString(" or more")
 	}
 	if res.More {

@@ -26,6 +26,9 @@ import (
 // ErrQuery is a query the index cannot take; the error says why.
 var ErrQuery = fulltext.ErrQuery
 
+// ErrNoType is a memory type filter that names none.
+var ErrNoType = errors.New("not a memory type")
+
 // ErrNoTime is a query whose since and until leave no time in between.
 var ErrNoTime = errors.New("no time is in between")
 
@@ -71,6 +74,10 @@ type Results struct {
 	Unmatched string `json:"unmatched,omitempty"`
 }
 
+// Uncounted says the hits were counted only as far as maxCounted: there may be more
+// than Total.
+func (r Results) Uncounted() bool { return r.Total >= maxCounted }
+
 // refColumns are the columns a Ref is read from, of refFrom.
 const (
 	refColumns = `e.id, sn.id, e.ts, e.event, k.source, k.type, k.tool, e.summary, e.failed,
@@ -110,6 +117,9 @@ func (m *Memory) Search(q Query) (Results, error) {
 	query, err := fulltext.Parse(q.Text)
 	if err != nil {
 		return Results{}, err
+	}
+	if _, ok := memory.ParseType(q.Type); !ok && q.Type != "" {
+		return Results{}, fmt.Errorf("type %q is %w: give episodic, semantic or procedural", q.Type, ErrNoType)
 	}
 	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Since.Before(q.Until) {
 		return Results{}, fmt.Errorf("%w: since %s is not before until %s", ErrNoTime,

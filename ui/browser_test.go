@@ -118,8 +118,12 @@ func viewer(tb testing.TB, repo memrepo.Repo) (srv *ui.Server, token string) {
 
 // sessionsPage is the sessions page as h, a viewer's handler for 127.0.0.1:1, gives it
 // to a request that carries token.
-func sessionsPage(h http.Handler, token string) *httptest.ResponseRecorder {
-	req := httptest.NewRequest("GET", "http://127.0.0.1:1/", nil)
+func sessionsPage(h http.Handler, token string) *httptest.ResponseRecorder { return get(h, token, "/") }
+
+// get is the page at path as h, a viewer's handler for 127.0.0.1:1, gives it to a
+// request that carries token.
+func get(h http.Handler, token, path string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("GET", "http://127.0.0.1:1"+path, nil)
 	req.AddCookie(&http.Cookie{Name: "agmem_ui_1", Value: token})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
@@ -481,6 +485,50 @@ func TestPagesSayWhyAnUpdateFailed(t *testing.T) {
 	mend()
 	if got := page(); strings.Contains(got, "could not be brought up to date") || !strings.Contains(got, ">late<") {
 		t.Errorf("once the update can be done:\n%s", got)
+	}
+}
+
+// TestSearchPage: the search page says how many hits there are and how many it shows,
+// and gives the rest a page at a time; it takes the times agmem search takes, and says
+// why a search found nothing, or what a filter got wrong. A session named ".." is
+// linked to its own page, not to the one above.
+func TestSearchPage(t *testing.T) {
+	repo := newRepo(t, false)
+	var needles []memory.Entry
+	for i := range 60 {
+		needles = append(needles, obs("..", "Read", memory.Semantic, t0.Add(time.Duration(i)*time.Minute), fmt.Sprintf("needle number %d, found by the search page", i), "", 3))
+	}
+	appendEntries(t, repo.Journal(), needles...)
+	srv, token := viewer(t, repo)
+	h := srv.Handler("127.0.0.1:1")
+	page := func(path string) string {
+		t.Helper()
+		rec := get(h, token, path)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s: %d\n%s", path, rec.Code, rec.Body.String())
+		}
+		return rec.Body.String()
+	}
+	got := page("/search?q=needle")
+	if !strings.Contains(got, "60 hits, the first 50, best first") || strings.Count(got, `<li class="hit">`) != 50 ||
+		!strings.Contains(got, `<a href="/search?limit=100&amp;q=needle">more hits</a>`) {
+		t.Errorf("the first page of 60 hits:\n%s", got)
+	}
+	got = page("/search?limit=100&q=needle&since=3650d")
+	if !strings.Contains(got, "60 hits, best first") || strings.Count(got, `<li class="hit">`) != 60 || strings.Contains(got, "more hits") {
+		t.Errorf("all 60 hits, since ten years ago:\n%s", got)
+	}
+	if got = page("/search?q=needle&agent=claude"); !strings.Contains(got, "no hits: no agent &#34;claude&#34;") {
+		t.Errorf("an agent that is none:\n%s", got)
+	}
+	if got = page("/search?q=needle&type=trivia"); !strings.Contains(got, "type &#34;trivia&#34; is not a memory type") {
+		t.Errorf("a memory type that is none:\n%s", got)
+	}
+	if rec := get(h, token, "/search?q=needle&since=yesterday"); rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "how long ago") {
+		t.Errorf("a time that is none: %d %s", rec.Code, rec.Body.String())
+	}
+	if got = page("/"); !strings.Contains(got, `href="/session/%2E%2E"`) {
+		t.Errorf("the session named ..:\n%s", got)
 	}
 }
 

@@ -32,7 +32,7 @@ var funcs = template.FuncMap{
 	"short": vcs.Short,
 	// seg makes an id one segment of a path: session ids are whatever an agent sent,
 	// "/", "?" and "#" included.
-	"seg": url.PathEscape,
+	"seg": pathSegment,
 	// px is a coordinate of the timeline's picture.
 	"px": func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
 	"marked": func(snippet string) []markedPart {
@@ -310,6 +310,18 @@ func resultText(raw json.RawMessage) string {
 	return indentJSON(raw)
 }
 
+// searchPageHits is how many hits a search page shows, and how many more each "more".
+const searchPageHits = 50
+
+// pathSegment escapes s as one segment of a path: url.PathEscape leaves "." and "..",
+// which a browser resolves (a session named ".." linked to /session/.. is /).
+func pathSegment(s string) string {
+	if s == "." || s == ".." {
+		return strings.ReplaceAll(s, ".", "%2E")
+	}
+	return url.PathEscape(s)
+}
+
 func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	data := map[string]any{"Title": "Search", "Q": q.Get("q"), "Session": q.Get("session"), "Agent": q.Get("agent"),
@@ -317,21 +329,27 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 	data["Since"], data["Until"] = q.Get("since"), q.Get("until")
 	if text := strings.TrimSpace(q.Get("q")); text != "" {
 		query := recall.Query{Text: text, Session: q.Get("session"), Agent: q.Get("agent"), Type: q.Get("type"),
-			Tool: q.Get("tool"), Project: q.Get("project"), Failed: q.Get("failed") != "", Limit: 50}
+			Tool: q.Get("tool"), Project: q.Get("project"), Failed: q.Get("failed") != "", Limit: searchPageHits}
+		// A page of hits at a time; "more" asks for the next with those before it.
+		if n, err := strconv.Atoi(q.Get("limit")); err == nil && n > 0 {
+			query.Limit = min(n, recall.MaxLimit)
+		}
 		// Days, as the page's date inputs give them: since the start of one, until the
-		// end of the other.
+		// end of the other; or any time agmem search takes (recall.ParseTime).
+		now := time.Now()
 		for _, d := range []struct {
 			name string
 			to   *time.Time
 			add  int
 		}{{"since", &query.Since, 0}, {"until", &query.Until, 1}} {
-			if v := q.Get(d.name); v != "" {
-				day, err := time.ParseInLocation("2006-01-02", v, time.Local)
-				if err != nil {
-					http.Error(w, d.name+": give it as 2026-11-30", http.StatusBadRequest)
-					return
-				}
+			v := q.Get(d.name)
+			if day, err := time.ParseInLocation("2006-01-02", v, time.Local); err == nil {
 				*d.to = day.AddDate(0, 0, d.add)
+			} else if t, ok := recall.ParseTime(v, now); ok {
+				*d.to = t
+			} else {
+				http.Error(w, fmt.Sprintf("%s %q is not a time: give %s", d.name, v, recall.TimeForms), http.StatusBadRequest)
+				return
 			}
 		}
 		m := s.memory(r)
@@ -340,6 +358,11 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 			data["Error"] = err.Error()
 		} else {
 			data["Results"] = results
+			if results.More && query.Limit < recall.MaxLimit {
+				more := r.URL.Query()
+				more.Set("limit", strconv.Itoa(min(query.Limit+searchPageHits, recall.MaxLimit)))
+				data["More"] = "/search?" + more.Encode()
+			}
 		}
 	}
 	s.render(w, "search.html", data)

@@ -11,7 +11,8 @@
   if (!live || live.dataset.entries === "-1") {
     return;
   }
-  const session = encodeURIComponent(live.dataset.session);
+  // As the server links it (pathSegment): a browser resolves a segment "." or "..".
+  const session = encodeURIComponent(live.dataset.session).replace(/^\.\.?$/, (dots) => dots.replaceAll(".", "%2E"));
   let seen = live.dataset.entries + "/" + live.dataset.pending;
   let unchanged = 0;
   async function poll() {
