@@ -758,6 +758,16 @@ func TestCommittedAsTheJournalHoldsIt(t *testing.T) {
 	}
 }
 
+// TestLongIDSaidInPart: an id far longer than any is said in part in its error.
+func TestLongIDSaidInPart(t *testing.T) {
+	mem := newMemRepo(t).open()
+	for _, id := range []string{strings.Repeat("z", 5000), strings.Repeat("é", 3000)} {
+		if _, err := mem.Resolve(id); !errors.Is(err, recall.ErrNotFound) || len(err.Error()) > 120 || !strings.Contains(err.Error(), "…") {
+			t.Errorf("an id of %d bytes: %v", len(id), err)
+		}
+	}
+}
+
 // TestUnmatched: a search that finds nothing is told which filters name nothing the
 // memory holds, in an empty memory as in one that holds other agents' work.
 func TestUnmatched(t *testing.T) {

@@ -7,9 +7,23 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agmem/agmem/memory"
 )
+
+// shownID is id as an error says it: an id is 36 characters at most, and what is much
+// longer is no id, and said in part.
+func shownID(id string) string {
+	if len(id) <= 64 {
+		return id
+	}
+	n := 64
+	for n > 0 && !utf8.RuneStart(id[n]) {
+		n--
+	}
+	return id[:n] + "…"
+}
 
 // Resolve finds the entry an id names: its whole id (a ULID or UUID, in any case), or
 // the short id its markdown file's name carries. A short id that names more than one
@@ -19,12 +33,12 @@ func (m *Memory) Resolve(id string) (Ref, error) {
 	if norm, err := memory.NormalizeID(id); err == nil {
 		found, err := m.named(wholeName(norm), `e.id = ?`, norm)
 		if err != nil || len(found) == 0 {
-			return Ref{}, cmp.Or(err, fmt.Errorf("%w: %s", ErrNotFound, id))
+			return Ref{}, cmp.Or(err, fmt.Errorf("%w: %s", ErrNotFound, shownID(id)))
 		}
 		return found[0], nil
 	}
 	if id == "" || strings.ContainsFunc(id, func(r rune) bool { return r < '0' || r > 'z' }) {
-		return Ref{}, fmt.Errorf("%w: %q is neither an id nor a short id", ErrNotFound, id)
+		return Ref{}, fmt.Errorf("%w: %q is neither an id nor a short id", ErrNotFound, shownID(id))
 	}
 	short := strings.ToLower(id)
 	found, err := m.named(shortName(short), shortIDOf("e.id")+` = ?`, short)
@@ -33,7 +47,7 @@ func (m *Memory) Resolve(id string) (Ref, error) {
 	}
 	switch len(found) {
 	case 0:
-		return Ref{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+		return Ref{}, fmt.Errorf("%w: %s", ErrNotFound, shownID(id))
 	case 1:
 		return found[0], nil
 	}
