@@ -46,7 +46,7 @@ func runUI(e *env, repo memrepo.Repo, addr string, open bool) error {
 	}
 	defer l.Close()
 	if ip := l.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
-		warn(e, fmt.Errorf("agmem ui listens on %s, which other machines may reach: only its token keeps them out", l.Addr()))
+		warn(e, fmt.Errorf("the viewer listens on %s, which other machines may reach: only its token keeps them out", l.Addr()))
 	}
 	m, err := openLive(repo)
 	if err != nil {

@@ -491,7 +491,7 @@ func TestPagesSayWhyAnUpdateFailed(t *testing.T) {
 // TestSearchPage: the search page says how many hits there are and how many it shows,
 // and gives the rest a page at a time; it takes the times agmem search takes, and says
 // why a search found nothing, or what a filter got wrong. A session named ".." is
-// linked to its own page, not to the one above.
+// linked to its own page, not to the one above; /static/ lists nothing.
 func TestSearchPage(t *testing.T) {
 	repo := newRepo(t, false)
 	var needles []memory.Entry
@@ -529,6 +529,12 @@ func TestSearchPage(t *testing.T) {
 	}
 	if got = page("/"); !strings.Contains(got, `href="/session/%2E%2E"`) {
 		t.Errorf("the session named ..:\n%s", got)
+	}
+	if rec := get(h, token, "/static/"); rec.Code != http.StatusNotFound {
+		t.Errorf("/static/ lists its files: %d %s", rec.Code, rec.Body.String())
+	}
+	if rec := get(h, token, "/static/app.js"); rec.Code != http.StatusOK {
+		t.Errorf("/static/app.js: %d", rec.Code)
 	}
 }
 

@@ -85,7 +85,14 @@ func (s *Server) Close() error { return s.mem.Close() }
 func (s *Server) Handler(addr string) http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(files, "static")
-	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	serveFile := http.FileServerFS(static)
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "" || strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r) // a file, not a listing of them
+			return
+		}
+		serveFile.ServeHTTP(w, r)
+	})))
 	mux.HandleFunc("GET /{$}", s.sessionsPage)
 	mux.HandleFunc("GET /session/{id}", s.sessionPage)
 	mux.HandleFunc("GET /session/{id}/count", s.sessionCount)
