@@ -121,7 +121,11 @@ func openMemory(e *env, repo memrepo.Repo) (*recall.Memory, error) {
 	if err != nil {
 		return nil, indexError(err)
 	}
-	if m.Behind() {
+	switch {
+	case m.Behind() && m.Empty():
+		report(e.stderr, hint.With(errors.New("the index is being made from the memory's history (another update holds it) and holds nothing yet"),
+			`"agmem index" waits for it`))
+	case m.Behind():
 		report(e.stderr, hint.With(errors.New("the index is still catching up with the memory's history (another update holds it): what was done lately may be missing"),
 			`"agmem index" waits for it`))
 	}

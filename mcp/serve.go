@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -122,7 +123,10 @@ func (s *Server) lag() string {
 	if err := s.mem.Failed(); err != nil {
 		return "(the index could not be brought up to date, so what was done lately may be missing: " + hint.OneLine(err.Error()) + ")"
 	}
-	if s.mem.Behind() {
+	switch {
+	case s.mem.Behind() && s.mem.Empty():
+		return "(the index is being made from the memory's history and holds nothing yet; ask again in a minute)"
+	case s.mem.Behind():
 		return behindNote
 	}
 	return ""
@@ -173,22 +177,33 @@ func (s *Server) search(ctx context.Context, _ *sdk.CallToolRequest, in SearchIn
 	if err != nil {
 		return nil, nil, err
 	}
+	// The lines that fit the answer's bound, known first: the head says whether the
+	// limit or the bound ended the hits, and so what to ask instead.
+	var lines []string
+	room := answerChars - a.b.Len() - len(res.Unmatched) - 300
+	for _, h := range res.Hits {
+		line := fmt.Sprintf("%s — %s (~%d tokens) %s\n", h.Ref.Line(), h.Snippet, h.Tokens, citation(h.Ref))
+		if room -= len(line); room < 0 {
+			break
+		}
+		lines = append(lines, line)
+	}
 	fmt.Fprintf(&a.b, "%d hit(s)", res.Total)
 	if res.Uncounted() {
 		a.b.WriteString(" or more")
 	}
-	if res.More {
-		fmt.Fprintf(&a.b, "; the first %d, best first (more exist: raise limit, or add filters)", len(res.Hits))
+	switch {
+	case len(lines) < len(res.Hits):
+		fmt.Fprintf(&a.b, "; the first %d, best first, all this answer holds (for others, add filters)", len(lines))
+	case res.More:
+		fmt.Fprintf(&a.b, "; the first %d, best first (more exist: raise limit, or add filters)", len(lines))
 	}
 	a.b.WriteString("\n")
 	if res.Unmatched != "" {
 		a.b.WriteString(res.Unmatched + "\n")
 	}
-	for i, h := range res.Hits {
-		line := fmt.Sprintf("%s — %s (~%d tokens) %s\n", h.Ref.Line(), h.Snippet, h.Tokens, citation(h.Ref))
-		if !a.add(line, len(res.Hits)-i, "hit(s)", "ask for a lower limit") {
-			break
-		}
+	for _, line := range lines {
+		a.b.WriteString(line)
 	}
 	return text(a.b.String()), nil, nil
 }
@@ -255,6 +270,14 @@ func (s *Server) observations(ctx context.Context, _ *sdk.CallToolRequest, in Ob
 	items, err := s.shown(in.IDs)
 	if err != nil {
 		return nil, nil, err
+	}
+	if !slices.ContainsFunc(items, func(it shownItem) bool { return it.err == "" }) {
+		// Not one id names an entry: the call failed, for the reasons each says.
+		why := make([]string, len(items))
+		for i, it := range items {
+			why[i] = strings.TrimSuffix(it.err, "\n")
+		}
+		return nil, nil, errors.New(strings.Join(why, "; "))
 	}
 	// Each gets its share of the bound; a longer result is cut, and says so.
 	share := answerChars / len(items)

@@ -67,7 +67,7 @@ func TestServeBoundsItsAnswers(t *testing.T) {
 		}
 		return b.String()
 	}
-	if s := call("search", map[string]any{"query": "discount", "limit": 1000}); !strings.Contains(s, "left out") || !strings.HasPrefix(s, "10000 hit(s) or more") {
+	if s := call("search", map[string]any{"query": "discount", "limit": 1000}); !strings.Contains(s, "best first, all this answer holds (for others, add filters)\n") || !strings.HasPrefix(s, "10000 hit(s) or more") || strings.Contains(s, "raise limit") {
 		t.Errorf("search: %.300s", s)
 	}
 	first := strings.Fields(strings.Split(call("search", map[string]any{"query": "f5000", "limit": 1}), "\n")[1])[0]
@@ -342,6 +342,12 @@ func TestGetObservationsGivesTheOthersPastAWrongID(t *testing.T) {
 	at := []int{strings.Index(got, first+" "), strings.Index(got, "no such entry: zzzzzzzzzzzz"), strings.Index(got, second+" ")}
 	if at[0] < 0 || at[1] < at[0] || at[2] < at[1] {
 		t.Errorf("the two observations and the wrong id between them, in order: %v\n%s", at, got)
+	}
+	// Not one right id: the call failed, and says why for each.
+	res, err = session.CallTool(ctx, &sdk.CallToolParams{Name: "get_observations",
+		Arguments: map[string]any{"ids": []string{"zzzzzzzzzzzz", "yyyyyyyyyyyy"}}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "zzzzzzzzzzzz; no such entry: yyyyyyyyyyyy") {
+		t.Errorf("only wrong ids: %v %+v", err, res)
 	}
 }
 

@@ -655,6 +655,37 @@ func TestFailedUpdateStartsNoCatchUp(t *testing.T) {
 	}
 }
 
+// TestEmptyWhileMadeAnew: a reader that opens the index while another process makes it
+// anew, holding it past the reader's time, finds it behind and empty, and says so.
+func TestEmptyWhileMadeAnew(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s1", call("Bash", "t1", 0, map[string]any{"command": "make"}, "recorded before the index is made anew, and found after"))
+	m.update()
+	if err := recall.RemoveIndex(m.repo.StateDir()); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := recall.OpenIndex(m.repo.StateDir()) // its tables, as a rebuild makes them first
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	release := recalltest.HoldWriteLock(t, m.repo.StateDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	mem, err := recall.Open(ctx, m.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	if !mem.Behind() || !mem.Empty() {
+		t.Errorf("while made anew: behind %v, empty %v", mem.Behind(), mem.Empty())
+	}
+	release()
+	if err := mem.Refresh(context.Background()); err != nil || mem.Behind() || mem.Empty() {
+		t.Errorf("once made: %v, behind %v, empty %v", err, mem.Behind(), mem.Empty())
+	}
+}
+
 // TestNothingNewWaitsForNoWriter: a reader that finds nothing new since the last update
 // does not wait for the write lock another update holds (the MCP server brings the index
 // up to date before each call; agmem search and context before they read).

@@ -62,6 +62,15 @@ func (m *Memory) catchUpIfBehind() {
 // says so.
 func (m *Memory) Behind() bool { return m.behind }
 
+// Empty says whether the index holds no entry yet: one being made anew by another
+// process (Behind) has nothing to answer with, which a reader says rather than that it
+// found nothing.
+func (m *Memory) Empty() bool {
+	var none bool
+	err := m.Index.db.QueryRow(`SELECT NOT EXISTS (SELECT 1 FROM entries)`).Scan(&none)
+	return err == nil && none
+}
+
 // Open opens repo's memory for reading back, updating its index first, until ctx is
 // done: then the index is read as it was.
 func Open(ctx context.Context, repo memrepo.Repo) (*Memory, error) {
