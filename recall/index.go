@@ -58,8 +58,9 @@ const (
 // to mdHashBytes, and segments of format 5; 17: entries found by their names in the
 // segments (shortName, wholeName; segments of format 6), entries_id gone; 18: the
 // lines of the blocks made kept (lines); 19: the words of arguments and results read
-// with their strings' escapes decoded (readable).
-const indexVersion = 19
+// with their strings' escapes decoded (readable); 20: every directory a session worked
+// in (dirs).
+const indexVersion = 20
 
 // mdHashBytes is how much of its markdown file's blob's hash the index keeps of an
 // entry: enough to name one object of many millions (vcs.Git.PackedWithPrefix says
@@ -209,6 +210,9 @@ CREATE INDEX sessions_last ON sessions (last);
 -- The sessions that did something, by directory: what a context block counts, and,
 -- with their ids, what the kept file for the context hook lists (kept.Did).
 CREATE INDEX sessions_cwd ON sessions (cwd, id) WHERE observations > 0 OR first_prompt <> '';
+-- Every directory a session worked in (its entries' cwd), with its row: what a project
+-- filter reads, a session that moved into a project in it as one that began there.
+CREATE TABLE dirs (cwd TEXT NOT NULL, session INTEGER NOT NULL, PRIMARY KEY (cwd, session)) WITHOUT ROWID;
 -- The blocks Context made, each under the key of the sessions it was made from, the
 -- latest made (a count) kept.
 CREATE TABLE contexts (

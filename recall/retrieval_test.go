@@ -263,3 +263,35 @@ func TestWordsInJSONStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestProjectOfEveryCall: a session worked in each directory its calls name, not only
+// in the one it began in: one that began in /home/ana and went on in /home/ana/shop is
+// found by a search of the project, listed among its sessions, and told of at the
+// start of the project's next session.
+func TestProjectOfEveryCall(t *testing.T) {
+	m := newMemRepo(t)
+	for i, c := range []struct{ cwd, command string }{{"/home/ana", "cd shop && ls"}, {"/home/ana/shop", "make build"}, {"/home/ana/shop", "make test"}} {
+		m.record("m1", record.Observation{Tool: "Bash", ToolUseID: fmt.Sprint("a", i), Cwd: c.cwd,
+			Time: time.Date(2026, 11, 29, 9, i, 0, 0, time.UTC), Arguments: map[string]any{"command": c.command},
+			Result: "the result of this call is long enough to be kept, and says bravo"})
+	}
+	m.flush()
+	mem := m.open()
+	for project, want := range map[string]int{"/home/ana/shop": 3, "/home/ana": 3, "/home/bo": 0} {
+		res, err := mem.Search(recall.Query{Text: "bravo", Project: project})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sessions, err := mem.Sessions(project, "", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Total != want || len(sessions) != min(want, 1) {
+			t.Errorf("%s: %d hits, %d sessions; want %d, %d", project, res.Total, len(sessions), want, min(want, 1))
+		}
+	}
+	ctx, err := mem.Context("/home/ana/shop", 6000)
+	if err != nil || !strings.Contains(ctx.Text, "make test") {
+		t.Errorf("the project's context: %+v, %v", ctx, err)
+	}
+}

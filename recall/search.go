@@ -198,9 +198,8 @@ func (m *Memory) filter(q Query) (f fulltext.Filter, none bool, err error) {
 	if q.Project == "" {
 		return f, false, nil
 	}
-	dir := projectDir(q.Project)
-	cond, args := inDir("cwd", dir)
-	rows, err := m.Index.db.Query(`SELECT id FROM sessions WHERE `+cond, args...)
+	cond, args := inDir("d.cwd", projectDir(q.Project))
+	rows, err := m.Index.db.Query(`SELECT DISTINCT s.id FROM dirs d JOIN sessions s ON s.rowid = d.session WHERE `+cond, args...)
 	if err != nil {
 		return f, false, err
 	}
@@ -260,7 +259,7 @@ func (m *Memory) unmatched(q Query) (string, error) {
 	}
 	if q.Project != "" {
 		cond, args := inDir("cwd", projectDir(q.Project))
-		ids, err := column[string](db, `SELECT id FROM sessions WHERE `+cond+` LIMIT 1`, args...)
+		ids, err := column[string](db, `SELECT cwd FROM dirs WHERE `+cond+` LIMIT 1`, args...)
 		if err != nil {
 			return "", err
 		}
@@ -314,8 +313,8 @@ func sessionsIn(project, agent string) (string, []any) {
 	var where string
 	var args []any
 	if project != "" {
-		cond, dirArgs := inDir("s.cwd", projectDir(project))
-		where, args = where+" AND "+cond, append(args, dirArgs...)
+		cond, dirArgs := inDir("d.cwd", projectDir(project))
+		where, args = where+" AND s.rowid IN (SELECT d.session FROM dirs d WHERE "+cond+")", append(args, dirArgs...)
 	}
 	if agent != "" {
 		where, args = where+" AND s.source = ?", append(args, agent)

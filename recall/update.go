@@ -231,6 +231,7 @@ type sessionTally struct {
 	source, cwd, prompt, origin string
 	first, last, promptAt       int64
 	observations, failures      int
+	dirs                        []string // every cwd its entries name, once
 }
 
 func (t *sessionTally) add(source, cwd, prompt, origin string, at int64, observations, failures int) {
@@ -239,6 +240,9 @@ func (t *sessionTally) add(source, cwd, prompt, origin string, at int64, observa
 	}
 	if t.cwd == "" {
 		t.cwd = cwd
+	}
+	if cwd != "" && !slices.Contains(t.dirs, cwd) {
+		t.dirs = append(t.dirs, cwd)
 	}
 	if t.origin == "" {
 		t.origin = origin
@@ -254,12 +258,24 @@ func (t *sessionTally) add(source, cwd, prompt, origin string, at int64, observa
 	t.failures += failures
 }
 
-// writeSessions writes the sessions' tallies.
+// writeSessions writes the sessions' tallies, and the directories they worked in.
 func (w *writer) writeSessions() error {
 	for _, id := range w.order {
 		t := w.sessions[id]
 		if _, err := w.session.Exec(id, t.source, t.first, t.last, t.cwd, t.prompt, t.promptAt, t.observations, t.failures, t.origin); err != nil {
 			return err
+		}
+		if len(t.dirs) == 0 {
+			continue
+		}
+		row, err := w.sessionOf(id)
+		if err != nil {
+			return err
+		}
+		for _, dir := range t.dirs {
+			if _, err := w.tx.Exec(`INSERT OR IGNORE INTO dirs (cwd, session) VALUES (?, ?)`, dir, row); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
