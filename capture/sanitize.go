@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/agmem/agmem/internal/jsonscan"
@@ -26,9 +27,9 @@ const (
 )
 
 // sanitizer applies a policy's redaction and size bounds to one entry's values, and
-// counts what it changed. A secret found in one value is hidden in all of them (seen):
-// in those after it as they are redacted, and, when one was found, in a second pass
-// (again) over all of them, for those before it.
+// counts what it changed. A secret found in one value is hidden in all of them: once a
+// first pass has redacted and bounded them all, noting the secrets it found (seen), a
+// second (again) hides each wherever the entry repeats it.
 type sanitizer struct {
 	p          *Policy
 	redactions int
@@ -90,7 +91,13 @@ func (p *Policy) sanitizeEvent(e *memory.Event) {
 // Again, it only hides the secrets seen in the entry.
 func (s *sanitizer) text(v, key string, limit int, where string) string {
 	if s.again {
-		v, n := s.seen.Again(v)
+		var n int
+		if body, mark, cut := cutOff(v); cut {
+			body, n = s.seen.AgainCut(body) // what the cut left of a secret too
+			v = body + mark
+		} else {
+			v, n = s.seen.Again(v)
+		}
 		s.redactions += n
 		return v
 	}
@@ -106,12 +113,27 @@ func (s *sanitizer) text(v, key string, limit int, where string) string {
 	}
 	s.redactions += n
 	if cut {
-		v += fmt.Sprintf("\n[TRUNCATED: %d bytes]", size)
+		v += cutMark(size)
 		if where != "" {
 			s.cutAt(where, size)
 		}
 	}
 	return v
+}
+
+// cutMark ends a value cut short: its size whole.
+func cutMark(size int) string { return fmt.Sprintf("%s%d bytes]", cutMarkPrefix, size) }
+
+const cutMarkPrefix = "\n[TRUNCATED: "
+
+// cutOff is a value cut short as its body and its cutMark; cut is false for one that
+// is whole.
+func cutOff(v string) (body, mark string, cut bool) {
+	i := strings.LastIndex(v, cutMarkPrefix)
+	if i < 0 || !strings.HasSuffix(v, " bytes]") {
+		return v, "", false
+	}
+	return v[:i], v[i:], true
 }
 
 func (s *sanitizer) cutAt(where string, size int) {
@@ -188,7 +210,7 @@ func (wk *walk) value(where, key string, depth int) (string, error) {
 			// Too large as a whole even with each string within bounds: keep its
 			// text, cut.
 			size := w.Len() - start
-			text := validPrefix(string(w.Bytes()[start:]), limit) + fmt.Sprintf("\n[TRUNCATED: %d bytes]", size)
+			text := validPrefix(string(w.Bytes()[start:]), limit) + cutMark(size)
 			w.Truncate(start)
 			writeString(w, text)
 			wk.s.cutAt(where, size)

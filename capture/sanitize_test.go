@@ -276,3 +276,21 @@ func FuzzWithheldBy(f *testing.F) {
 		}
 	})
 }
+
+// TestSanitizeSeenSecretsAcrossCuts: a secret seen in one value is hidden in another
+// that a bound cut: whole, or its start where the cut went through it, and escaped in
+// a container kept as its JSON text; the cut's own mark is left as it is.
+func TestSanitizeSeenSecretsAcrossCuts(t *testing.T) {
+	p := defaultPolicy()
+	p.MaxValue = 100
+	secret := "Zq8vLm3pRt6WxAbCdEf"
+	cut := sanitized(t, p, `{"tool_name":"Bash","arguments":{"command":"export DB_PASSWORD=`+secret+`"},"result":"`+strings.Repeat("o", 90)+secret+` and a tail past the bound"}`)
+	if got := cut.ResultText(); strings.Contains(got, "Zq8vLm3") || !strings.HasSuffix(got, "[REDACTED:secret-assignment]\n[TRUNCATED: 135 bytes]") {
+		t.Errorf("a result cut through a secret seen in the arguments: %q", got)
+	}
+	quoted := `Zq8\"vLm3pRt6Wx`
+	kept := sanitized(t, p, `{"tool_name":"x","arguments":{"password":"`+quoted+`"},"result":{"out":"`+quoted+`","more":["`+strings.Repeat("m", 120)+`"]}}`)
+	if all, _ := json.Marshal(kept); strings.Contains(string(all), "vLm3pRt6Wx") {
+		t.Errorf("a secret with a quote, in a result kept as its JSON text: %s", all)
+	}
+}

@@ -1,13 +1,17 @@
 package redact
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/agmem/agmem/internal/jsonscan"
 )
 
 // Pattern is a rule a user adds: a regex whose whole match, or first non-empty
@@ -550,63 +554,87 @@ func (r *Redactor) Cut(key, value string, limit int, seen *Seen) (string, int) {
 // shorter than minSeen is hidden only where a rule finds it: a short value is too
 // likely to be other words too. The zero Seen is empty; a nil one sees nothing.
 type Seen struct {
-	secrets []seenSecret
+	marks    map[string]string // the mark of each secret, by its text and by its text in a JSON string
+	replacer *strings.Replacer // of marks, made by Again once they are all seen
+	longest  []string          // the secrets' texts, longest first
 }
 
-type seenSecret struct{ text, mark string }
-
-// minSeen is the shortest secret Seen hides wherever it is repeated.
-const minSeen = 6
+// minSeen is the shortest secret Seen hides wherever it is repeated, and minCutSeen
+// the shortest start of one that AgainCut hides at the end of a value cut short.
+const (
+	minSeen    = 6
+	minCutSeen = 3
+)
 
 // Any says whether any secret was seen.
-func (s *Seen) Any() bool { return s != nil && len(s.secrets) > 0 }
+func (s *Seen) Any() bool { return s != nil && len(s.marks) > 0 }
 
 func (s *Seen) add(secret, rule string) {
 	if s == nil || len(secret) < minSeen || strings.Contains(secret, markPrefix) {
 		return
 	}
-	for _, k := range s.secrets {
-		if k.text == secret {
-			return
-		}
+	if _, ok := s.marks[secret]; ok {
+		return
 	}
-	// Longest first: one that holds another is hidden whole, not around the other's mark.
-	i, _ := slices.BinarySearchFunc(s.secrets, len(secret), func(k seenSecret, n int) int { return n - len(k.text) })
-	s.secrets = slices.Insert(s.secrets, i, seenSecret{secret, Mark(rule)})
+	if s.marks == nil {
+		s.marks = map[string]string{}
+	}
+	mark := Mark(rule)
+	s.marks[secret] = mark
+	// A container kept as its JSON text (too large, or too deep) holds it escaped.
+	if q := jsonscan.AppendString(nil, secret, false); len(q) != len(secret)+2 {
+		s.marks[string(q[1:len(q)-1])] = mark
+	}
+	s.replacer, s.longest = nil, nil
 }
 
 // Again hides in text the secrets seen, but within a mark, and counts them: a second
-// pass over an entry's values, once Field and Cut have seen them all.
+// pass over an entry's values, once Field and Cut have seen them all. Where one secret
+// holds another, the longer is hidden whole.
 func (s *Seen) Again(text string) (string, int) {
 	if !s.Any() {
 		return text, 0
 	}
-	n := 0
-	for _, k := range s.secrets {
-		if !strings.Contains(text, k.text) {
-			continue
+	if s.replacer == nil {
+		s.longest = slices.SortedFunc(maps.Keys(s.marks), func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+		pairs := make([]string, 0, 2*len(s.longest))
+		for _, secret := range s.longest {
+			pairs = append(pairs, secret, s.marks[secret]) // the first of a place's matches wins
 		}
-		marks := markSpans(text)
-		var b strings.Builder
-		at := 0
-		for from := 0; ; {
-			i := strings.Index(text[from:], k.text)
-			if i < 0 {
-				break
-			}
-			i += from
-			end := i + len(k.text)
-			if overlaps(marks, i, end) {
-				from = i + 1
-				continue
-			}
-			b.WriteString(text[at:i])
-			b.WriteString(k.mark)
-			at, from, n = end, end, n+1
+		s.replacer = strings.NewReplacer(pairs...)
+	}
+	var b strings.Builder
+	n, at := 0, 0
+	for _, m := range append(markSpans(text), [2]int{len(text), len(text)}) {
+		gap := text[at:m[0]]
+		if out := s.replacer.Replace(gap); out != gap {
+			n += strings.Count(out, markPrefix) - strings.Count(gap, markPrefix)
+			gap = out
 		}
-		if at > 0 {
-			b.WriteString(text[at:])
-			text = b.String()
+		b.WriteString(gap)
+		b.WriteString(text[m[0]:m[1]])
+		at = m[1]
+	}
+	if n == 0 {
+		return text, 0
+	}
+	return b.String(), n
+}
+
+// AgainCut is Again for a value cut short at its end, which may end with the start of
+// a secret seen (at least minCutSeen bytes of it): that start is hidden too, as Cut
+// hides a secret a rule finds across its cut.
+func (s *Seen) AgainCut(text string) (string, int) {
+	if !s.Any() {
+		return text, 0
+	}
+	text, n := s.Again(text)
+	marks := markSpans(text)
+	for _, secret := range s.longest {
+		for p := len(secret) - 1; p >= minCutSeen; p-- {
+			if strings.HasSuffix(text, secret[:p]) && !overlaps(marks, len(text)-p, len(text)) {
+				return text[:len(text)-p] + s.marks[secret], n + 1
+			}
 		}
 	}
 	return text, n
