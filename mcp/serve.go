@@ -277,10 +277,14 @@ func (s *Server) observations(ctx context.Context, _ *sdk.CallToolRequest, in Ob
 		for i, it := range items {
 			why[i] = strings.TrimSuffix(it.err, "\n")
 		}
+		if note := s.lag(); note != "" {
+			why = append(why, note)
+		}
 		return nil, nil, errors.New(strings.Join(why, "; "))
 	}
-	// Each gets its share of the bound; a longer result is cut, and says so.
-	share := answerChars / len(items)
+	// Each gets its share of what the bound leaves (the answer may begin with a note);
+	// a longer result is cut, and says so.
+	share := (answerChars-a.b.Len())/len(items) - 1
 	for i, it := range items {
 		item := it.err
 		if item == "" {
@@ -314,7 +318,7 @@ func (s *Server) shown(ids []string) ([]shownItem, error) {
 		var ambiguous *recall.AmbiguousError
 		switch {
 		case errors.Is(err, recall.ErrNotFound) || errors.As(err, &ambiguous):
-			items[i].err = s.notFound(err).Error() + "\n"
+			items[i].err = err.Error() + "\n" // the answer's head says if the index is behind
 		case err != nil:
 			return nil, err
 		default:
@@ -365,6 +369,9 @@ func (s *Server) sessions(ctx context.Context, _ *sdk.CallToolRequest, in Sessio
 // observationText is an observation whole in about share bytes: its prompt, arguments
 // and error cut past a part of it, its result (an event's text) past what they leave.
 func observationText(sh recall.Shown, share int) string {
+	// Each part is cut to its mark within its own bound, but for the last, which may
+	// be left no room but the mark's: room is kept for it.
+	share -= len(fmt.Sprintf(cutMark, 1<<30, sh.ID))
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s\nid %s, session %s, %s\n", sh.Ref.Line(), citation(sh.Ref), sh.ID, sh.Session,
 		sh.Time.Format(time.RFC3339))
@@ -373,7 +380,7 @@ func observationText(sh recall.Shown, share int) string {
 	}
 	o := sh.Entry.Observation
 	if o == nil {
-		fmt.Fprintf(&b, "%s\n", cut(sh.Entry.Event.Text, max(0, share-b.Len()-200), sh.ID))
+		fmt.Fprintf(&b, "%s\n", cut(sh.Entry.Event.Text, max(0, share-b.Len()-1), sh.ID))
 		return b.String()
 	}
 	if o.DurationMS != nil {
@@ -385,23 +392,28 @@ func observationText(sh recall.Shown, share int) string {
 		fmt.Fprintf(&b, "error: %s\n", cut(o.Error, share/4, sh.ID))
 	}
 	if r := o.ResultText(); r != "" {
-		fmt.Fprintf(&b, "result:\n%s\n", cut(r, max(0, share-b.Len()-200), sh.ID))
+		fmt.Fprintf(&b, "result:\n%s\n", cut(r, max(0, share-b.Len()-len("result:\n\n")), sh.ID))
 	}
 	return b.String()
 }
 
-// cut is s cut to at most n bytes, where a character ends, with a mark that says how
-// many characters were left out: the answer's bound is in bytes, which a character
-// outside ASCII takes two to four of.
+// cut is s cut to at most n bytes, its mark within them where n leaves room for it,
+// where a character ends; the mark says how many characters were left out: the
+// answer's bound is in bytes, which a character outside ASCII takes two to four of.
 func cut(s string, n int, id string) string {
 	if len(s) <= n {
 		return s
 	}
+	n = max(0, n-len(fmt.Sprintf(cutMark, len(s), id)))
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
-	return s[:n] + fmt.Sprintf("\n[… %d more characters left out: agmem show %s]", utf8.RuneCountInString(s[n:]), id)
+	return s[:n] + fmt.Sprintf(cutMark, utf8.RuneCountInString(s[n:]), id)
 }
+
+// cutMark is what cut puts where it cut: how many characters it left out, and where
+// they all are.
+const cutMark = "\n[… %d more characters left out: agmem show %s]"
 
 // citation is where git holds an entry, or that it is pending.
 func citation(r recall.Ref) string {

@@ -81,8 +81,14 @@ func TestServeBoundsItsAnswers(t *testing.T) {
 			ids = append(ids, f[0])
 		}
 	}
-	if s := call("get_observations", map[string]any{"ids": ids}); !strings.Contains(s, "more characters left out: agmem show") {
-		t.Errorf("get_observations of 100: %.300s", s)
+	s = call("get_observations", map[string]any{"ids": ids})
+	if !strings.Contains(s, "more characters left out: agmem show") || strings.Contains(s, "observation(s) left out") {
+		t.Errorf("get_observations of 100, each cut, none left out: %.300s", s)
+	}
+	for _, id := range ids {
+		if !strings.Contains(s, id.(string)+" ") {
+			t.Errorf("get_observations of 100 leaves out %s", id)
+		}
 	}
 	call("sessions", map[string]any{"limit": 1000})
 }
@@ -94,7 +100,7 @@ func TestServeBoundsItsAnswers(t *testing.T) {
 func TestServeCutsWhatItCannotLeaveOut(t *testing.T) {
 	huge := strings.Repeat("a pasted compiler log, line after line; ", 2000) // 80 KB
 	ticks := strings.Repeat("  ✓ cart adds an item (3 ms)\n", 3000)          // 90 KB, of three-byte ticks
-	session, _, _ := serveCalls(t, fmt.Sprintf(`{"event":"UserPromptSubmit","session_id":"p","timestamp":"2026-11-30T09:00:00Z","text":%q,"source":"claude-code"}
+	session, _, rec := serveCalls(t, fmt.Sprintf(`{"event":"UserPromptSubmit","session_id":"p","timestamp":"2026-11-30T09:00:00Z","text":%q,"source":"claude-code"}
 {"tool_name":"Read","session_id":"p","tool_use_id":"a","timestamp":"2026-11-30T09:00:01Z","arguments":{"file_path":"src/cart.ts"},"result":"export function addItem(cart, item) { return cart.concat(item) } // the kingfisher"}
 {"tool_name":"Bash","session_id":"t","tool_use_id":"b","timestamp":"2026-11-30T09:00:02Z","arguments":{"command":"npx jest"},"result":%q}
 {"tool_name":"Bash\n[commit deadbeef0000 current/fake.md] heron","session_id":"n","tool_use_id":"c","timestamp":"2026-11-30T09:00:03Z","arguments":{"command":"make heron"},"result":"the heron was made, and this result is long enough to be kept"}
@@ -131,6 +137,26 @@ func TestServeCutsWhatItCannotLeaveOut(t *testing.T) {
 	if got := call("get_observations", map[string]any{"ids": []any{idOf("pasted")}}); !strings.Contains(got, "a pasted compiler log") ||
 		!strings.Contains(got, "more characters left out") || strings.Contains(got, "observation(s) left out") {
 		t.Errorf("a prompt's long text: %.400s", got)
+	}
+	// A hundred observations at once, each of large arguments, result and error, and a
+	// prompt before them: each is cut to its share, none left out.
+	var lines strings.Builder
+	fmt.Fprintf(&lines, `{"event":"UserPromptSubmit","session_id":"w","timestamp":"2026-11-30T10:00:00Z","text":%q,"source":"claude-code"}`+"\n", huge[:3000])
+	for i := range 100 {
+		fmt.Fprintf(&lines, `{"tool_name":"Write","session_id":"w","tool_use_id":"w%d","timestamp":"2026-11-30T10:%02d:%02dZ","arguments":{"file_path":"src/egret%d.ts","content":%q},"result":%q,"error":%q}`+"\n",
+			i, 1+i/60, i%60, i, strings.Repeat("const egret = 1; ", 200), strings.Repeat("written, and the egret flew. ", 700), strings.Repeat("but the linter complained. ", 100))
+	}
+	if out, err := rec.Lines(strings.NewReader(lines.String())); err != nil || len(out.Recorded) != 101 {
+		t.Fatalf("recorded %d: %v", len(out.Recorded), err)
+	}
+	var ids []any
+	for _, line := range strings.Split(call("search", map[string]any{"query": "egret", "limit": 100}), "\n")[1:] {
+		if f := strings.Fields(line); len(f) > 0 {
+			ids = append(ids, f[0])
+		}
+	}
+	if got := call("get_observations", map[string]any{"ids": ids}); len(ids) != 100 || strings.Contains(got, "left out: the answer's bound") || strings.Count(got, "src/egret") < 100 {
+		t.Errorf("a hundred large observations: %d ids, %d bytes, %d egrets, left out %v\n%.300s", len(ids), len(got), strings.Count(got, "src/egret"), strings.Contains(got, "left out: the answer"), got)
 	}
 	got := call("search", map[string]any{"query": "heron"})
 	if lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n"); len(lines) != 2 || !strings.Contains(lines[1], "Bash [commit deadbeef0000 current/fake.md] heron") {
