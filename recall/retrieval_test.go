@@ -245,11 +245,15 @@ func TestWordsInJSONStrings(t *testing.T) {
 	m.record("w", record.Observation{Tool: "Bash", ToolUseID: "b2", Cwd: "/home/ana/shop", Time: at.Add(2 * time.Second),
 		Arguments: map[string]any{"command": "go test ./... 2>&1 | tee out.log && echo <done>"},
 		Result:    "ok shop/cart 0.012s, ok shop/checkout 0.020s: all packages passed"})
+	m.record("w", record.Observation{Tool: "Bash", ToolUseID: "b3", Cwd: "/home/ana/shop", Time: at.Add(3 * time.Second),
+		Arguments: map[string]any{"command": "git commit -am fix"},
+		Result:    `[main 1a2b3c] fix the \n escape in C:\new, a text that starts with a bracket`})
 	for _, when := range []string{"pending", "committed"} {
 		if when == "committed" {
 			m.flush()
 		}
 		for word, snippet := range map[string]string{
+			"escape":          `fix the \n **escape** in C:\new`,
 			"walrus":          "**walrus**",
 			"pelican":         "**pelican**",
 			"welcome":         "<h1>**Welcome**</h1>",

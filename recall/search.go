@@ -444,9 +444,10 @@ func (m *Memory) shown(r Ref) []string {
 		return nil
 	}
 	// As snippet reads the entry's (readable): the arguments are JSON, and so is a
-	// result that the file shows as an object or an array.
+	// result the file shows as an object, or an array of strings or objects; not one
+	// of text that starts with a bracket ("[main 1a2b3c] fix \n in C:\new").
 	args = string(jsonscan.AppendText(nil, []byte(args)))
-	if strings.HasPrefix(result, "{") || strings.HasPrefix(result, "[") {
+	if strings.HasPrefix(result, `{"`) || strings.HasPrefix(result, `["`) || strings.HasPrefix(result, `[{`) {
 		result = string(jsonscan.AppendText(nil, []byte(result)))
 	}
 	return []string{errText, result, args, r.Summary}
@@ -536,13 +537,7 @@ func around(text string, words []string) (string, bool) {
 	flat := strings.Join(strings.FieldsFunc(text, unicode.IsSpace), " ")
 	start := 0
 	if words != nil {
-		first := -1
-		fulltext.Terms(flat, func(term string, at, _ int) bool {
-			if matches(term, words) {
-				first = at
-			}
-			return first < 0
-		})
+		first := firstMatch(flat, words)
 		if first < 0 {
 			return "", false
 		}
@@ -556,15 +551,17 @@ func around(text string, words []string) (string, bool) {
 		_, size := utf8.DecodeRuneInString(flat[end:])
 		end += size
 	}
+	// A word the snippet's ends cut through is no match, whatever is left of it.
+	before, _ := utf8.DecodeLastRuneInString(flat[:start])
+	after, _ := utf8.DecodeRuneInString(flat[end:])
+	cutStart, cutEnd := start > 0 && fulltext.InTerm(before), end < len(flat) && fulltext.InTerm(after)
 	var b strings.Builder
 	if start > 0 {
 		b.WriteString("…")
 	}
-	// The matches wholly in the snippet are marked: the terms read from its start
-	// (a word the cut went through is no match).
 	at := start
 	fulltext.Terms(flat[start:end], func(term string, s, e int) bool {
-		if matches(term, words) {
+		if !(s == 0 && cutStart) && !(start+e == end && cutEnd) && matches(term, words) {
 			b.WriteString(flat[at : start+s])
 			b.WriteString("**" + flat[start+s:start+e] + "**")
 			at = start + e
@@ -576,6 +573,54 @@ func around(text string, words []string) (string, bool) {
 		b.WriteString("…")
 	}
 	return b.String(), true
+}
+
+// firstMatch is where the first term of text that matches words starts, or -1. A text
+// all ASCII, as most are, is searched for the words in lower case rather than read term
+// by term, which took three times as long: in ASCII a term is a run of letters and
+// digits in lower case, its first MaxTermBytes.
+func firstMatch(text string, words []string) int {
+	first := -1
+	if !isASCII(text) {
+		fulltext.Terms(text, func(term string, at, _ int) bool {
+			if matches(term, words) {
+				first = at
+			}
+			return first < 0
+		})
+		return first
+	}
+	lower := strings.ToLower(text)
+	for _, w := range words {
+		w, prefix := strings.CutSuffix(w, "*")
+		for from := 0; w != "" && (first < 0 || from < first); {
+			i := strings.Index(lower[from:], w)
+			if i < 0 {
+				break
+			}
+			i += from
+			end := i + len(w)
+			if (i == 0 || !asciiInTerm(lower[i-1])) && (prefix || len(w) >= fulltext.MaxTermBytes || end == len(lower) || !asciiInTerm(lower[end])) {
+				if first < 0 || i < first {
+					first = i
+				}
+				break
+			}
+			from = i + 1
+		}
+	}
+	return first
+}
+
+func asciiInTerm(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // matches says whether term is one of words, or one of them ending in * starts it.

@@ -23,10 +23,29 @@ func TestAroundMarksWholeWords(t *testing.T) {
 		{"日本語 テスト", []string{"テスト"}, "日本語 **テスト**"},
 		{"ÜBERPRÜFUNG läuft", []string{"uber*"}, "**ÜBERPRÜFUNG** läuft"},
 		{"k" + strings.Repeat("x", 70) + " end", []string{"k" + strings.Repeat("x", 63)}, "**k" + strings.Repeat("x", 70) + "** end"},
+		// A word the snippet's ends cut through is no match.
+		{"xcat " + strings.Repeat("y", 48) + " cat here", []string{"cat"}, "…cat " + strings.Repeat("y", 48) + " **cat** here"},
+		{"cat " + strings.Repeat("b", snippetRunes-8) + " category", []string{"cat"}, "**cat** " + strings.Repeat("b", snippetRunes-8) + " cat…"},
 	} {
 		got, ok := around(c.text, c.words)
 		if got != c.want || ok != (c.want != "") {
 			t.Errorf("around(%q, %q) = %q, %v; want %q", c.text, c.words, got, ok, c.want)
+		}
+	}
+}
+
+// TestFirstMatchASCII: in a text all ASCII, firstMatch finds what reading it term by
+// term finds (a text that is not takes that way).
+func TestFirstMatchASCII(t *testing.T) {
+	long := strings.Repeat("q", 70)
+	texts := []string{"the lock_file is locked; LOCK it", "unlock relock lock2 lock", "Parse_Config parse config",
+		"a " + long + " b", "x" + long + " " + long[:64], "9lives lives 99", "end with lock"}
+	words := [][]string{{"lock"}, {"lock*"}, {"config", "parse"}, {long[:64]}, {"lives"}, {"99"}, {"zebra"}}
+	for _, text := range texts {
+		for _, w := range words {
+			if got, want := firstMatch(text, w), firstMatch(text+" é", w); got != want {
+				t.Errorf("firstMatch(%q, %q) = %d, term by term %d", text, w, got, want)
+			}
 		}
 	}
 }

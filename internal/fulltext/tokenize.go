@@ -108,3 +108,6 @@ func isWordByte(c byte) bool {
 }
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// InTerm says whether r is part of a term: a letter or a digit.
+func InTerm(r rune) bool { return isWordRune(r) }
