@@ -63,7 +63,7 @@ func (p *Policy) sanitize(o *memory.Observation) error {
 		o.Summary = s.text(o.Summary, "", s.p.MaxValue, "")
 		o.Cwd = s.text(o.Cwd, "", s.p.MaxValue, "")
 	}
-	o.Redactions, o.Truncated = s.redactions, s.truncated
+	o.Redactions, o.Truncated = s.redactions, s.cutNotes()
 	return nil
 }
 
@@ -121,16 +121,34 @@ func (s *sanitizer) text(v, key string, limit int, where string) string {
 	return v
 }
 
+// cutNotes are the notes of what was cut, where each was: a member's name there that
+// holds a secret is hidden as the second pass hid it in the value.
+func (s *sanitizer) cutNotes() map[string]int {
+	if !s.seen.Any() || len(s.truncated) == 0 {
+		return s.truncated
+	}
+	notes := make(map[string]int, len(s.truncated))
+	for where, size := range s.truncated {
+		where, _ = s.seen.Again(where)
+		notes[where] = size
+	}
+	return notes
+}
+
 // cutMark ends a value cut short: its size whole.
 func cutMark(size int) string { return fmt.Sprintf("%s%d bytes]", cutMarkPrefix, size) }
 
 const cutMarkPrefix = "\n[TRUNCATED: "
 
 // cutOff is a value cut short as its body and its cutMark; cut is false for one that
-// is whole.
+// ends with no such mark (a size, in digits: what else looks like one is text).
 func cutOff(v string) (body, mark string, cut bool) {
 	i := strings.LastIndex(v, cutMarkPrefix)
-	if i < 0 || !strings.HasSuffix(v, " bytes]") {
+	if i < 0 {
+		return v, "", false
+	}
+	size, ok := strings.CutSuffix(v[i+len(cutMarkPrefix):], " bytes]")
+	if !ok || size == "" || strings.Trim(size, "0123456789") != "" {
 		return v, "", false
 	}
 	return v[:i], v[i:], true

@@ -288,6 +288,18 @@ func TestSanitizeSeenSecretsAcrossCuts(t *testing.T) {
 	if got := cut.ResultText(); strings.Contains(got, "Zq8vLm3") || !strings.HasSuffix(got, "[REDACTED:secret-assignment]\n[TRUNCATED: 135 bytes]") {
 		t.Errorf("a result cut through a secret seen in the arguments: %q", got)
 	}
+	fake := sanitized(t, p, `{"tool_name":"Bash","arguments":{"password":"`+secret+`"},"result":"a result long enough, then\n[TRUNCATED: `+secret+` bytes]"}`)
+	if all, _ := json.Marshal(fake); strings.Contains(string(all), "Zq8vLm3") {
+		t.Errorf("a secret in what looks like a cut's mark: %s", all)
+	}
+	key := sanitized(t, p, `{"tool_name":"x","arguments":{"password":"`+secret+`","`+secret+`":"`+strings.Repeat("v", 150)+`"},"result":"a result long enough to be kept whole, past the fifty characters"}`)
+	if all, _ := json.Marshal(key); strings.Contains(string(all), "Zq8vLm3") {
+		t.Errorf("a secret as the name of a member cut short: %s", all)
+	}
+	past := sanitized(t, p, `{"tool_name":"x","arguments":{"text":"note `+secret+`"},"result":"`+strings.Repeat("o", 200)+` DB_PASSWORD=`+secret+` tail"}`)
+	if all, _ := json.Marshal(past); strings.Contains(string(all), "Zq8vLm3") {
+		t.Errorf("a secret a rule found past a cut, held whole elsewhere: %s", all)
+	}
 	quoted := `Zq8\"vLm3pRt6Wx`
 	kept := sanitized(t, p, `{"tool_name":"x","arguments":{"password":"`+quoted+`"},"result":{"out":"`+quoted+`","more":["`+strings.Repeat("m", 120)+`"]}}`)
 	if all, _ := json.Marshal(kept); strings.Contains(string(all), "vLm3pRt6Wx") {

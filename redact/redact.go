@@ -3,7 +3,6 @@ package redact
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -554,9 +553,10 @@ func (r *Redactor) Cut(key, value string, limit int, seen *Seen) (string, int) {
 // shorter than minSeen is hidden only where a rule finds it: a short value is too
 // likely to be other words too. The zero Seen is empty; a nil one sees nothing.
 type Seen struct {
-	marks    map[string]string // the mark of each secret, by its text and by its text in a JSON string
-	replacer *strings.Replacer // of marks, made by Again once they are all seen
-	longest  []string          // the secrets' texts, longest first
+	marks map[string]string // the mark of each secret, by its text and by its text in a JSON string
+	// byHead lists the secrets by their first minSeen bytes, longest first: where a text
+	// may hold one is found with one lookup a byte, however many were seen.
+	byHead map[string][]string
 }
 
 // minSeen is the shortest secret Seen hides wherever it is repeated, and minCutSeen
@@ -573,79 +573,102 @@ func (s *Seen) add(secret, rule string) {
 	if s == nil || len(secret) < minSeen || strings.Contains(secret, markPrefix) {
 		return
 	}
+	mark := Mark(rule)
+	s.addText(secret, mark)
+	// A container kept as its JSON text (too large, or too deep) holds it escaped.
+	if q := jsonscan.AppendString(nil, secret, false); len(q) != len(secret)+2 {
+		s.addText(string(q[1:len(q)-1]), mark)
+	}
+}
+
+func (s *Seen) addText(secret, mark string) {
 	if _, ok := s.marks[secret]; ok {
 		return
 	}
 	if s.marks == nil {
-		s.marks = map[string]string{}
+		s.marks, s.byHead = map[string]string{}, map[string][]string{}
 	}
-	mark := Mark(rule)
 	s.marks[secret] = mark
-	// A container kept as its JSON text (too large, or too deep) holds it escaped.
-	if q := jsonscan.AppendString(nil, secret, false); len(q) != len(secret)+2 {
-		s.marks[string(q[1:len(q)-1])] = mark
-	}
-	s.replacer, s.longest = nil, nil
+	head := secret[:minSeen]
+	s.byHead[head] = append(s.byHead[head], secret)
+	slices.SortFunc(s.byHead[head], func(a, b string) int { return cmp.Or(cmp.Compare(len(b), len(a)), strings.Compare(a, b)) })
 }
 
 // Again hides in text the secrets seen, but within a mark, and counts them: a second
-// pass over an entry's values, once Field and Cut have seen them all. Where one secret
-// holds another, the longer is hidden whole.
+// pass over an entry's values, once Field and Cut have seen them all. Secrets that
+// overlap where text holds them are hidden together, under one mark.
 func (s *Seen) Again(text string) (string, int) {
-	if !s.Any() {
+	if !s.Any() || len(text) < minSeen {
 		return text, 0
 	}
-	if s.replacer == nil {
-		s.longest = slices.SortedFunc(maps.Keys(s.marks), func(a, b string) int { return cmp.Compare(len(b), len(a)) })
-		pairs := make([]string, 0, 2*len(s.longest))
-		for _, secret := range s.longest {
-			pairs = append(pairs, secret, s.marks[secret]) // the first of a place's matches wins
+	var spans [][2]int // of secrets, in order, overlapping ones merged
+	var marks []string // of each span: its longest secret's
+	for i := 0; i+minSeen <= len(text); i++ {
+		for _, secret := range s.byHead[text[i:i+minSeen]] {
+			if !strings.HasPrefix(text[i:], secret) {
+				continue
+			}
+			end := i + len(secret)
+			if n := len(spans); n > 0 && i < spans[n-1][1] {
+				spans[n-1][1] = max(spans[n-1][1], end)
+			} else {
+				spans, marks = append(spans, [2]int{i, end}), append(marks, s.marks[secret])
+			}
+			break // the longest at i; a shorter one ends inside it
 		}
-		s.replacer = strings.NewReplacer(pairs...)
 	}
+	if len(spans) == 0 {
+		return text, 0
+	}
+	inMarks := markSpans(text)
 	var b strings.Builder
-	n, at := 0, 0
-	for _, m := range append(markSpans(text), [2]int{len(text), len(text)}) {
-		gap := text[at:m[0]]
-		if out := s.replacer.Replace(gap); out != gap {
-			n += strings.Count(out, markPrefix) - strings.Count(gap, markPrefix)
-			gap = out
+	at, n := 0, 0
+	for k, sp := range spans {
+		if overlaps(inMarks, sp[0], sp[1]) {
+			continue
 		}
-		b.WriteString(gap)
-		b.WriteString(text[m[0]:m[1]])
-		at = m[1]
+		b.WriteString(text[at:sp[0]])
+		b.WriteString(marks[k])
+		at, n = sp[1], n+1
 	}
 	if n == 0 {
 		return text, 0
 	}
+	b.WriteString(text[at:])
 	return b.String(), n
 }
 
 // AgainCut is Again for a value cut short at its end, which may end with the start of
-// a secret seen (at least minCutSeen bytes of it): that start is hidden too, as Cut
-// hides a secret a rule finds across its cut.
+// a secret seen (at least minCutSeen bytes of it): the longest such start is hidden
+// too, as Cut hides a secret a rule finds across its cut.
 func (s *Seen) AgainCut(text string) (string, int) {
 	if !s.Any() {
 		return text, 0
 	}
 	text, n := s.Again(text)
-	marks := markSpans(text)
-	for _, secret := range s.longest {
-		for p := len(secret) - 1; p >= minCutSeen; p-- {
-			if strings.HasSuffix(text, secret[:p]) && !overlaps(marks, len(text)-p, len(text)) {
-				return text[:len(text)-p] + s.marks[secret], n + 1
+	inMarks := markSpans(text)
+	best, of := 0, "" // the longest start, and of which secret (the first in order, of those)
+	for secret := range s.marks {
+		for p := min(len(secret)-1, len(text)); p >= max(best, minCutSeen); p-- {
+			if strings.HasSuffix(text, secret[:p]) && !overlaps(inMarks, len(text)-p, len(text)) {
+				if p > best || secret < of {
+					best, of = p, secret
+				}
+				break
 			}
 		}
 	}
-	return text, n
+	if best == 0 {
+		return text, n
+	}
+	return text[:len(text)-best] + s.marks[of], n + 1
 }
 
-// replace is the package's replace, adding the secrets found to s.
+// replace is the package's replace, adding the secrets found to s: those past the
+// limit too, which Cut found and another value may hold whole.
 func (s *Seen) replace(text string, found []Finding, limit int) (string, int) {
 	for _, f := range found {
-		if f.Start < limit {
-			s.add(text[f.Start:f.End], f.Rule)
-		}
+		s.add(text[f.Start:f.End], f.Rule)
 	}
 	return replace(text, found, limit)
 }

@@ -324,6 +324,16 @@ func TestSeen(t *testing.T) {
 	if out, _ := seen.Again("Zq8vLm3pRt6WxLonger"); out != Mark(RuleAssignment) {
 		t.Errorf("a secret holding another: %q", out)
 	}
+	r.Field("password", "hunter2hunter2X", &seen) // two that overlap where a text holds them
+	r.Field("api_key", "abcdefhunt", &seen)
+	if out, n := seen.Again("value abcdefhunter2hunter2X end"); out != "value [REDACTED:secret-assignment] end" || n != 1 {
+		t.Errorf("overlapping secrets: %q %d", out, n)
+	}
+	r.Field("token", "T5y6zzzzzzzzzzzzzzzzzzzzzz", &seen)
+	r.Field("secret", "Q1w2E3r4T5y6U7", &seen)
+	if out, n := seen.AgainCut("cut in Q1w2E3r4T5y6"); out != "cut in [REDACTED:secret-assignment]" || n != 1 {
+		t.Errorf("the longest start of a secret at a cut: %q %d", out, n)
+	}
 	var none *Seen
 	if out, n := r.Field("password", "Zq8vLm3pRt6Wx", none); out != Mark(RuleAssignment) || n != 1 || none.Any() {
 		t.Errorf("no seen: %q %d", out, n)
