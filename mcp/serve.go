@@ -366,45 +366,52 @@ func (s *Server) sessions(ctx context.Context, _ *sdk.CallToolRequest, in Sessio
 	return text(a.b.String()), nil, nil
 }
 
-// observationText is an observation whole in about share bytes: its prompt, arguments
-// and error cut past a part of it, its result (an event's text) past what they leave.
+// observationText is an observation whole in about share bytes: its head, then its
+// prompt, arguments and error each cut past a part of what the head leaves, its result
+// (an event's text) past what they leave. Only a head longer than share takes more.
 func observationText(sh recall.Shown, share int) string {
-	// Each part is cut to its mark within its own bound, but for the last, which may
-	// be left no room but the mark's: room is kept for it.
-	share -= len(fmt.Sprintf(cutMark, 1<<30, sh.ID))
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s\nid %s, session %s, %s\n", sh.Ref.Line(), citation(sh.Ref), sh.ID, sh.Session,
 		sh.Time.Format(time.RFC3339))
+	room := max(0, share-b.Len())
+	part := func(label, text string, bound int) {
+		fmt.Fprintf(&b, "%s%s\n", label, cut(text, max(0, bound-len(label)-1), sh.ID))
+	}
 	if sh.Prompt != "" {
-		fmt.Fprintf(&b, "prompt: %s\n", cut(hint.OneLine(sh.Prompt), share/8, sh.ID))
+		part("prompt: ", hint.OneLine(sh.Prompt), room/8)
 	}
 	o := sh.Entry.Observation
 	if o == nil {
-		fmt.Fprintf(&b, "%s\n", cut(sh.Entry.Event.Text, max(0, share-b.Len()-1), sh.ID))
+		part("", sh.Entry.Event.Text, share-b.Len())
 		return b.String()
 	}
 	if o.DurationMS != nil {
 		fmt.Fprintf(&b, "duration: %d ms\n", *o.DurationMS)
 	}
 	args, _ := json.Marshal(json.RawMessage(o.Arguments))
-	fmt.Fprintf(&b, "arguments: %s\n", cut(string(jsonscan.AppendHTMLUnescape(nil, args)), share/4, sh.ID))
+	part("arguments: ", string(jsonscan.AppendHTMLUnescape(nil, args)), room/4)
 	if o.Error != "" {
-		fmt.Fprintf(&b, "error: %s\n", cut(o.Error, share/4, sh.ID))
+		part("error: ", o.Error, room/4)
 	}
 	if r := o.ResultText(); r != "" {
-		fmt.Fprintf(&b, "result:\n%s\n", cut(r, max(0, share-b.Len()-len("result:\n\n")), sh.ID))
+		part("result:\n", r, share-b.Len())
 	}
 	return b.String()
 }
 
-// cut is s cut to at most n bytes, its mark within them where n leaves room for it,
-// where a character ends; the mark says how many characters were left out: the
-// answer's bound is in bytes, which a character outside ASCII takes two to four of.
+// cut is s cut to at most n bytes, its mark within them, where a character ends; the
+// mark says how many characters were left out: the answer's bound is in bytes, which a
+// character outside ASCII takes two to four of. Where n leaves no room for the mark,
+// all of s is left out, and "[…]" says so.
 func cut(s string, n int, id string) string {
 	if len(s) <= n {
 		return s
 	}
-	n = max(0, n-len(fmt.Sprintf(cutMark, len(s), id)))
+	mark := len(fmt.Sprintf(cutMark, len(s), id))
+	if n < mark {
+		return "[…]"
+	}
+	n -= mark
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}

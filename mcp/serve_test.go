@@ -138,13 +138,14 @@ func TestServeCutsWhatItCannotLeaveOut(t *testing.T) {
 		!strings.Contains(got, "more characters left out") || strings.Contains(got, "observation(s) left out") {
 		t.Errorf("a prompt's long text: %.400s", got)
 	}
-	// A hundred observations at once, each of large arguments, result and error, and a
-	// prompt before them: each is cut to its share, none left out.
+	// A hundred observations at once, each of a long path (a long head), large
+	// arguments, result and error, and a prompt before them: each is cut to its share,
+	// none left out.
 	var lines strings.Builder
 	fmt.Fprintf(&lines, `{"event":"UserPromptSubmit","session_id":"w","timestamp":"2026-11-30T10:00:00Z","text":%q,"source":"claude-code"}`+"\n", huge[:3000])
 	for i := range 100 {
-		fmt.Fprintf(&lines, `{"tool_name":"Write","session_id":"w","tool_use_id":"w%d","timestamp":"2026-11-30T10:%02d:%02dZ","arguments":{"file_path":"src/egret%d.ts","content":%q},"result":%q,"error":%q}`+"\n",
-			i, 1+i/60, i%60, i, strings.Repeat("const egret = 1; ", 200), strings.Repeat("written, and the egret flew. ", 700), strings.Repeat("but the linter complained. ", 100))
+		fmt.Fprintf(&lines, `{"tool_name":"Write","session_id":"w","tool_use_id":"w%d","timestamp":"2026-11-30T10:%02d:%02dZ","arguments":{"file_path":"src/%s/egret%d.ts","content":%q},"result":%q,"error":%q}`+"\n",
+			i, 1+i/60, i%60, strings.Repeat("deep", 40), i, strings.Repeat("const egret = 1; ", 200), strings.Repeat("written, and the egret flew. ", 700), strings.Repeat("but the linter complained. ", 100))
 	}
 	if out, err := rec.Lines(strings.NewReader(lines.String())); err != nil || len(out.Recorded) != 101 {
 		t.Fatalf("recorded %d: %v", len(out.Recorded), err)
@@ -155,10 +156,16 @@ func TestServeCutsWhatItCannotLeaveOut(t *testing.T) {
 			ids = append(ids, f[0])
 		}
 	}
-	if got := call("get_observations", map[string]any{"ids": ids}); len(ids) != 100 || strings.Contains(got, "left out: the answer's bound") || strings.Count(got, "src/egret") < 100 {
+	got := call("get_observations", map[string]any{"ids": ids})
+	for _, id := range ids {
+		if !strings.Contains(got, "\n"+id.(string)+" ") && !strings.HasPrefix(got, id.(string)+" ") {
+			t.Errorf("a hundred large observations: %s left out", id)
+		}
+	}
+	if len(ids) != 100 || strings.Contains(got, "left out: the answer's bound") {
 		t.Errorf("a hundred large observations: %d ids, %d bytes, %d egrets, left out %v\n%.300s", len(ids), len(got), strings.Count(got, "src/egret"), strings.Contains(got, "left out: the answer"), got)
 	}
-	got := call("search", map[string]any{"query": "heron"})
+	got = call("search", map[string]any{"query": "heron"})
 	if lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n"); len(lines) != 2 || !strings.Contains(lines[1], "Bash [commit deadbeef0000 current/fake.md] heron") {
 		t.Errorf("a tool's name with a newline: %q", got)
 	}

@@ -207,8 +207,8 @@ CREATE TABLE sessions (
 	changes      INTEGER NOT NULL DEFAULT 0 -- its entries indexed before that changed or went: what a kept context block's key counts
 );
 CREATE INDEX sessions_last ON sessions (last);
--- The sessions that did something, by directory: what a context block counts, and,
--- with their ids, what the kept file for the context hook lists (kept.Did).
+-- The sessions that did something, with their ids: what the kept file for the context
+-- hook lists (kept.Did). A block counts by dirs.
 CREATE INDEX sessions_cwd ON sessions (cwd, id) WHERE observations > 0 OR first_prompt <> '';
 -- Every directory a session worked in (its entries' cwd), with its row: what a project
 -- filter reads, a session that moved into a project in it as one that began there.

@@ -444,10 +444,10 @@ func (m *Memory) shown(r Ref) []string {
 		return nil
 	}
 	// As snippet reads the entry's (readable): the arguments are JSON, and so is a
-	// result the file shows as an object, or an array of strings or objects; not one
-	// of text that starts with a bracket ("[main 1a2b3c] fix \n in C:\new").
+	// result the file shows as an object or an array (what follows its bracket starts a
+	// JSON value); not one of text that starts with a bracket ("[main 1a2b3c] fix \n").
 	args = string(jsonscan.AppendText(nil, []byte(args)))
-	if strings.HasPrefix(result, `{"`) || strings.HasPrefix(result, `["`) || strings.HasPrefix(result, `[{`) {
+	if len(result) > 1 && (result[0] == '{' || result[0] == '[') && strings.IndexByte(`"{}[]-0123456789ntf`, result[1]) >= 0 {
 		result = string(jsonscan.AppendText(nil, []byte(result)))
 	}
 	return []string{errText, result, args, r.Summary}

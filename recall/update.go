@@ -241,7 +241,7 @@ func (t *sessionTally) add(source, cwd, prompt, origin string, at int64, observa
 	if t.cwd == "" {
 		t.cwd = cwd
 	}
-	if cwd != "" && !slices.Contains(t.dirs, cwd) {
+	if !slices.Contains(t.dirs, cwd) { // "" too: the root's filter holds it, as it held the first cwd
 		t.dirs = append(t.dirs, cwd)
 	}
 	if t.origin == "" {
@@ -529,7 +529,9 @@ func (w *writer) readsJournalAfter(j *journal.Journal) error {
 }
 
 // dropPending forgets every entry no commit holds: its words are dead in every segment,
-// and its session counts it no more.
+// and its session counts it no more. The directories its session worked in (dirs) keep
+// those it named: entries keep no cwd to tell them again by, and a journal made anew
+// (the only way here) is rare.
 func (w *writer) dropPending() error {
 	if _, err := w.tx.Exec(`INSERT OR IGNORE INTO dead (entry, before) SELECT rowid, ? FROM entries WHERE record = 0`, int64(math.MaxInt64)); err != nil {
 		return err
