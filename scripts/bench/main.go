@@ -155,7 +155,7 @@ func hook(args []string) error {
 	name := strings.Join(append([]string{filepath.Base(hookCmd[0])}, hookCmd[1:]...), " ")
 	fmt.Printf("payloads: %d bytes (no secret), %d bytes (6 secrets); %d runs each, interleaved; hooks run %s\n",
 		len(hookPayload(0)), len(secretsPayload(0)), *runs, name)
-	var truth, rec, secret, full, other []time.Duration
+	var truth, rec, secret, full, other, otherSecret []time.Duration
 	for i := 0; i < *runs; i++ {
 		d, err := run(dir, nil, nil, "/bin/true")
 		if err != nil {
@@ -167,6 +167,10 @@ func hook(args []string) error {
 				return err
 			}
 			other = append(other, d)
+			if d, err = run(otherDir, secretsPayload(i), []string{"AGMEM_REPO=" + otherDir}, otherCmd[0], otherCmd[1:]...); err != nil {
+				return err
+			}
+			otherSecret = append(otherSecret, d)
 		}
 		if d, err = run(dir, hookPayload(i), env, hookCmd[0], hookCmd[1:]...); err != nil {
 			return err
@@ -192,6 +196,9 @@ func hook(args []string) error {
 		line("against: "+strings.Join(otherCmd, " ")+" (PostToolUse)", other)
 	}
 	line(name+" (6 secrets)", secret)
+	if other != nil {
+		line("against: "+strings.Join(otherCmd, " ")+" (6 secrets)", otherSecret)
+	}
 	if full != nil {
 		line("agmem record (PostToolUse)", full)
 	}
