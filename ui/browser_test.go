@@ -120,6 +120,16 @@ func viewer(tb testing.TB, repo memrepo.Repo) (srv *ui.Server, token string) {
 // to a request that carries token.
 func sessionsPage(h http.Handler, token string) *httptest.ResponseRecorder { return get(h, token, "/") }
 
+// okPage is the body of the page at path as get gives it, which must be 200 OK.
+func okPage(t *testing.T, h http.Handler, token, path string) string {
+	t.Helper()
+	rec := get(h, token, path)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("%s: %d\n%s", path, rec.Code, rec.Body.String())
+	}
+	return rec.Body.String()
+}
+
 // get is the page at path as h, a viewer's handler for 127.0.0.1:1, gives it to a
 // request that carries token.
 func get(h http.Handler, token, path string) *httptest.ResponseRecorder {
@@ -432,16 +442,13 @@ func TestPagesSayTheIndexIsBehind(t *testing.T) {
 	page := func() string {
 		t.Helper()
 		start := time.Now()
-		rec := sessionsPage(h, token)
-		if rec.Code != http.StatusOK {
-			t.Fatalf("sessions page: %d\n%s", rec.Code, rec.Body.String())
-		}
+		body := okPage(t, h, token, "/")
 		// Not a measure of speed: a page that waited for the other update would wait
 		// for the index's busy timeout, 10 s.
 		if took := time.Since(start); took > 5*time.Second {
 			t.Errorf("the page waited %v", took)
 		}
-		return rec.Body.String()
+		return body
 	}
 	if got := page(); !strings.Contains(got, "still catching up") || strings.Contains(got, ">late<") {
 		t.Errorf("while another update holds the index:\n%s", got)
@@ -470,14 +477,7 @@ func TestPagesSayWhyAnUpdateFailed(t *testing.T) {
 	mend := recalltest.BreakSegments(t, repo.StateDir())
 	appendEntries(t, repo.Journal(), obs("late", "Read", memory.Semantic, time.Now(), "a call recorded while the index cannot be written", "", 4))
 	h := srv.Handler("127.0.0.1:1")
-	page := func() string {
-		t.Helper()
-		rec := sessionsPage(h, token)
-		if rec.Code != http.StatusOK {
-			t.Fatalf("sessions page: %d\n%s", rec.Code, rec.Body.String())
-		}
-		return rec.Body.String()
-	}
+	page := func() string { return okPage(t, h, token, "/") }
 	if got := page(); !strings.Contains(got, "could not be brought up to date") || !strings.Contains(got, "not a directory") ||
 		strings.Contains(got, "still catching up") || strings.Contains(got, ">late<") {
 		t.Errorf("while the update fails:\n%s", got)
@@ -501,14 +501,7 @@ func TestSearchPage(t *testing.T) {
 	appendEntries(t, repo.Journal(), needles...)
 	srv, token := viewer(t, repo)
 	h := srv.Handler("127.0.0.1:1")
-	page := func(path string) string {
-		t.Helper()
-		rec := get(h, token, path)
-		if rec.Code != http.StatusOK {
-			t.Fatalf("%s: %d\n%s", path, rec.Code, rec.Body.String())
-		}
-		return rec.Body.String()
-	}
+	page := func(path string) string { return okPage(t, h, token, path) }
 	got := page("/search?q=needle")
 	if !strings.Contains(got, "60 hits, the first 50, best first") || strings.Count(got, `<li class="hit">`) != 50 ||
 		!strings.Contains(got, `<a href="/search?limit=100&amp;q=needle">more hits</a>`) {
