@@ -97,10 +97,29 @@ func runContext(e *env, repo memrepo.Repo, f sessionstart.Flags) error {
 	return nil
 }
 
-// updateInBackground starts "agmem index" with this agmem, and does not wait for it.
-func updateInBackground(repo memrepo.Repo) {
+// updateInBackground starts "agmem index" with this agmem, and does not wait for it;
+// done is closed when it ends (nil when it could not start).
+func updateInBackground(repo memrepo.Repo) (done <-chan struct{}) {
 	if self, err := os.Executable(); err == nil {
-		sessionstart.IndexInBackground(self, repo)
+		return sessionstart.IndexInBackground(self, repo)
+	}
+	return nil
+}
+
+// oneAtATime is start, called again only once what it started last has ended: a
+// second agmem index while the first still makes the index would only wait on its
+// write lock, and fail.
+func oneAtATime(start func() <-chan struct{}) func() {
+	var running <-chan struct{}
+	return func() {
+		if running != nil {
+			select {
+			case <-running:
+			default:
+				return
+			}
+		}
+		running = start()
 	}
 }
 

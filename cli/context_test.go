@@ -17,3 +17,30 @@ func TestContextBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestOneAtATime: a catch-up is started again only once the one before it has ended,
+// or could not start.
+func TestOneAtATime(t *testing.T) {
+	var started []chan struct{}
+	failing := false
+	catchUp := oneAtATime(func() <-chan struct{} {
+		if failing {
+			return nil
+		}
+		started = append(started, make(chan struct{}))
+		return started[len(started)-1]
+	})
+	catchUp()
+	catchUp() // the first still runs
+	if len(started) != 1 {
+		t.Fatalf("%d started while the first runs, want 1", len(started))
+	}
+	close(started[0])
+	failing = true
+	catchUp() // could not start: nothing runs
+	failing = false
+	catchUp()
+	if len(started) != 2 {
+		t.Errorf("%d started once the first ended, want 2", len(started))
+	}
+}

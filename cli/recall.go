@@ -147,7 +147,7 @@ func openLive(repo memrepo.Repo) (*recall.Memory, error) {
 	if err != nil {
 		return nil, indexError(err)
 	}
-	m.SetCatchUp(func() { updateInBackground(repo) })
+	m.SetCatchUp(oneAtATime(func() <-chan struct{} { return updateInBackground(repo) }))
 	return m, nil
 }
 

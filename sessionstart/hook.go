@@ -138,15 +138,22 @@ func (r Request) GiveKept(agmem string, stdout, stderr io.Writer) bool {
 }
 
 // IndexInBackground starts "agmem index" with the agmem binary, which brings the index
-// up to date for the next session, and does not wait for it. It is given none of this
-// process's files (Go's runtime opens /dev/null on its standard ones): an agent that
-// waits for its hook's output to end does not wait for it. A process that lives on (the
-// MCP server) reaps it when it ends, lest it stay a zombie as long.
-func IndexInBackground(agmem string, repo memrepo.Repo) {
+// up to date for the next session, and does not wait for it; done is closed when it
+// ends (nil when it could not start). It is given none of this process's files (Go's
+// runtime opens /dev/null on its standard ones): an agent that waits for its hook's
+// output to end does not wait for it. A process that lives on (the MCP server) reaps it
+// when it ends, lest it stay a zombie as long.
+func IndexInBackground(agmem string, repo memrepo.Repo) (done <-chan struct{}) {
 	p, err := os.StartProcess(agmem, []string{agmem, "--repo", repo.Root, "index"}, &os.ProcAttr{Dir: repo.Root})
-	if err == nil {
-		go p.Wait()
+	if err != nil {
+		return nil
 	}
+	ended := make(chan struct{})
+	go func() {
+		p.Wait()
+		close(ended)
+	}()
+	return ended
 }
 
 // Give prints block as r asks, and when a hook asked, records what the agent was told
