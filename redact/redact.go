@@ -579,6 +579,10 @@ func (s *Seen) add(secret, rule string) {
 	if q := jsonscan.AppendString(nil, secret, false); len(q) != len(secret)+2 {
 		s.addText(string(q[1:len(q)-1]), mark)
 	}
+	// A credential given as user:password (curl -u) may be printed as the password.
+	if _, password, ok := strings.Cut(secret, ":"); ok && len(password) >= minSeen {
+		s.add(password, rule)
+	}
 }
 
 func (s *Seen) addText(secret, mark string) {

@@ -334,6 +334,10 @@ func TestSeen(t *testing.T) {
 	if out, n := seen.AgainCut("cut in Q1w2E3r4T5y6"); out != "cut in [REDACTED:secret-assignment]" || n != 1 {
 		t.Errorf("the longest start of a secret at a cut: %q %d", out, n)
 	}
+	r.Field("", "curl -u ana:Hunter2Secret9 https://x.example", &seen) // user:password
+	if out, n := seen.Again("logged in with Hunter2Secret9"); out != "logged in with [REDACTED:curl-auth-user]" || n != 1 {
+		t.Errorf("the password of a user:password: %q %d", out, n)
+	}
 	var none *Seen
 	if out, n := r.Field("password", "Zq8vLm3pRt6Wx", none); out != Mark(RuleAssignment) || n != 1 || none.Any() {
 		t.Errorf("no seen: %q %d", out, n)
