@@ -198,8 +198,8 @@ func (m *Memory) filter(q Query) (f fulltext.Filter, none bool, err error) {
 	if q.Project == "" {
 		return f, false, nil
 	}
-	cond, args := inDir("d.cwd", projectDir(q.Project))
-	rows, err := m.Index.db.Query(`SELECT DISTINCT s.id FROM dirs d JOIN sessions s ON s.rowid = d.session WHERE `+cond, args...)
+	where, args := sessionsIn(q.Project, "")
+	rows, err := m.Index.db.Query(`SELECT s.id FROM sessions s WHERE TRUE`+where, args...)
 	if err != nil {
 		return f, false, err
 	}
@@ -258,8 +258,8 @@ func (m *Memory) unmatched(q Query) (string, error) {
 		}
 	}
 	if q.Project != "" {
-		cond, args := inDir("cwd", projectDir(q.Project))
-		ids, err := column[string](db, `SELECT cwd FROM dirs WHERE `+cond+` LIMIT 1`, args...)
+		where, args := sessionsIn(q.Project, "")
+		ids, err := column[string](db, `SELECT s.id FROM sessions s WHERE TRUE`+where+` LIMIT 1`, args...)
 		if err != nil {
 			return "", err
 		}
