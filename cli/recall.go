@@ -121,13 +121,8 @@ func openMemory(e *env, repo memrepo.Repo) (*recall.Memory, error) {
 	if err != nil {
 		return nil, indexError(err)
 	}
-	switch {
-	case m.Behind() && m.Empty():
-		report(e.stderr, hint.With(errors.New("the index is being made from the memory's history (another update holds it) and holds nothing yet"),
-			`"agmem index" waits for it`))
-	case m.Behind():
-		report(e.stderr, hint.With(errors.New("the index is still catching up with the memory's history (another update holds it): what was done lately may be missing"),
-			`"agmem index" waits for it`))
+	if note, _ := m.Lag(); note != "" { // another update holds the index past its busy timeout
+		report(e.stderr, hint.With(errors.New(note), `"agmem index" waits for it`))
 	}
 	return m, nil
 }

@@ -114,22 +114,17 @@ func (s *Server) fresh(ctx context.Context) *answer {
 	return a
 }
 
-// behindNote is what a call says while the index has not caught up with the memory.
-const behindNote = "(the index is still catching up with the memory's history: what was done lately may be missing; ask again in a minute)"
-
-// lag is what a call says first when the index is behind: that it is catching up, or
-// why its update failed; "" when it is up to date.
+// lag is what a call says first when the index is behind (recall.Memory.Lag); "" when
+// it is up to date.
 func (s *Server) lag() string {
-	if err := s.mem.Failed(); err != nil {
-		return "(the index could not be brought up to date, so what was done lately may be missing: " + hint.OneLine(err.Error()) + ")"
-	}
+	note, wait := s.mem.Lag()
 	switch {
-	case s.mem.Behind() && s.mem.Empty():
-		return "(the index is being made from the memory's history and holds nothing yet; ask again in a minute)"
-	case s.mem.Behind():
-		return behindNote
+	case note == "":
+		return ""
+	case wait:
+		return "(" + note + "; ask again in a minute)"
 	}
-	return ""
+	return "(" + note + ")"
 }
 
 // notFound is err, which says the index is behind when it is: an id it does not know

@@ -592,9 +592,15 @@ func TestOpenWithinItsTime(t *testing.T) {
 	if res, err := mem.Search(recall.Query{Text: "indexed"}); err != nil || len(res.Hits) != 1 {
 		t.Errorf("the index as it was: %d hits, %v", len(res.Hits), err)
 	}
-	if !mem.Behind() {
-		t.Error("the memory does not say its index is behind")
+	if note, wait := mem.Lag(); !strings.Contains(note, "still catching up") || !wait {
+		t.Errorf("the memory says %q, %v; want that its index is catching up", note, wait)
 	}
+}
+
+// behind says whether mem's index is behind (recall.Memory.Lag).
+func behind(mem *recall.Memory) bool {
+	note, _ := mem.Lag()
+	return note != ""
 }
 
 // TestCatchUpWhenLeftBehind: a reader that lives on is given what starts an update of
@@ -620,12 +626,12 @@ func TestCatchUpWhenLeftBehind(t *testing.T) {
 		mem.Refresh(ctx)
 		cancel()
 	}
-	if !mem.Behind() || started != 1 {
-		t.Errorf("left behind twice: behind %v, %d updates started, want 1", mem.Behind(), started)
+	if !behind(mem) || started != 1 {
+		t.Errorf("left behind twice: behind %v, %d updates started, want 1", behind(mem), started)
 	}
 	release()
-	if err := mem.Refresh(context.Background()); err != nil || mem.Behind() || started != 1 {
-		t.Errorf("brought up to date: %v, behind %v, %d updates started", err, mem.Behind(), started)
+	if err := mem.Refresh(context.Background()); err != nil || behind(mem) || started != 1 {
+		t.Errorf("brought up to date: %v, behind %v, %d updates started", err, behind(mem), started)
 	}
 }
 
@@ -642,13 +648,14 @@ func TestFailedUpdateStartsNoCatchUp(t *testing.T) {
 	mend := recalltest.BreakSegments(t, m.repo.StateDir())
 	m.record("s1", call("Bash", "t2", time.Second, map[string]any{"command": "make check"}, "recorded while the index cannot be written, found once it can"))
 	err := mem.Refresh(context.Background())
-	if err == nil || mem.Failed() == nil || !mem.Behind() || started != 0 {
-		t.Fatalf("a failed update: %v, failed %v, behind %v, %d updates started; want its error kept and none started",
-			err, mem.Failed(), mem.Behind(), started)
+	if note, wait := mem.Lag(); err == nil || !strings.Contains(note, "could not be brought up to date") ||
+		!strings.Contains(note, "not a directory") || wait || started != 0 {
+		t.Fatalf("a failed update: %v, the memory says %q (wait %v), %d updates started; want its error said and none started",
+			err, note, wait, started)
 	}
 	mend()
-	if err := mem.Refresh(context.Background()); err != nil || mem.Failed() != nil || mem.Behind() || started != 0 {
-		t.Fatalf("after: %v, failed %v, behind %v, %d updates started", err, mem.Failed(), mem.Behind(), started)
+	if err := mem.Refresh(context.Background()); err != nil || behind(mem) || started != 0 {
+		t.Fatalf("after: %v, behind %v, %d updates started", err, behind(mem), started)
 	}
 	if res, err := mem.Search(recall.Query{Text: "recorded"}); err != nil || len(res.Hits) != 1 {
 		t.Errorf("the call recorded meanwhile: %+v, %v", res.Hits, err)
@@ -677,12 +684,12 @@ func TestEmptyWhileMadeAnew(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mem.Close()
-	if !mem.Behind() || !mem.Empty() {
-		t.Errorf("while made anew: behind %v, empty %v", mem.Behind(), mem.Empty())
+	if note, wait := mem.Lag(); !strings.Contains(note, "holds nothing yet") || !wait {
+		t.Errorf("while made anew, the memory says %q, %v", note, wait)
 	}
 	release()
-	if err := mem.Refresh(context.Background()); err != nil || mem.Behind() || mem.Empty() {
-		t.Errorf("once made: %v, behind %v, empty %v", err, mem.Behind(), mem.Empty())
+	if err := mem.Refresh(context.Background()); err != nil || behind(mem) {
+		t.Errorf("once made: %v, behind %v", err, behind(mem))
 	}
 }
 
@@ -710,7 +717,7 @@ func TestNothingNewWaitsForNoWriter(t *testing.T) {
 	if res, err := mem.Search(recall.Query{Text: "indexed"}); err != nil || len(res.Hits) != 2 {
 		t.Errorf("%d hits, %v", len(res.Hits), err)
 	}
-	if mem.Behind() {
+	if behind(mem) {
 		t.Error("an index up to date says it is behind")
 	}
 }

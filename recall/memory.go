@@ -28,8 +28,8 @@ type Memory struct {
 	Index   *Index
 	git     *vcs.Git
 	journal *journal.Journal
-	behind  bool  // the last update did not bring the index up to date (Behind)
-	failed  error // why, when it failed rather than ran out of time (Failed)
+	behind  bool  // the last update did not bring the index up to date (Lag)
+	failed  error // why, when it failed rather than ran out of time
 
 	catchUp  func()    // SetCatchUp's
 	caughtUp time.Time // when catchUp was last called
@@ -56,19 +56,22 @@ func (m *Memory) catchUpIfBehind() {
 	}
 }
 
-// Behind says whether the index is read as it was, short of what git and the journal
-// hold: the last Open or Refresh did not bring it up to date (it ran out of its time,
-// another update held the index meanwhile, or it failed). A reader that answers anyway
-// says so.
-func (m *Memory) Behind() bool { return m.behind }
-
-// Empty says whether the index holds no entry yet: one being made anew by another
-// process (Behind) has nothing to answer with, which a reader says rather than that it
-// found nothing.
-func (m *Memory) Empty() bool {
-	var none bool
-	err := m.Index.db.QueryRow(`SELECT NOT EXISTS (SELECT 1 FROM entries)`).Scan(&none)
-	return err == nil && none
+// Lag is what a reader that answers anyway says first while the index is read as it
+// was, short of what git and the journal hold ("" when it is not): the last Open or
+// Refresh did not bring it up to date because the update failed (said why), or ran out
+// of its time or waited on another update, which may be making the index anew and have
+// nothing in it yet. wait says whether asking again later helps, as it does but for a
+// failure.
+func (m *Memory) Lag() (note string, wait bool) {
+	switch {
+	case m.failed != nil:
+		return "the index could not be brought up to date, so what was done lately may be missing: " + hint.OneLine(m.failed.Error()), false
+	case m.behind && m.empty():
+		return "the index is being made from the memory's history and holds nothing yet", true
+	case m.behind:
+		return "the index is still catching up with the memory's history: what was done lately may be missing", true
+	}
+	return "", false
 }
 
 // Open opens repo's memory for reading back, updating its index first, until ctx is
@@ -259,7 +262,7 @@ func (m *Memory) recordLines(commit plumbing.Hash, first string, last int, want 
 
 // Refresh brings the index up to date, as Open did, until ctx is done: a long-lived
 // reader (the MCP server) calls it before each read. An update that fails, rather than
-// runs out of time or waits on another, is returned, and kept (Failed): an update of its
+// runs out of time or waits on another, is returned, and kept (Lag): an update of its
 // own would fail the same, and is not started.
 func (m *Memory) Refresh(ctx context.Context) error {
 	m.git.Refresh()
@@ -272,7 +275,9 @@ func (m *Memory) Refresh(ctx context.Context) error {
 	return m.failed
 }
 
-// Failed is why the last Refresh left the index behind when it failed, rather than ran
-// out of its time or waited on another update (Behind): a reader that answers anyway
-// says so, not that the index is catching up, which it is not.
-func (m *Memory) Failed() error { return m.failed }
+// empty says whether the index holds no entry yet, as one another process makes anew.
+func (m *Memory) empty() bool {
+	var none bool
+	err := m.Index.db.QueryRow(`SELECT NOT EXISTS (SELECT 1 FROM entries)`).Scan(&none)
+	return err == nil && none
+}

@@ -57,10 +57,7 @@ type markedPart struct {
 // index has not caught up with the memory (a rebuild in the background), or after its
 // update failed, says so.
 func (s *Server) render(w http.ResponseWriter, name string, data map[string]any) {
-	data["Behind"] = s.mem.Behind()
-	if err := s.mem.Failed(); err != nil {
-		data["Failed"] = err.Error()
-	}
+	data["Lag"], data["Wait"] = s.mem.Lag()
 	var out bytes.Buffer
 	if err := s.pages.ExecuteTemplate(&out, name, data); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
