@@ -600,7 +600,7 @@ func firstMatch(text string, words []string) int {
 			}
 			i += from
 			end := i + len(w)
-			if (i == 0 || !asciiInTerm(lower[i-1])) && (prefix || len(w) >= fulltext.MaxTermBytes || end == len(lower) || !asciiInTerm(lower[end])) {
+			if (i == 0 || !fulltext.InTerm(rune(lower[i-1]))) && (prefix || len(w) >= fulltext.MaxTermBytes || end == len(lower) || !fulltext.InTerm(rune(lower[end]))) {
 				if first < 0 || i < first {
 					first = i
 				}
@@ -611,8 +611,6 @@ func firstMatch(text string, words []string) int {
 	}
 	return first
 }
-
-func asciiInTerm(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
 
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
