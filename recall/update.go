@@ -980,7 +980,7 @@ func rowOf(e memory.Entry) row {
 		r := row{memoryType: string(o.MemoryType), tool: o.ToolName, cwd: o.Cwd, summary: o.Summary,
 			searchable: true, words: o.Summary, arguments: readable(o.Arguments), result: readable(o.Result), error: o.Error,
 			paths: capture.FilePath(o.Arguments)}
-		command := commandOf(o.Arguments)
+		command := capture.Command(o.Arguments)
 		if files := capture.PatchFiles(command); r.paths == "" && files != nil {
 			// Codex edits with a patch: its files are what it names.
 			r.paths, command = strings.Join(files, "\n"), ""
@@ -1025,60 +1025,6 @@ func shapeOf(e memory.Entry) shape {
 		return shape{failed, len(o.Arguments) + len(o.Result) + len(o.Error) + len(o.Summary) + len(o.ToolName) + 200}
 	}
 	return shape{0, len(e.Event.Text) + 200}
-}
-
-// commandOf is the command a call's arguments ran ("command", or "cmd" as some agents
-// name it), or "": commandOfJSON's answer, read in one pass with jsonscan where that
-// says it can (every row of a call the index adds asks), and left to commandOfJSON
-// where it cannot or the command is a list.
-func commandOf(args json.RawMessage) string {
-	var values [len(commandKeys)][]byte
-	s := jsonscan.New(args)
-	if !s.Fields(commandKeys[:], 0, func(s *jsonscan.Scanner, k int) bool {
-		v, err := s.Skip(1)
-		values[k] = v
-		return err == nil
-	}) || !s.End() {
-		return commandOfJSON(args)
-	}
-	for _, v := range values {
-		switch {
-		case len(v) == 0: // absent
-		case v[0] == '"':
-			text := jsonscan.New(v)
-			if command, err := text.Unquote(); err == nil && command != "" {
-				return command
-			}
-		case v[0] == '[':
-			return commandOfJSON(args)
-		}
-		// Anything else (null, a number, an object) holds no command, as for commandOfJSON.
-	}
-	return ""
-}
-
-var commandKeys = [...]string{"command", "cmd"}
-
-// commandOfJSON is commandOf, with encoding/json.
-func commandOfJSON(args json.RawMessage) string {
-	var a struct {
-		Command json.RawMessage `json:"command"`
-		Cmd     json.RawMessage `json:"cmd"`
-	}
-	if json.Unmarshal(args, &a) != nil {
-		return ""
-	}
-	for _, raw := range []json.RawMessage{a.Command, a.Cmd} {
-		var s string
-		if json.Unmarshal(raw, &s) == nil && s != "" {
-			return s
-		}
-		var words []string // ["sh", "-c", "…"]: Codex's exec_command
-		if json.Unmarshal(raw, &words) == nil && len(words) > 0 {
-			return strings.Join(words, " ")
-		}
-	}
-	return ""
 }
 
 // oneLine is text on one line, safe for a terminal (hint.OneLine), cut to n runes.
