@@ -330,7 +330,7 @@ func FuzzWithhold(f *testing.F) {
 		}
 		s := sanitizer{p: &p}
 		for _, whole := range []int{0, 1} {
-			if out, err := s.json(args, "arguments", whole); err != nil || !json.Valid(out) {
+			if out, err := s.json(args, "arguments", "", whole); err != nil || !json.Valid(out) {
 				t.Fatalf("the walk of %s gives %q, %v", args, out, err)
 			}
 		}

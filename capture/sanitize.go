@@ -47,19 +47,25 @@ func (p *Policy) sanitize(o *memory.Observation) error {
 		o.Arguments = withhold(o.Arguments, glob)
 		o.Result, _ = json.Marshal(withheldMark(glob))
 	}
+	// What a command that prints a secret gives back is held under the secret's name:
+	// its output is the secret's value, bare.
+	printed := ""
+	if p.Redactor != nil {
+		printed = redact.PrintedSecret(Command(o.Arguments))
+	}
 	for pass := 0; pass == 0 || pass == 1 && s.seen.Any(); pass++ {
 		s.again = pass == 1
 		var err error
-		if o.Arguments, err = s.json(o.Arguments, "arguments", 1); err != nil {
+		if o.Arguments, err = s.json(o.Arguments, "arguments", "", 1); err != nil {
 			return fmt.Errorf("arguments: %w", err)
 		}
-		if o.Result, err = s.json(o.Result, "result", 0); err != nil {
+		if o.Result, err = s.json(o.Result, "result", printed, 0); err != nil {
 			return fmt.Errorf("result: %w", err)
 		}
 		o.ToolName = s.text(o.ToolName, "", s.p.MaxValue, "")
 		o.ToolUseID = s.text(o.ToolUseID, "", maxToolUseID, "")
 		o.AgentID = s.text(o.AgentID, "", maxShort, "")
-		o.Error = s.text(o.Error, "", s.p.MaxValue, "error")
+		o.Error = s.text(o.Error, printed, s.p.MaxValue, "error")
 		o.Summary = s.text(o.Summary, "", s.p.MaxValue, "")
 		o.Cwd = s.text(o.Cwd, "", s.p.MaxValue, "")
 	}
@@ -175,12 +181,13 @@ func validPrefix(s string, n int) string {
 // json rewrites a JSON value with its member names and strings redacted and bounded,
 // its order kept, invalid UTF-8 repaired, and nesting past maxDepth kept as text. An
 // object or array at depth whole (1 for an argument's value, 0 for a result) larger
-// than the bound once rewritten becomes its text, cut.
-func (s *sanitizer) json(raw json.RawMessage, where string, whole int) (json.RawMessage, error) {
+// than the bound once rewritten becomes its text, cut. Each string of it is held
+// under printed, when that names a secret, whatever its member's name.
+func (s *sanitizer) json(raw json.RawMessage, where, printed string, whole int) (json.RawMessage, error) {
 	if len(raw) == 0 {
 		return raw, nil
 	}
-	wk := walk{s: s, r: jsonscan.New(raw), where: where, whole: whole}
+	wk := walk{s: s, r: jsonscan.New(raw), where: where, printed: printed, whole: whole}
 	wk.w.Grow(len(raw) + len(raw)/8)
 	if _, err := wk.value("", "", 0); err != nil {
 		return nil, err
@@ -193,11 +200,12 @@ func (s *sanitizer) json(raw json.RawMessage, where string, whole int) (json.Raw
 
 // walk is the rewrite of one JSON value.
 type walk struct {
-	s     *sanitizer
-	r     jsonscan.Scanner
-	w     bytes.Buffer
-	where string // "arguments" or "result", for the notes of cuts
-	whole int
+	s       *sanitizer
+	r       jsonscan.Scanner
+	w       bytes.Buffer
+	where   string // "arguments" or "result", for the notes of cuts
+	printed string // the secret a command printed, which its output's strings hold
+	whole   int
 }
 
 // value rewrites the next value, held under key: the member name that says what it
@@ -218,7 +226,7 @@ func (wk *walk) value(where, key string, depth int) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			writeString(w, wk.s.text(string(text), key, wk.s.p.MaxValue, where))
+			writeString(w, wk.s.text(string(text), wk.stringKey(key), wk.s.p.MaxValue, where))
 			return "", nil
 		}
 		if err := wk.container(c, where, key, depth); err != nil {
@@ -238,7 +246,7 @@ func (wk *walk) value(where, key string, depth int) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		writeString(w, wk.s.text(t, key, wk.s.p.MaxValue, where))
+		writeString(w, wk.s.text(t, wk.stringKey(key), wk.s.p.MaxValue, where))
 		return t, nil
 	default:
 		lit, err := wk.r.Literal()
@@ -254,6 +262,14 @@ func (wk *walk) value(where, key string, depth int) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// stringKey is the key a string held under key is redacted as.
+func (wk *walk) stringKey(key string) string {
+	if wk.printed != "" {
+		return wk.printed
+	}
+	return key
 }
 
 // container rewrites an object or an array that opens with open. A value below a

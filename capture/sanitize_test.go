@@ -206,6 +206,40 @@ func TestSanitizeReviewedLeaks(t *testing.T) {
 	}
 }
 
+// TestSanitizePrintedSecrets: what a command that prints a secret gives back is the
+// secret's value alone, which no rule finds, in each agent's shape of a call's result.
+func TestSanitizePrintedSecrets(t *testing.T) {
+	const secret = "Zq8vLm3pRt6Wx"          // no rule's: found only as what the command printed
+	long := strings.Repeat(`migrated\n`, 8) // a result too short is not captured
+	for _, c := range []struct{ name, payload string }{
+		{"claude", `{"session_id":"c1","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"echo $DB_PASSWORD"},"tool_response":{"stdout":"` + secret + `","stderr":"","interrupted":false,"isImage":false}}`},
+		{"claude failed", `{"session_id":"c1","hook_event_name":"PostToolUseFailure","tool_name":"Bash","tool_input":{"command":"printenv DB_PASSWORD && false"},"error":"Exit code 1\n` + secret + `"}`},
+		{"codex", `{"session_id":"x1","turn_id":"t1","hook_event_name":"PostToolUse","tool_name":"shell","tool_input":{"command":["bash","-lc","source .env && echo $API_KEY"]},"tool_response":"` + secret + `\n"}`},
+		{"gemini", `{"session_id":"g1","hook_event_name":"AfterTool","timestamp":"2026-11-30T10:00:00Z","tool_name":"run_shell_command","tool_input":{"command":"aws configure get aws_secret_access_key"},"tool_response":{"llmContent":"Output: ` + long + secret + `\nExit Code: 0","returnDisplay":"` + secret + `"}}`},
+		{"native", `{"tool_name":"exec","arguments":{"cmd":"gh auth token"},"result":"` + long + secret + `"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := sanitized(t, defaultPolicy(), c.payload)
+			all, _ := json.Marshal(o)
+			if strings.Contains(string(all), secret) {
+				t.Errorf("the printed secret is kept: %s", all)
+			}
+			if o.Redactions == 0 {
+				t.Errorf("no redaction counted: %s", all)
+			}
+		})
+	}
+	// What is not a string is kept, and so is the output of a command that prints none.
+	o := sanitized(t, defaultPolicy(), `{"session_id":"c1","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"echo $API_TOKEN"},"tool_response":{"stdout":"`+long+secret+`","interrupted":false,"code":0}}`)
+	if want := `{"stdout":"[REDACTED:secret-assignment]","interrupted":false,"code":0}`; string(o.Result) != want {
+		t.Errorf("result %s, want %s", o.Result, want)
+	}
+	o = sanitized(t, defaultPolicy(), `{"session_id":"c1","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"echo $HOME"},"tool_response":{"stdout":"`+long+`/home/ana-`+secret+`"}}`)
+	if !strings.Contains(string(o.Result), secret) || o.Redactions != 0 {
+		t.Errorf("the output of echo $HOME was redacted: %s", o.Result)
+	}
+}
+
 func TestSanitizeCutKeepsNoHalfSecret(t *testing.T) {
 	p := defaultPolicy()
 	p.MaxValue = 1024

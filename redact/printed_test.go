@@ -1,0 +1,58 @@
+package redact
+
+import "testing"
+
+func TestPrintedSecret(t *testing.T) {
+	for command, want := range map[string]string{
+		"echo $DB_PASSWORD":                                "DB_PASSWORD",
+		`echo "${OPENAI_API_KEY}"`:                         "OPENAI_API_KEY",
+		`echo -n "token: $GITHUB_TOKEN."`:                  "GITHUB_TOKEN",
+		`printf '%s\n' "$AWS_SECRET_ACCESS_KEY"`:           "AWS_SECRET_ACCESS_KEY",
+		"echo ${STRIPE_SECRET:-none}":                      "STRIPE_SECRET",
+		"echo $HOME $API_TOKEN":                            "API_TOKEN",
+		"printenv SLACK_TOKEN":                             "SLACK_TOKEN",
+		"env -i printenv DB_PASS":                          "DB_PASS",
+		"source .env && echo $API_KEY":                     "API_KEY",
+		"cd app; echo $API_KEY | base64":                   "API_KEY",
+		"export X=1\necho $MYSQL_PWD":                      "MYSQL_PWD",
+		"echo $(echo $API_KEY)":                            "API_KEY",
+		"bash -lc echo $API_KEY":                           "API_KEY", // Codex's ["bash", "-lc", "…"], joined
+		`bash -c "echo $API_KEY"`:                          "API_KEY",
+		"sudo -u app printenv API_TOKEN":                   "API_TOKEN",
+		"TOKEN=x /usr/bin/printenv TOKEN":                  "TOKEN",
+		"aws configure get aws_secret_access_key":          "aws_secret_access_key",
+		"aws configure get aws_session_token --profile ci": "aws_session_token",
+		"git config --get github.token":                    "github.token",
+		"gcloud auth print-access-token":                   "gcloud auth print-access-token",
+		"gh auth token --hostname github.com":              "gh auth token",
+		"op read op://vault/db/password":                   "op read",
+		"pass show db/prod":                                "pass show",
+		"security find-generic-password -s api -w":         "security find-generic-password",
+		"aws ecr get-login-password --region eu-west-1 | docker login --username AWS --password-stdin x": "aws ecr get-login-password",
+
+		"echo $HOME":                   "",
+		"echo $PWD":                    "",
+		"echo DB_PASSWORD":             "", // the name, not its value
+		"echo $MAX_TOKENS":             "",
+		"printenv":                     "", // KEY=value lines: the assignment rule finds them
+		"printenv PATH":                "",
+		"aws configure get region":     "",
+		"aws s3 ls":                    "",
+		"git config --get user.email":  "",
+		"go test ./... -run TestToken": "",
+		"grep -r API_KEY .":            "",
+		"cat $TOKEN_FILE":              "",
+		"gh pr list":                   "",
+		"echo $":                       "",
+		"echo ${":                      "",
+		"":                             "",
+		"bash -lc":                     "",
+		"sudo":                         "",
+		"echo $1password":              "",
+		"echo café $HOME":              "",
+	} {
+		if got := PrintedSecret(command); got != want {
+			t.Errorf("PrintedSecret(%q) = %q, want %q", command, got, want)
+		}
+	}
+}
