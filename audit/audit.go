@@ -247,7 +247,10 @@ func (a *auditor) commit(origin string, c *object.Commit, trailers []vcs.Trailer
 	a.audited[c.Hash] = true
 	changes, err := a.repo.PathChanges(c)
 	if err != nil {
-		return nil, err
+		// A tree go-git cannot compare (a ".." in it, a missing object) is this
+		// commit's problem, not the end of the audit.
+		a.problem(c.Hash.String(), origin, "files", "its files cannot be read: %v", err)
+		return nil, nil
 	}
 	switch {
 	case !claimsAgmem(trailers):

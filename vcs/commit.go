@@ -348,7 +348,8 @@ func (r *Git) AddedFiles(commit plumbing.Hash) ([]Change, error) {
 }
 
 // AddedPaths are the files a commit adds or changes against its first parent, by path,
-// with the contents of those read says to read (Data nil for the others).
+// with the contents of those read says to read (Data nil for the others). Neither it nor
+// AddedFiles gives a path that checkPath refuses.
 func (r *Git) AddedPaths(commit plumbing.Hash, read func(path string) bool) ([]Change, error) {
 	return r.addedFiles(commit, read)
 }
@@ -395,6 +396,9 @@ func (r *Git) diffTrees(prefix string, old, new plumbing.Hash, read func(string)
 		}
 		e := after.entry(i)
 		path := prefix + e.Name
+		if checkPath(path) != nil {
+			continue // a name no checkout could write ("..", ".git"), as a fetched branch may hold
+		}
 		switch {
 		case e.Mode == filemode.Dir:
 			oldSub := plumbing.ZeroHash

@@ -624,6 +624,22 @@ func TestAddedFiles(t *testing.T) {
 	}
 }
 
+// TestAddedFilesPassesOverUnsafeNames: a fetched branch's tree may name an entry ".."
+// or ".git" (git mktree takes it, git fsck only warns): no path through one is given.
+func TestAddedFilesPassesOverUnsafeNames(t *testing.T) {
+	r, dir := newRepo(t)
+	blob := strings.TrimSpace(runGitStdin(t, dir, "evil", "hash-object", "-w", "--stdin"))
+	inner := strings.TrimSpace(runGitStdin(t, dir, "100644 blob "+blob+"\tX.jsonl\n", "mktree"))
+	sessions := strings.TrimSpace(runGitStdin(t, dir, "040000 tree "+inner+"\t..\n040000 tree "+inner+"\t.git\n100644 blob "+blob+"\tok.jsonl\n", "mktree"))
+	root := strings.TrimSpace(runGitStdin(t, dir, "040000 tree "+sessions+"\tsessions\n", "mktree"))
+	commit := strings.TrimSpace(runGit(t, dir, "commit-tree", root, "-m", "a fetched branch's"))
+	got, err := r.AddedFiles(plumbing.NewHash(commit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertChanges(t, "a tree with unsafe names", got, map[string]string{"sessions/ok.jsonl": "evil"})
+}
+
 func assertChanges(t *testing.T, what string, got []Change, want map[string]string) {
 	t.Helper()
 	gotMap := map[string]string{}
