@@ -617,22 +617,15 @@ func (ix *Index) upToDate(git *vcs.Git, j *journal.Journal, idleWait bool) (bool
 	return ix.tipsIndexed(git)
 }
 
-// tipsIndexed says whether the index holds the tip of each branch it reads.
+// tipsIndexed says whether the branches the index reads are those its last update
+// read, at the same tips.
 func (ix *Index) tipsIndexed(git *vcs.Git) (bool, error) {
 	srcs, err := sources(git)
 	if err != nil {
 		return false, err
 	}
-	for _, s := range srcs {
-		if s.tip.IsZero() {
-			continue
-		}
-		var known int
-		if err := ix.db.QueryRow(`SELECT 1 FROM commits WHERE hash = ?`, s.tip.String()).Scan(&known); err != nil {
-			return false, nil // not indexed, or not read: the update finds out
-		}
-	}
-	return true, nil
+	read, err := readMeta(ix.db, metaTips)
+	return err == nil && read == tipsOf(srcs), err
 }
 
 // onlyIdle says whether what the journal recorded after seq is only idle events

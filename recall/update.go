@@ -555,6 +555,9 @@ func (w *writer) git(git *vcs.Git) error {
 	if err != nil {
 		return err
 	}
+	if err := w.forgetRewritten(git, srcs); err != nil {
+		return err
+	}
 	for _, s := range srcs {
 		if s.tip.IsZero() {
 			continue
@@ -567,6 +570,73 @@ func (w *writer) git(git *vcs.Git) error {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
 	}
+	return w.setMeta(metaTips, tipsOf(srcs))
+}
+
+// metaTips is the meta key of the tips of the branches the index read at its last
+// update (tipsOf).
+const metaTips = "tips"
+
+// tipsOf is the branches' tips as metaTips keeps them: a line of each, its name and
+// its tip (git refuses a space in a branch's name).
+func tipsOf(srcs []source) string {
+	var b strings.Builder
+	for _, s := range srcs {
+		fmt.Fprintf(&b, "%s %s\n", s.name, s.tip)
+	}
+	return b.String()
+}
+
+// forgetRewritten empties the index, for the update to index all that git holds anew,
+// when a branch it read is gone or its history no longer holds the tip it read
+// (amended, rebased, reset, force-pushed, deleted): what only the old commits held
+// must be found no more, nor cited. That is rare; an update that reads a branch moved
+// on reads the commit it read last, and finds it there at once.
+func (w *writer) forgetRewritten(git *vcs.Git, srcs []source) error {
+	before, err := readMeta(w.tx, metaTips)
+	if err != nil || before == "" || before == tipsOf(srcs) {
+		return err
+	}
+	now := map[string]plumbing.Hash{}
+	for _, s := range srcs {
+		now[s.name] = s.tip
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(before, "\n"), "\n") {
+		name, hash, _ := strings.Cut(line, " ")
+		read, tip := plumbing.NewHash(hash), now[name]
+		if _, ok := now[name]; ok && (read.IsZero() || tip == read) {
+			continue
+		}
+		if !tip.IsZero() {
+			switch holds, err := git.Holds(tip, read); {
+			case err != nil:
+				return err
+			case holds:
+				continue
+			}
+		}
+		return w.forgetAll()
+	}
+	return nil
+}
+
+// forgetAll empties the index in the update's transaction: every entry, session,
+// commit, record, kept block and segment, and how far the journal was read. The
+// segments' files stay until the next update sweeps them, since this one may yet be
+// rolled back.
+func (w *writer) forgetAll() error {
+	for _, table := range []string{"entries", "sessions", "dirs", "commits", "records", "contexts", "lines", "segments", "dead"} {
+		if _, err := w.tx.Exec("DELETE FROM " + table); err != nil {
+			return err
+		}
+	}
+	if _, err := w.tx.Exec(`DELETE FROM meta WHERE key IN ('journal_birth', 'journal_seq')`); err != nil {
+		return err
+	}
+	w.empty, w.sessionsBefore, w.swept, w.changed = true, 0, true, true
+	clear(w.rows)
+	clear(w.added)
+	clear(w.more)
 	return nil
 }
 

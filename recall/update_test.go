@@ -81,4 +81,3 @@ func TestBrokenRecordIndexedWhole(t *testing.T) {
 		}
 	})
 }
-

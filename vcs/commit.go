@@ -289,6 +289,22 @@ func (r *Git) FindBatch(tip, base plumbing.Hash, batch string, recordPaths []str
 
 var errFound = errors.New("found")
 
+// Holds says whether the history of tip holds commit: tip itself or one of its
+// ancestors. It walks tip's history breadth first until it meets commit, so that a
+// commit a few before tip is found in a few reads.
+func (r *Git) Holds(tip, commit plumbing.Hash) (bool, error) {
+	err := r.WalkBatches(tip, func(h plumbing.Hash, _ string) (bool, error) {
+		if h == commit {
+			return false, errFound
+		}
+		return true, nil
+	})
+	if errors.Is(err, errFound) {
+		return true, nil
+	}
+	return false, err
+}
+
 // WalkBatches visits each commit reachable from tip once, breadth first from it, with
 // its Agmem-Batch trailer ("" for a commit agmem did not write); visit says whether to
 // go on to the commit's parents, and an error from it ends the walk.
