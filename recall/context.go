@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
+	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/sessionstart/kept"
 )
@@ -325,7 +326,7 @@ func (m *Memory) makeContext(project string, maxChars int, from madeFrom) (Conte
 	// The head says how many sessions the block tells of, known once the lines are cut
 	// to the bound: they are cut beside the head of all of them, which is no shorter.
 	head := func(n int) string {
-		return fmt.Sprintf("agmem remembers %d recent session(s) in %s, newest first:\n", n, pathEnd(project, maxPathRunes))
+		return fmt.Sprintf("agmem remembers %d recent session(s) in %s, newest first:\n", n, pathEnd(hint.OneLine(project), maxPathRunes))
 	}
 	keys := map[int64]string{}
 	for _, s := range sessions {
@@ -439,6 +440,7 @@ func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
 	}
 	defer rows.Close()
 	var edited, ran, failed []string
+	var failedIDs []string // the call of each of failed
 	var lastID string
 	calls := 0
 	for rows.Next() {
@@ -465,7 +467,9 @@ func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
 			if what == "" {
 				what = tool
 			}
-			failed = appendOnce(failed, shortID(id)+" "+what)
+			if item := shortID(id) + " " + what; !slices.Contains(failed, item) {
+				failed, failedIDs = append(failed, item), append(failedIDs, id)
+			}
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -487,20 +491,24 @@ func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
 	if len(ran) > 0 {
 		done = append(done, "ran "+list(ran, 4))
 	}
+	var ids []string // those the line names, in its order
 	if len(failed) > 0 {
-		done = append(done, "failed: "+list(failed, 3))
+		done = append(done, "failed: "+list(failed, shownFailures))
+		ids = append(ids, failedIDs[:min(shownFailures, len(failedIDs))]...)
 	}
 	if len(done) > 0 {
 		b.WriteString(" — " + of + strings.Join(done, "; "))
 	}
-	var ids []string
 	if lastID != "" {
 		fmt.Fprintf(&b, " [last call %s]", shortID(lastID))
-		ids = append(ids, lastID)
+		ids = appendOnce(ids, lastID)
 	}
 	b.WriteString("\n")
 	return oneLine(b.String(), 600) + "\n", ids, nil
 }
+
+// shownFailures bounds the failed calls a session's line names.
+const shownFailures = 3
 
 func orUnknown(s string) string {
 	if s == "" {
