@@ -166,6 +166,11 @@ var (
 		return regexp.MustCompile(`(?m)^[ \t]*\[[ \t]*mcp_servers[ \t]*\.[ \t]*("agmem"|agmem)[ \t]*\][ \t]*(#.*)?(\r?\n|\z)`)
 	})
 	tomlNext = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t]*\[`) })
+	// tomlInline finds mcp_servers given a value on a line of its own (an inline table),
+	// which no table may extend: BurntSushi's parser takes such a file, Codex's does not.
+	tomlInline = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^[ \t]*("mcp_servers"|'mcp_servers'|mcp_servers)[ \t]*=`)
+	})
 )
 
 // installTOML writes agmem's table in place of the one there, or at the end. Every other
@@ -200,7 +205,7 @@ func (m MCPServers) installTOML(src []byte, srv MCPServer) ([]byte, string, erro
 	}
 	after, got, err := tomlServers(out)
 	want := map[string]any{"command": srv.Binary, "args": anyList(srv.args())}
-	if err != nil || !reflect.DeepEqual(got, want) || !reflect.DeepEqual(before, after) {
+	if err != nil || !reflect.DeepEqual(got, want) || !reflect.DeepEqual(before, after) || tomlInline().Match(out) {
 		return nil, "", fmt.Errorf("%w: agmem cannot write its MCP server into it without changing how the rest reads", ErrUnreadable)
 	}
 	return out, what, nil

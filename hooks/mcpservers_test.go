@@ -57,6 +57,10 @@ func TestMCPServersTOML(t *testing.T) {
 		"not ours":        "[mcp_servers.agmem]\ncommand = \"python3\"\n",
 		"not a table":     "[mcp_servers]\nagmem = 3\n",
 		"not TOML at all": "[[[",
+		// A table may not extend one written inline, though the TOML parser agmem reads
+		// with takes it: Codex's does not.
+		"other servers inline": "mcp_servers = { a = { command = \"x\" } }\n",
+		"quoted, inline":       "\"mcp_servers\" = { a = { command = \"x\" } }\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if out, _, err := codex.install([]byte(src), anaServer); !errors.Is(err, ErrUnreadable) {
