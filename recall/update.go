@@ -911,12 +911,30 @@ func (w *writer) addRow(e memory.Entry, r row, at place) error {
 	case err != nil:
 		return err
 	case ok:
-		if before.record == 0 && at.record != 0 {
+		changed := r.event == "" && (before.failed != r.failed || before.size != r.size)
+		switch {
+		case before.record == 0 && at.record != 0:
+		case before.record == 0 || at.record == 0 || at.record == before.record || !changed:
+			at.record = 0 // placed already, or pending
+		default:
+			// Committed again, as another version: a later commit of its branch's (a
+			// call reported, flushed, then answered) is that version, whole; another
+			// branch's copy changes nothing of it, so that what is shown of an entry,
+			// its words, summary, text and commit, is of one version.
+			var origin string
+			if err := w.tx.QueryRow(`SELECT origin FROM records WHERE rowid = ?`, before.record).Scan(&origin); err != nil {
+				return err
+			}
+			if origin != at.origin {
+				return nil
+			}
+		}
+		if at.record != 0 {
 			if _, err := w.place.Exec(at.record, at.line, at.form, storedMD(at.md), before.rowid); err != nil {
 				return err
 			}
 		}
-		if r.event != "" || before.failed == r.failed && before.size == r.size {
+		if !changed {
 			return nil
 		}
 		return w.reindex(e, r, before.rowid, r.failed-before.failed)
