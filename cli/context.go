@@ -73,7 +73,7 @@ func runContext(e *env, repo memrepo.Repo, f sessionstart.Flags) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), contextBudget(e.getenv))
 	defer cancel()
-	m, err := recall.OpenForContext(ctx, repo)
+	m, err := recall.OpenForContext(ctx, r.Repo)
 	if err != nil {
 		return hint.With(err, `the search index is only derived: "agmem verify" checks what it is made from`)
 	}

@@ -96,8 +96,9 @@ func open(ctx context.Context, repo memrepo.Repo, forContext bool) (*Memory, err
 	j := repo.Journal()
 	ix, _, err := openUpdated(ctx, repo.StateDir(), git, j, forContext, !forContext)
 	// Past ctx, or while another process holds the index longer than its busy timeout
-	// (a rebuild), it answers from the index as it is.
-	if err != nil && ctx.Err() == nil && !busy(err) {
+	// (a rebuild), or the journal longer than the journal's, it answers from the index
+	// as it is.
+	if err != nil && ctx.Err() == nil && !inOthersHands(err) {
 		if ix != nil {
 			ix.Close()
 		}
@@ -108,6 +109,10 @@ func open(ctx context.Context, repo memrepo.Repo, forContext bool) (*Memory, err
 	}
 	return &Memory{Index: ix, git: git, journal: j, behind: err != nil}, nil
 }
+
+// inOthersHands says whether err is another process holding the index (busy) or the
+// journal longer than a reader waits: the update is left for later, not failed.
+func inOthersHands(err error) bool { return busy(err) || errors.Is(err, journal.ErrLocked) }
 
 // Close closes the index.
 func (m *Memory) Close() error { return m.Index.Close() }
@@ -268,7 +273,7 @@ func (m *Memory) Refresh(ctx context.Context) error {
 	m.git.Refresh()
 	_, err := m.Index.Update(ctx, m.git, m.journal)
 	m.behind, m.failed = err != nil, nil
-	if err != nil && ctx.Err() == nil && !busy(err) {
+	if err != nil && ctx.Err() == nil && !inOthersHands(err) {
 		m.failed = err
 	}
 	m.catchUpIfBehind()

@@ -52,6 +52,9 @@ type Options struct {
 	Agent string
 	// Getenv reads the environment (AGMEM_* settings, AGMEM_SESSION); nil is os.Getenv.
 	Getenv func(string) string
+	// LockWait, when not 0, is how long each record waits for the journal's lock,
+	// instead of journal.DefaultTimeout.
+	LockWait time.Duration
 }
 
 // configHint goes with every configuration error.
@@ -75,6 +78,7 @@ func open(repo memrepo.Repo, o Options) (*Recorder, error) {
 	if err != nil {
 		return nil, hint.With(err, configHint)
 	}
+	repo.LockWait = o.LockWait
 	r := &Recorder{journal: repo.Journal(), maxInput: cfg.MaxInput, idle: cmp.Or(o.SessionIdle, cfg.SessionIdle)}
 	if !cfg.Enabled {
 		r.off = "capture.enabled is false"

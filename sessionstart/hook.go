@@ -74,6 +74,7 @@ func Ask(repo memrepo.Repo, cfg *config.Config, getenv func(string) string, f Fl
 	if _, ok := capture.Agents[agent]; !ok && agent != "" {
 		return Request{}, hint.With(fmt.Errorf("--agent %q is not an agent agmem reads hooks of", agent), "name one of claude, codex, gemini, cursor, or leave --agent out")
 	}
+	repo.LockWait = StartLockWait
 	r := Request{Repo: repo, MaxChars: cfg.Context.MaxChars, Format: format, Hook: hookOf(payload, agent),
 		Off: !cfg.Context.Enabled, Getenv: getenv}
 	if project == "" {
@@ -156,6 +157,12 @@ func IndexInBackground(agmem string, repo memrepo.Repo) (done <-chan struct{}) {
 	return ended
 }
 
+// StartLockWait is how long each read or write of the journal a session's start makes
+// waits for the journal's lock, where others wait 10 s: the agent waits on its context,
+// and a flush holds the lock only for moments. Past it, the context is given from what
+// the index holds, and what was given is not recorded (said on stderr).
+const StartLockWait = 300 * time.Millisecond
+
 // Give prints block as r asks, and when a hook asked, records what the agent was told
 // as an event of its session, with the ids it cited: replay shows what the agent knew
 // when it started, and an audit can tell. A failure to record it is said on stderr,
@@ -165,7 +172,7 @@ func (r Request) Give(stdout, stderr io.Writer, block kept.Block) {
 		return
 	}
 	if r.Hook.Session != "" {
-		rec, err := record.Open(r.Repo.Root, record.Options{Getenv: r.Getenv})
+		rec, err := record.Open(r.Repo.Root, record.Options{Getenv: r.Getenv, LockWait: StartLockWait})
 		if err == nil {
 			_, err = rec.Record(record.Event{Session: r.Hook.Session, Name: memory.ContextGiven, Text: block.Text,
 				Source: r.Hook.Source, Attrs: map[string]string{"cwd": block.Project, "cited": strings.Join(block.Cited, " ")}})

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/journal"
@@ -23,6 +24,9 @@ var ErrNotFound = errors.New("no memory repo")
 // Repo is a memory repo: paths only, nothing held open.
 type Repo struct {
 	Root string
+	// LockWait is how long each call of its journal waits for the journal's lock; 0 is
+	// journal.DefaultTimeout.
+	LockWait time.Duration
 }
 
 // StateDir is where the journal and agmem's locks live.
@@ -32,7 +36,13 @@ func (r Repo) StateDir() string { return filepath.Join(r.Root, StateDirName) }
 func (r Repo) GitDir() string { return filepath.Join(r.Root, ".git") }
 
 // Journal is the repo's journal.
-func (r Repo) Journal() *journal.Journal { return journal.At(r.StateDir()) }
+func (r Repo) Journal() *journal.Journal {
+	j := journal.At(r.StateDir())
+	if r.LockWait > 0 {
+		j.Timeout = r.LockWait
+	}
+	return j
+}
 
 // At takes dir as a memory repo, checking that it is one.
 func At(dir string) (Repo, error) {
