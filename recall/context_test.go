@@ -403,6 +403,15 @@ func TestContextLeavesIdleEvents(t *testing.T) {
 	if c := tell(); !strings.Contains(c.Text, `"price the cart in euros"`) {
 		t.Errorf("the new session's prompt is not told:\n%s", c.Text)
 	}
+	// What the context hook told a session (agmem's own event, when it was given again
+	// on a compaction) is no work of the session's: it keeps its time and place.
+	was := tell()
+	m.record("checkout", record.Event{Name: memory.ContextGiven, Text: was.Text, Time: time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC),
+		Attrs: map[string]string{"cwd": "/home/ana/shop"}, Source: "claude-code"})
+	m.flush()
+	if c := tell(); c.Text != was.Text {
+		t.Errorf("the context given to a session changed the block:\n%s\nwas:\n%s", c.Text, was.Text)
+	}
 }
 
 // TestKeptForHook: the block kept for the context hook is given, without the index,

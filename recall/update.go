@@ -234,6 +234,7 @@ type sessionTally struct {
 	dirs                        []string // every cwd its entries name, once
 }
 
+// add tallies an entry of the session at time at (0: one that tells no time of it).
 func (t *sessionTally) add(source, cwd, prompt, origin string, at int64, observations, failures int) {
 	if t.source == "" {
 		t.source = source
@@ -247,7 +248,7 @@ func (t *sessionTally) add(source, cwd, prompt, origin string, at int64, observa
 	if t.origin == "" {
 		t.origin = origin
 	}
-	if t.first == 0 || at < t.first {
+	if at != 0 && (t.first == 0 || at < t.first) {
 		t.first = at
 	}
 	t.last = max(t.last, at)
@@ -973,7 +974,11 @@ func (w *writer) addRow(e memory.Entry, r row, at place) error {
 	if r.event == "" {
 		obs, failures = 1, r.failed
 	}
-	w.tally(e.Session()).add(e.Source(), r.cwd, prompt, at.origin, e.Time().UnixNano(), obs, failures)
+	when := e.Time().UnixNano()
+	if r.event == memory.ContextGiven {
+		when = 0 // agmem's own: what it told the agent is no work of the session's
+	}
+	w.tally(e.Session()).add(e.Source(), r.cwd, prompt, at.origin, when, obs, failures)
 	w.done.Entries++
 	return nil
 }
