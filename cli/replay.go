@@ -51,7 +51,7 @@ func newReplayCommand(e *env) *ucli.Command {
 func runReplay(e *env, repo memrepo.Repo, o replayOptions) error {
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
 	defer w.Flush()
-	from, err := recall.Locate(repo.Journal(), o.session)
+	from, err := recall.Locate(repo, o.session)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/render"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -134,11 +135,14 @@ type Where int
 const (
 	InJournal Where = iota // the journal holds all of them
 	InGit                  // the journal knows none: a fresh clone, another repo's session
-	InBoth                 // gc dropped the session from the journal and it went on after
+	// InBoth: gc dropped the session from the journal and it went on after, or it went
+	// on in another memory repo too (a fetched branch holds some of it)
+	InBoth
 )
 
 // Locate says where a session's entries are.
-func Locate(j *journal.Journal, session string) (Where, error) {
+func Locate(repo memrepo.Repo, session string) (Where, error) {
+	j := repo.Journal()
 	_, known, err := j.Session(session)
 	if err != nil || !known {
 		return InGit, err
@@ -146,7 +150,33 @@ func Locate(j *journal.Journal, session string) (Where, error) {
 	if forgotten, err := j.WasForgotten(session); err != nil || forgotten {
 		return InBoth, err
 	}
+	if fetched, err := fetchedHolds(repo, session); err != nil || fetched {
+		return InBoth, err
+	}
 	return InJournal, nil
+}
+
+// fetchedHolds says whether a fetched branch holds a record of session.
+func fetchedHolds(repo memrepo.Repo, session string) (bool, error) {
+	git, err := vcs.Open(repo.Root)
+	if err != nil {
+		return false, err
+	}
+	fetched, err := git.FetchedAgents("")
+	if err != nil {
+		return false, err
+	}
+	for _, f := range fetched {
+		for _, l := range render.Layouts {
+			switch in, err := recordsIn(git, source{f.Name(), f.Tip}, l.SessionDir(session)); {
+			case err != nil:
+				return false, err
+			case len(in) > 0:
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 // ErrNoSession is EachEntry's error for a session neither the journal nor git holds.
@@ -184,15 +214,18 @@ func EachEntry(repo memrepo.Repo, from Where, session string, fn func(memory.Ent
 }
 
 // joinJournal adds to what git holds of a session what the journal holds, each entry
-// once, in time order (git's first for the same time).
+// once, in time order (git's first for the same time); of an entry both hold, the
+// journal's, the latest of it (a call answered after a flush committed its report).
 func joinJournal(j *journal.Journal, session string, fromGit []memory.Entry) ([]memory.Entry, error) {
-	seen := map[string]bool{}
-	for _, en := range fromGit {
-		seen[en.ID()] = true
+	at := map[string]int{}
+	for i, en := range fromGit {
+		at[en.ID()] = i
 	}
 	all := fromGit
 	err := j.Timeline(session, func(en memory.Entry) error {
-		if !seen[en.ID()] {
+		if i, ok := at[en.ID()]; ok {
+			all[i] = en
+		} else {
 			all = append(all, en)
 		}
 		return nil

@@ -137,7 +137,7 @@ func pageLink(q url.Values, page int) template.URL {
 
 // sessionEntries reads a session whole, from the journal or git.
 func (s *Server) sessionEntries(id string) ([]memory.Entry, error) {
-	from, err := recall.Locate(s.repo.Journal(), id)
+	from, err := recall.Locate(s.repo, id)
 	if err != nil {
 		return nil, err
 	}
