@@ -127,7 +127,9 @@ func known(id string) bool {
 func RuleIDs() []string {
 	var ids []string
 	for _, r := range builtin() {
-		ids = append(ids, r.id)
+		if !slices.Contains(ids, r.id) { // agmem's secret-flag is several rules
+			ids = append(ids, r.id)
+		}
 	}
 	return ids
 }

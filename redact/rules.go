@@ -609,7 +609,7 @@ func entropy(s string) float64 {
 // Rule ids of agmem's own rules.
 const (
 	RuleAssignment = "secret-assignment" // a value whose key names a secret
-	RuleFlag       = "secret-flag"       // --password VALUE, --token=VALUE
+	RuleFlag       = "secret-flag"       // --password VALUE, --token=VALUE, mysql -pVALUE
 	RuleAuthHeader = "auth-header"       // Authorization and Cookie headers
 	RuleURLCreds   = "url-credentials"   // scheme://user:password@host
 	RulePrivateKey = "private-key"       // a PEM private key block, even cut short
@@ -658,6 +658,38 @@ func ownRules() []*rule {
 			keywords:    assignmentKeywords,
 			secret:      assignedValue,
 		},
+		// The flags of command line tools that take a password by a short name, which
+		// says nothing of a secret elsewhere: mysql's -pVALUE (written together: -p
+		// alone asks for it), sshpass's -p VALUE, redis-cli's -a VALUE; and aws configure
+		// set KEY VALUE, whose key names the secret.
+		{
+			id:       RuleFlag,
+			keyed:    true,
+			regex:    `(?i)\b(?:mysql(?:dump|admin|import|show|check|pump|sh)?|mariadb(?:-dump|-admin)?)\b[^\n;&|]*?[ \t]-p(?:"((?:[^"\\\n]|\\.)+)"|'([^'\n]+)'|([^\s"'&,;)\]}<>-][^\s"'&,;)\]}<>]*))`,
+			keywords: []string{"mysql", "mariadb"},
+			secret:   firstValue,
+		},
+		{
+			id:       RuleFlag,
+			keyed:    true,
+			regex:    `(?i)\bsshpass\b[^\n;&|]*?[ \t]-p[ \t]*` + quotedOrBare,
+			keywords: []string{"sshpass"},
+			secret:   firstValue,
+		},
+		{
+			id:       RuleFlag,
+			keyed:    true,
+			regex:    `(?i)\bredis-cli\b[^\n;&|]*?[ \t]-a[ \t]+` + quotedOrBare,
+			keywords: []string{"redis-cli"},
+			secret:   firstValue,
+		},
+		{
+			id:       RuleFlag,
+			keyed:    true,
+			regex:    `(?i)\bconfigure[ \t]+set[ \t]+([a-z0-9_.-]+)[ \t]+` + quotedOrBare,
+			keywords: []string{"configure"},
+			secret:   assignedValue,
+		},
 	}
 }
 
@@ -671,6 +703,17 @@ func group(n int) func(string, []int) (int, int, bool) {
 	return func(_ string, m []int) (int, int, bool) {
 		return m[2*n], m[2*n+1], m[2*n] >= 0
 	}
+}
+
+// firstValue accepts the first submatch that matched, unless it is a placeholder.
+func firstValue(text string, m []int) (int, int, bool) {
+	for g := 1; 2*g < len(m); g++ {
+		if m[2*g] >= 0 {
+			s, e := m[2*g], m[2*g+1]
+			return s, e, !Placeholder(text[s:e])
+		}
+	}
+	return 0, 0, false
 }
 
 // assignedValue accepts KEY=VALUE or --KEY VALUE when KEY names a secret and VALUE is
