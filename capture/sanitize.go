@@ -108,6 +108,11 @@ func (s *sanitizer) text(v, key string, limit int, where string) string {
 		return v
 	}
 	size, cut := len(v), limit > 0 && len(v) > limit
+	if body, mark, was := cutOff(v); cut && was && len(body) <= limit {
+		// Cut before, by a capture of an entry read again (Redacted): its body is
+		// redacted, its mark kept.
+		return s.text(body, key, 0, "") + mark
+	}
 	var n int
 	switch {
 	case s.p.Redactor != nil && cut:

@@ -7,9 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agmem/agmem/classify"
 	"github.com/agmem/agmem/memory"
-	"github.com/agmem/agmem/redact"
 )
 
 func sanitized(t *testing.T, p Policy, payload string) *memory.Observation {
@@ -264,9 +262,7 @@ func TestWithheldBeforeRedaction(t *testing.T) {
 }
 
 // defaultPolicy is the policy of the built-in configuration.
-func defaultPolicy() Policy {
-	return Policy{Rules: classify.Default(), Redactor: redact.Default(), Withhold: DefaultWithhold(), MaxValue: DefaultMaxValue}
-}
+func defaultPolicy() Policy { return DefaultPolicy() }
 
 // FuzzWithheldBy holds the glob matcher to the plain one it replaced, which split the
 // glob at every call, tried a "**" at every place and matched every segment with

@@ -133,16 +133,8 @@ func TestSecretsNeverReachDisk(t *testing.T) {
 	mustAgmem(t, dir, "", "record", "--tool", "deploy", "--arg", "password="+secrets["env-password"], "--result", "DB_PASSWORD="+secrets["env-password"]+strings.Repeat(" ok", 20))
 	mustAgmem(t, dir, "", "flush")
 
-	var places []struct {
-		name string
-		data []byte
-	}
-	add := func(name string, data []byte) {
-		places = append(places, struct {
-			name string
-			data []byte
-		}{name, data})
-	}
+	var places []output
+	add := func(name string, data []byte) { places = append(places, output{name, data}) }
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
 			data, _ := os.ReadFile(path)
@@ -159,7 +151,40 @@ func TestSecretsNeverReachDisk(t *testing.T) {
 	add("git objects", all)
 	add("replay", []byte(mustAgmem(t, dir, "", "replay", "--session", "secret-session", "--json", "--events")))
 	add("git log", []byte(git(t, dir, "log", "--format=%B")))
-	// What reading memory back gives: search, show, timeline, context, the MCP server.
+	places = append(places, readBack(t, dir)...)
+	noSecretIn(t, secrets, places)
+	for _, shape := range []string{"^withheld: ", "^truncated:", "^redactions: [1-9]"} {
+		if git(t, dir, "grep", "-c", "-e", shape, "--", "current") == "" {
+			t.Errorf("no committed file matches %q: the corpus misses a shape it means to test", shape)
+		}
+	}
+	if !bytes.Contains(all, []byte("[REDACTED:")) {
+		t.Error("no redaction mark in any git object")
+	}
+	if n := redactionTrailers(t, dir); n < len(secrets) {
+		t.Errorf("Agmem-Redactions trailers add up to %d, fewer than the %d secrets", n, len(secrets))
+	}
+
+	ids := lines(mustAgmem(t, dir, observations(5, 1, "after"), "record", "--jsonl"))
+	mustAgmem(t, dir, "", "flush")
+	if len(ids) != 5 {
+		t.Fatalf("recorded %d observations after the secrets, want 5", len(ids))
+	}
+	checkRepoSettled(t, dir)
+}
+
+// output is what a command printed, or a file held, by its name.
+type output struct {
+	name string
+	data []byte
+}
+
+// readBack is what reading the memory repo dir back gives of the secret corpus's
+// session: search, show, timeline, context, the MCP server.
+func readBack(t *testing.T, dir string) []output {
+	t.Helper()
+	var places []output
+	add := func(name string, data []byte) { places = append(places, output{name, data}) }
 	var shown []string
 	for _, words := range []string{"password OR token OR key OR secret", "bearer OR basic OR cookie OR authorization",
 		"aws OR github OR slack OR stripe OR npm OR anthropic OR vault", "deploy OR curl OR psql OR push OR configure",
@@ -192,9 +217,15 @@ func TestSecretsNeverReachDisk(t *testing.T) {
 		t.Fatalf("mcp serve answered %s", mcpOut)
 	}
 	add("mcp serve", []byte(mcpOut))
+	return places
+}
+
+// noSecretIn fails t for each secret that any 12 characters of stand in one of places:
+// a secret cut in half is still a leak.
+func noSecretIn(t *testing.T, secrets map[string]string, places []output) {
+	t.Helper()
 	for name, secret := range secrets {
 		for _, p := range places {
-			// Any 12 characters of it: a secret cut in half is still a leak.
 			for i := 0; i+12 <= len(secret); i += 4 {
 				if part := secret[i : i+12]; bytes.Contains(p.data, []byte(part)) {
 					t.Errorf("secret %s (%s) is in %s: %q", name, secret, p.name, part)
@@ -203,24 +234,43 @@ func TestSecretsNeverReachDisk(t *testing.T) {
 			}
 		}
 	}
-	for _, shape := range []string{"^withheld: ", "^truncated:", "^redactions: [1-9]"} {
-		if git(t, dir, "grep", "-c", "-e", shape, "--", "current") == "" {
-			t.Errorf("no committed file matches %q: the corpus misses a shape it means to test", shape)
+}
+
+// TestFetchedSecretsAreNotGivenBack: another memory repo, which let secrets in (its
+// redact.allow matching everything, as a teammate may set it), pushes the secret corpus;
+// what this repo gives back of the branch it pulled holds none of them.
+func TestFetchedSecretsAreNotGivenBack(t *testing.T) {
+	root := t.TempDir()
+	remote := filepath.Join(root, "remote.git")
+	git(t, root, "init", "-q", "--bare", remote)
+	other, mine := filepath.Join(root, "other"), filepath.Join(root, "mine")
+	for _, d := range []string{other, mine} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mustAgmem(t, d, "", "init")
+		git(t, d, "remote", "add", "origin", remote)
+	}
+	os.WriteFile(filepath.Join(other, ".agmem", "config.toml"), []byte("[redact]\nallow = [\".*\"]\n"), 0o644)
+	payloads, secrets := secretCorpus()
+	for _, p := range payloads {
+		mustAgmem(t, other, p, "record")
+	}
+	mustAgmem(t, other, "", "flush")
+	mustAgmem(t, other, "", "push")
+	kept, theirs := 0, mustAgmem(t, other, "", "replay", "--session", "secret-session", "--json", "--events")
+	for _, secret := range secrets {
+		if strings.Contains(theirs, secret) {
+			kept++
 		}
 	}
-	if !bytes.Contains(all, []byte("[REDACTED:")) {
-		t.Error("no redaction mark in any git object")
+	if kept < len(secrets)/2 {
+		t.Fatalf("the other repo kept %d of the %d secrets: too few to test", kept, len(secrets))
 	}
-	if n := redactionTrailers(t, dir); n < len(secrets) {
-		t.Errorf("Agmem-Redactions trailers add up to %d, fewer than the %d secrets", n, len(secrets))
-	}
-
-	ids := lines(mustAgmem(t, dir, observations(5, 1, "after"), "record", "--jsonl"))
-	mustAgmem(t, dir, "", "flush")
-	if len(ids) != 5 {
-		t.Fatalf("recorded %d observations after the secrets, want 5", len(ids))
-	}
-	checkRepoSettled(t, dir)
+	mustAgmem(t, mine, "", "pull")
+	places := readBack(t, mine)
+	places = append(places, output{"replay", []byte(mustAgmem(t, mine, "", "replay", "--session", "secret-session", "--json", "--events"))})
+	noSecretIn(t, secrets, places)
 }
 
 // redactionTrailers adds up the Agmem-Redactions trailers of the branch.

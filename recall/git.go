@@ -11,9 +11,11 @@ package recall
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/agmem/agmem/capture"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/vcs"
 )
@@ -26,6 +28,14 @@ type source struct {
 	name string // Local, or a fetched branch: "origin/agents/<repo id>"
 	tip  plumbing.Hash
 }
+
+// fetchedPolicy redacts what a fetched branch holds before it is indexed or given back
+// (fromFetched): capture's defaults.
+var fetchedPolicy = sync.OnceValue(capture.DefaultPolicy)
+
+// fromFetched is an entry of a fetched branch as a reader may give it back: redacted as
+// this agmem records (capture.Redacted), whatever agmem, settings or person wrote it.
+func fromFetched(e memory.Entry) memory.Entry { return capture.Redacted(e, fetchedPolicy()) }
 
 // sources are this repo's branch, then the fetched branches of other memory repos.
 func sources(repo *vcs.Git) ([]source, error) {

@@ -199,7 +199,11 @@ func (m *Memory) entries(refs []Ref) ([]memory.Entry, error) {
 			lines[refs[i].line] = append(lines[refs[i].line], i)
 			last = max(last, refs[i].line)
 		}
+		fetched := refs[byRecord[records[r]][0]].Origin != Local
 		errs[r] = m.recordLines(plumbing.NewHash(records[r][0]), records[r][1], last, func(n int) bool { return lines[n] != nil }, func(n int, e memory.Entry) {
+			if fetched {
+				e = fromFetched(e)
+			}
 			for _, i := range lines[n] {
 				if e.ID() == refs[i].ID {
 					out[i], found[i] = e, true

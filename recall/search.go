@@ -419,9 +419,10 @@ func (m *Memory) snippets(hits []Hit, words []string) error {
 // shown are the texts the markdown file of a committed observation shows, in the
 // order snippets look at them, or nil where there is no such file to read: read by the
 // start of its blob's hash, which the index keeps, not by its path, which takes a read
-// of each tree on the way, in a commit of its own.
+// of each tree on the way, in a commit of its own. A fetched branch's file is not read:
+// another agmem wrote it, and its entry is given back redacted again (fromFetched).
 func (m *Memory) shown(r Ref) []string {
-	if r.Commit == "" || len(r.md) == 0 {
+	if r.Commit == "" || len(r.md) == 0 || r.Origin != Local {
 		return nil
 	}
 	// The index keeps the start of the hash: where no pack holds one object of that

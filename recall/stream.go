@@ -121,7 +121,7 @@ func SessionJSON(repo *vcs.Git, id string, fn func(raw []byte) error) (int, erro
 				if err := json.Unmarshal(raw, &e); err != nil {
 					return err
 				}
-				raw, _ = json.Marshal(e) // it was decoded from JSON: it encodes
+				raw, _ = json.Marshal(fromFetched(e)) // it was decoded from JSON: it encodes
 				escaped.Write(raw)
 			} else {
 				// Records are written without HTML escaping; the journal's JSON has it.

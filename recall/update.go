@@ -755,6 +755,9 @@ func readCommit(ctx context.Context, git *vcs.Git, c walked, origin string, send
 			return ok
 		}
 		err := render.EachRecordEntry(whole, func(e memory.Entry, line []byte) error {
+			if hold {
+				e = fromFetched(e)
+			}
 			part.entries, part.lines = append(part.entries, e), append(part.lines, line)
 			if !hold && len(part.entries) == readPart && !sendPart() {
 				return errStopped
