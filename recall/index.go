@@ -59,8 +59,9 @@ const (
 // segments (shortName, wholeName; segments of format 6), entries_id gone; 18: the
 // lines of the blocks made kept (lines); 19: the words of arguments and results read
 // with their strings' escapes decoded (readable); 20: every directory a session worked
-// in (dirs).
-const indexVersion = 20
+// in (dirs); 21: a fetched branch's entries redacted again (fromFetched), the context
+// hook's events not a session's time, the tips read (meta tips).
+const indexVersion = 21
 
 // mdHashBytes is how much of its markdown file's blob's hash the index keeps of an
 // entry: enough to name one object of many millions (vcs.Git.PackedWithPrefix says
