@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
@@ -499,16 +500,23 @@ func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
 	if len(done) > 0 {
 		b.WriteString(" — " + of + strings.Join(done, "; "))
 	}
+	// The line is cut at lineRunes, its last call kept; it cites none of the ids the cut
+	// took.
+	last := ""
 	if lastID != "" {
-		fmt.Fprintf(&b, " [last call %s]", shortID(lastID))
+		last = fmt.Sprintf(" [last call %s]", shortID(lastID))
 		ids = appendOnce(ids, lastID)
 	}
-	b.WriteString("\n")
-	return oneLine(b.String(), 600) + "\n", ids, nil
+	line := oneLine(b.String(), lineRunes-utf8.RuneCountInString(last)) + last
+	ids = slices.DeleteFunc(ids, func(id string) bool { return !strings.Contains(line, shortID(id)) })
+	return line + "\n", ids, nil
 }
 
-// shownFailures bounds the failed calls a session's line names.
-const shownFailures = 3
+// shownFailures bounds the failed calls a session's line names, and lineRunes the line.
+const (
+	shownFailures = 3
+	lineRunes     = 600
+)
 
 func orUnknown(s string) string {
 	if s == "" {

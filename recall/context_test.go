@@ -412,6 +412,17 @@ func TestContextLeavesIdleEvents(t *testing.T) {
 	if c := tell(); c.Text != was.Text {
 		t.Errorf("the context given to a session changed the block:\n%s\nwas:\n%s", c.Text, was.Text)
 	}
+	mem := m.open()
+	defer mem.Close()
+	sessions, err := mem.Sessions("/home/ana/shop", "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sessions {
+		if s.ID == "checkout" && !s.First.Equal(time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)) {
+			t.Errorf("the checkout session begins at %s now", s.First)
+		}
+	}
 }
 
 // TestKeptForHook: the block kept for the context hook is given, without the index,
@@ -533,4 +544,33 @@ func TestKeptForHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	given("the index removed", false)
+}
+
+// TestContextCitesWhatItNames: a session's line cut at its bound cites none of the ids
+// it no longer names (the failed calls' and the last call's at its end).
+func TestContextCitesWhatItNames(t *testing.T) {
+	m := newMemRepo(t)
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	var calls []record.Input
+	long := strings.Repeat("a line of output that is long enough to be worth keeping ", 2)
+	for i := range 6 {
+		calls = append(calls, record.Observation{Tool: "Edit", ToolUseID: fmt.Sprint("e", i), Time: at.Add(time.Duration(i) * time.Second),
+			Arguments: map[string]any{"file_path": fmt.Sprintf("/home/ana/shop/src/a-file-with-a-name-long-enough-to-fill-the-line-%d.ts", i)},
+			Result:    long, Cwd: "/home/ana/shop"})
+	}
+	for i := range 4 {
+		calls = append(calls, record.Observation{Tool: "Bash", ToolUseID: fmt.Sprint("b", i), Time: at.Add(time.Duration(10+i) * time.Second),
+			Arguments: map[string]any{"command": fmt.Sprintf("npm run a-script-whose-name-is-long-enough-to-fill-the-line -- --case %d", i)},
+			Result:    long, Error: "exit status 1", Cwd: "/home/ana/shop"})
+	}
+	m.record("long", calls...)
+	c := contextOf(t, m, "/home/ana/shop", 0)
+	if len(c.Cited) == 0 || !strings.Contains(c.Text, "[last call ") {
+		t.Fatalf("the last call is not told of, or nothing cited: %s", c.Text)
+	}
+	for _, id := range c.Cited {
+		if !strings.Contains(c.Text, strings.ToLower(memory.ShortID(id))) {
+			t.Errorf("%s is cited, and the block does not name it:\n%s", id, c.Text)
+		}
+	}
 }

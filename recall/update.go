@@ -134,7 +134,7 @@ func (ix *Index) writer(ctx context.Context) (*writer, error) {
 			ON CONFLICT (id) DO UPDATE SET
 				source = CASE WHEN source = '' THEN excluded.source ELSE source END,
 				origin = CASE WHEN origin = '' THEN excluded.origin ELSE origin END,
-				first = CASE WHEN first = 0 THEN excluded.first ELSE min(first, excluded.first) END,
+				first = CASE WHEN first = 0 OR excluded.first = 0 THEN max(first, excluded.first) ELSE min(first, excluded.first) END,
 				last = max(last, excluded.last),
 				cwd = CASE WHEN cwd = '' THEN excluded.cwd ELSE cwd END,
 				first_prompt = CASE WHEN excluded.first_prompt <> '' AND (first_prompt = '' OR excluded.prompt_at < prompt_at)
