@@ -150,29 +150,47 @@ func Locate(repo memrepo.Repo, session string) (Where, error) {
 	if forgotten, err := j.WasForgotten(session); err != nil || forgotten {
 		return InBoth, err
 	}
-	if fetched, err := fetchedHolds(repo, session); err != nil || fetched {
+	if elsewhere, err := continuedElsewhere(repo, j, session); err != nil || elsewhere {
 		return InBoth, err
 	}
 	return InJournal, nil
 }
 
-// fetchedHolds says whether a fetched branch holds a record of session.
-func fetchedHolds(repo memrepo.Repo, session string) (bool, error) {
+// continuedElsewhere says whether a fetched branch holds a record of session that the
+// journal j did not commit: the session went on in another memory repo. This repo's own
+// branch, pushed and fetched back, holds none such; a fetched branch whose tree cannot
+// be read (anyone may push one) tells nothing.
+func continuedElsewhere(repo memrepo.Repo, j *journal.Journal, session string) (bool, error) {
 	git, err := vcs.Open(repo.Root)
 	if err != nil {
 		return false, err
 	}
 	fetched, err := git.FetchedAgents("")
+	if err != nil || len(fetched) == 0 {
+		return false, err
+	}
+	ledger, err := j.Ledger()
 	if err != nil {
 		return false, err
 	}
+	own := map[string]bool{}
+	for _, c := range ledger {
+		if c.Session == session {
+			for _, l := range render.Layouts {
+				own[l.SessionRecordPath(session, c.Batch)] = true
+			}
+		}
+	}
 	for _, f := range fetched {
 		for _, l := range render.Layouts {
-			switch in, err := recordsIn(git, source{f.Name(), f.Tip}, l.SessionDir(session)); {
-			case err != nil:
-				return false, err
-			case len(in) > 0:
-				return true, nil
+			records, err := recordsIn(git, source{f.Name(), f.Tip}, l.SessionDir(session))
+			if err != nil {
+				break
+			}
+			for _, r := range records {
+				if !own[r.parts[0]] {
+					return true, nil
+				}
 			}
 		}
 	}
