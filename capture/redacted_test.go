@@ -34,7 +34,8 @@ func TestRedacted(t *testing.T) {
 	}
 
 	long := strings.Repeat("output line ", 200)
-	d, err := Decode([]byte(`{"tool_name":"Bash","session_id":"s","arguments":{"command":"curl -H 'Authorization: Bearer abcdef123456' x","note":"`+long+`"},"result":"`+long+`"}`), p, time.Now())
+	straddles := strings.Repeat("x", 1010) + " " + pat + " " + long // a secret across the cut
+	d, err := Decode([]byte(`{"tool_name":"Bash","session_id":"s","arguments":{"command":"curl -H 'Authorization: Bearer abcdef123456' x","note":"`+long+`"},"result":"`+straddles+`"}`), p, time.Now())
 	if err != nil || len(d.Entries) != 1 {
 		t.Fatal(d, err)
 	}

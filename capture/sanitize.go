@@ -108,9 +108,10 @@ func (s *sanitizer) text(v, key string, limit int, where string) string {
 		return v
 	}
 	size, cut := len(v), limit > 0 && len(v) > limit
-	if body, mark, was := cutOff(v); cut && was && len(body) <= limit {
+	if body, mark, was := cutOff(v); cut && was && len(body) <= limit+maxMark {
 		// Cut before, by a capture of an entry read again (Redacted): its body is
-		// redacted, its mark kept.
+		// redacted, its mark kept. The body may pass the bound by the mark of a secret
+		// that straddled the cut.
 		return s.text(body, key, 0, "") + mark
 	}
 	var n int
@@ -150,6 +151,9 @@ func (s *sanitizer) cutNotes() map[string]int {
 func cutMark(size int) string { return fmt.Sprintf("%s%d bytes]", cutMarkPrefix, size) }
 
 const cutMarkPrefix = "\n[TRUNCATED: "
+
+// maxMark is the longest redaction mark: "[REDACTED:", a rule id of 64 bytes, "]".
+const maxMark = 75
 
 // cutOff is a value cut short as its body and its cutMark; cut is false for one that
 // ends with no such mark (a size, in digits: what else looks like one is text).
