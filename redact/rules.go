@@ -661,25 +661,27 @@ func ownRules() []*rule {
 		// The flags of command line tools that take a password by a short name, which
 		// says nothing of a secret elsewhere: mysql's -pVALUE (written together: -p
 		// alone asks for it), sshpass's -p VALUE, redis-cli's -a VALUE; and aws configure
-		// set KEY VALUE, whose key names the secret.
+		// set KEY VALUE, whose key names the secret. The tool is the command a step runs
+		// (commandStart), so that "find /etc/mysql -print" and "docker run --name mysql
+		// -p3306:3306" keep their flags; the flags' case counts (mysql's -P is a port).
 		{
 			id:       RuleFlag,
 			keyed:    true,
-			regex:    `(?i)\b(?:mysql(?:dump|admin|import|show|check|pump|sh)?|mariadb(?:-dump|-admin)?)\b[^\n;&|]*?[ \t]-p(?:"((?:[^"\\\n]|\\.)+)"|'([^'\n]+)'|([^\s"'&,;)\]}<>-][^\s"'&,;)\]}<>]*))`,
+			regex:    commandStart + `(?i:mysql(?:dump|admin|import|show|check|pump|sh)?|mariadb(?:-dump|-admin)?)(?:[ \t][^\n;&|]*?)?[ \t]-p(?:"((?:[^"\\\n]|\\.)+)"|'([^'\n]+)'|([^\s"'&,;)\]}<>-][^\s"'&,;)\]}<>]*))`,
 			keywords: []string{"mysql", "mariadb"},
 			secret:   firstValue,
 		},
 		{
 			id:       RuleFlag,
 			keyed:    true,
-			regex:    `(?i)\bsshpass\b[^\n;&|]*?[ \t]-p[ \t]*` + quotedOrBare,
+			regex:    commandStart + `(?i:sshpass)(?:[ \t][^\n;&|]*?)?[ \t]-p[ \t]*` + quotedOrBare,
 			keywords: []string{"sshpass"},
 			secret:   firstValue,
 		},
 		{
 			id:       RuleFlag,
 			keyed:    true,
-			regex:    `(?i)\bredis-cli\b[^\n;&|]*?[ \t]-a[ \t]+` + quotedOrBare,
+			regex:    commandStart + `(?i:redis-cli)(?:[ \t][^\n;&|]*?)?[ \t]-a[ \t]+` + quotedOrBare,
 			keywords: []string{"redis-cli"},
 			secret:   firstValue,
 		},
@@ -692,6 +694,11 @@ func ownRules() []*rule {
 		},
 	}
 }
+
+// commandStart is where a step of a shell command starts its command: the text's or a
+// line's start, a list's or a pipeline's separator, a quote, a shell's -c, then maybe
+// sudo, env, exec, time or nohup with their options, and the command's directory.
+const commandStart = `(?:^|[;&|(\n"'` + "`" + `]|\s-[a-z]*c\s)[ \t]*(?:(?:sudo|env|exec|time|nohup)(?:[ \t]+-\S+)*[ \t]+)?(?:[^\s;&|"']*/)?`
 
 // quotedOrBare is a value in double quotes (with escapes), in single quotes, or bare up
 // to a space or a delimiter: submatches 2, 3 and 4 of the rules that use it.
