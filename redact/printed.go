@@ -6,15 +6,19 @@ import (
 )
 
 // PrintedSecret is the name of a secret a shell command prints, or "": the output of
-// "echo $DB_PASSWORD", "printenv API_TOKEN" or "aws configure get
-// aws_secret_access_key" is a secret's value alone, which no rule can tell from any
-// other word. Any step of a list or a pipeline counts ("source .env && echo $API_KEY",
-// "echo $TOKEN | base64"), and so does a step run through a shell ("bash -lc …").
-// The command is read as words, quotes not parsed: a command read wrongly hides more of
-// its output, never less.
+// "echo $DB_PASSWORD", "printenv API_TOKEN", "aws configure get
+// aws_secret_access_key" or "vault kv get -field=password secret/db" is a secret's
+// value alone, which no rule can tell from any other word. Any step of a list or a
+// pipeline counts ("source .env && echo $API_KEY", "echo $TOKEN | base64"), and so does
+// a step run through a shell ("bash -lc …"), and a program that reads a secret from its
+// environment ("python -c 'print(os.environ[\"API_KEY\"])'"). The command is read as
+// words, quotes not parsed: a command read wrongly hides more of its output, never less.
 func PrintedSecret(command string) string {
 	for _, step := range strings.FieldsFunc(command, stepSeparator) {
-		if name := printedBy(strings.Fields(step)); name != "" {
+		if name := printedBy(commandWords(strings.Fields(step))); name != "" {
+			return name
+		}
+		if name := readFromEnv(step); name != "" {
 			return name
 		}
 	}
@@ -32,38 +36,81 @@ func stepSeparator(c rune) bool {
 	return false
 }
 
-// credentialCommands print a credential of their own (a token, a password), whatever
-// names it: the first words of each, as typed.
+// commandWords are a step's words from the command it runs on: past variables set for
+// it ("TOKEN=x printenv TOKEN"), the words that run another command ("sudo -u app",
+// "env -i", "exec", "time"), a loop's or a condition's ("do", "then"), and a shell's
+// -c (Codex gives ["bash", "-lc", "…"]). Quotes around a word are not the word's.
+func commandWords(words []string) []string {
+	for len(words) > 0 {
+		w := strings.Trim(words[0], `"'`)
+		switch {
+		case w == "":
+		case strings.Contains(w, "=") && !strings.HasPrefix(w, "-"):
+		case w == "do" || w == "then" || w == "else" || w == "{" || w == "!" ||
+			w == "exec" || w == "command" || w == "builtin" || w == "time" || w == "nohup":
+		case w == "sudo" || w == "env":
+			for len(words) > 1 && strings.HasPrefix(words[1], "-") {
+				if words[1] == "-u" || words[1] == "-g" { // and its user's or group's name
+					words = words[1:]
+				}
+				words = words[1:]
+			}
+		case isShell(w) && len(words) > 1 && strings.HasPrefix(words[1], "-") && strings.Contains(words[1], "c"):
+			words = words[1:]
+		default:
+			out := append([]string{w}, words[1:]...)
+			for i := range out[1:] {
+				out[i+1] = strings.Trim(out[i+1], `"'`)
+			}
+			return out
+		}
+		words = words[1:]
+	}
+	return nil
+}
+
+func isShell(w string) bool {
+	switch path.Base(w) {
+	case "sh", "bash", "zsh", "dash", "ksh", "fish":
+		return true
+	}
+	return false
+}
+
+// credentialCommands print a credential, whatever names it: the first words of each.
 var credentialCommands = [][]string{
 	{"gcloud", "auth", "print-access-token"},
 	{"gcloud", "auth", "print-identity-token"},
 	{"gcloud", "auth", "application-default", "print-access-token"},
+	{"gcloud", "secrets", "versions", "access"},
 	{"gh", "auth", "token"},
 	{"heroku", "auth:token"},
 	{"op", "read"},
 	{"pass", "show"},
+	{"bw", "get"},
+	{"lpass", "show"},
 	{"security", "find-generic-password"},
 	{"security", "find-internet-password"},
 	{"aws", "ecr", "get-login-password"},
+	{"aws", "secretsmanager", "get-secret-value"},
+	{"aws", "ssm", "get-parameter"},
+	{"aws", "ssm", "get-parameters"},
 	{"az", "account", "get-access-token"},
+	{"az", "keyvault", "secret", "show"},
+	{"vault", "kv", "get"},
+	{"vault", "read"},
+	{"kubectl", "get", "secret"},
+	{"kubectl", "get", "secrets"},
+	{"doppler", "secrets", "get"},
 	{"doctl", "auth", "token"},
 }
 
-// printedBy is the name of a secret the step of a command of words prints, or "". The
-// command a step runs is looked for in each of its words, not only its first: it may
-// come after variables set for it, "sudo -u app", "env -i" or a shell's "-c".
+// printedBy is the name of a secret a step that runs the command of words prints, or "".
 func printedBy(words []string) string {
-	for i := range words {
-		if name := printedFrom(words[i:]); name != "" {
-			return name
-		}
+	if len(words) == 0 {
+		return ""
 	}
-	return ""
-}
-
-// printedFrom is printedBy of a command that starts with words[0].
-func printedFrom(words []string) string {
-	command := path.Base(strings.Trim(words[0], `"'`))
+	command := path.Base(words[0])
 	switch command {
 	case "echo", "printf", "print":
 		for _, w := range words[1:] {
@@ -77,17 +124,15 @@ func printedFrom(words []string) string {
 				return w
 			}
 		}
+	case "cat": // a secret mounted by Docker or Kubernetes
+		for _, w := range words[1:] {
+			if strings.HasPrefix(w, "/run/secrets/") || strings.HasPrefix(w, "/var/run/secrets/") {
+				return w
+			}
+		}
 	case "aws": // aws configure get aws_secret_access_key
 		if len(words) > 3 && words[1] == "configure" && words[2] == "get" && SecretKey(words[3]) {
 			return words[3]
-		}
-	case "git": // git config --get credential.token
-		if len(words) > 2 && words[1] == "config" {
-			for _, w := range words[2:] {
-				if !strings.HasPrefix(w, "-") && SecretKey(w) {
-					return w
-				}
-			}
 		}
 	}
 	for _, c := range credentialCommands {
@@ -100,23 +145,20 @@ func printedFrom(words []string) string {
 
 func equalWords(a, b []string) bool {
 	for i := range b {
-		if strings.Trim(a[i], `"'`) != b[i] {
+		if a[i] != b[i] {
 			return false
 		}
 	}
 	return true
 }
 
-// secretExpansion is the name of a variable word expands that names a secret, or "":
-// "$API_KEY", "${DB_PASSWORD}", "\"token: $TOKEN\"", "${SECRET:-none}".
+// secretExpansion is the name of a variable word expands that names a secret, written
+// as the environment's are (upper case: a loop's "$pass" is none), or "": "$API_KEY",
+// "${DB_PASSWORD}", "token: $TOKEN", "${SECRET:-none}".
 func secretExpansion(word string) string {
 	for i := strings.IndexByte(word, '$'); i >= 0; {
 		rest := strings.TrimPrefix(word[i+1:], "{")
-		n := 0
-		for n < len(rest) && (rest[n] == '_' || 'a' <= rest[n]|0x20 && rest[n]|0x20 <= 'z' || n > 0 && '0' <= rest[n] && rest[n] <= '9') {
-			n++
-		}
-		if name := rest[:n]; n > 0 && SecretKey(name) {
+		if name := envName(rest); name != "" && SecretKey(name) {
 			return name
 		}
 		j := strings.IndexByte(rest, '$')
@@ -124,6 +166,42 @@ func secretExpansion(word string) string {
 			break
 		}
 		i = len(word) - len(rest) + j
+	}
+	return ""
+}
+
+// envName is the name of an environment variable that s starts with: upper case
+// letters, digits and "_", not starting with a digit; "" for none.
+func envName(s string) string {
+	n := 0
+	for n < len(s) && (s[n] == '_' || 'A' <= s[n] && s[n] <= 'Z' || n > 0 && '0' <= s[n] && s[n] <= '9') {
+		n++
+	}
+	if n < len(s) && 'a' <= s[n] && s[n] <= 'z' {
+		return "" // "$Path": not written as the environment's are
+	}
+	return s[:n]
+}
+
+// envReads are how programs read a variable of their environment, in the languages
+// agents run inline ("python -c", "node -e", "ruby -e", PowerShell).
+var envReads = []string{`environ["`, `environ['`, `environ.get("`, `environ.get('`, `getenv("`, `getenv('`,
+	`process.env.`, `process.env["`, `process.env['`, `ENV["`, `ENV['`, `$env:`}
+
+// readFromEnv is the name of a secret that a step's program reads from its
+// environment, or "".
+func readFromEnv(step string) string {
+	for _, r := range envReads {
+		for rest := step; ; {
+			i := strings.Index(rest, r)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(r):]
+			if name := envName(rest); name != "" && SecretKey(name) {
+				return name
+			}
+		}
 	}
 	return ""
 }
