@@ -78,7 +78,8 @@ func runContext(e *env, repo memrepo.Repo, f sessionstart.Flags) error {
 		return hint.With(err, `the search index is only derived: "agmem verify" checks what it is made from`)
 	}
 	defer m.Close()
-	late := ctx.Err() != nil
+	behind, _ := m.Lag()
+	late := ctx.Err() != nil || behind != ""
 	if late {
 		sessionstart.IndexInBackground(self, repo)
 	}

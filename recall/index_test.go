@@ -837,3 +837,47 @@ func TestUnmatched(t *testing.T) {
 		t.Errorf("filters that each name something: %q %v", got, err)
 	}
 }
+
+// TestRewrittenBranch: a branch reset past a commit the index read makes the index
+// anew, so that nothing is cited in a commit no branch holds; a reader with a deadline
+// leaves that to an update with none (agmem index, in the background), and reads the
+// index as it is meanwhile, saying it lags.
+func TestRewrittenBranch(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s1", call("Read", "r1", 0, map[string]any{"file_path": "/home/ana/shop/kept.go"}, strings.Repeat("the okapi file, kept ", 5)))
+	m.flush()
+	m.record("s2", call("Read", "r2", time.Second, map[string]any{"file_path": "/home/ana/shop/dropped.go"}, strings.Repeat("the walrus file, dropped ", 5)))
+	m.flush()
+	m.update()
+	if n := len(m.search(recall.Query{Text: "walrus", Limit: 10}).Hits); n != 1 {
+		t.Fatalf("walrus: %d hits before the reset", n)
+	}
+	reset := exec.Command("git", "reset", "-q", "--hard", "HEAD~1")
+	reset.Dir = m.repo.Root
+	if out, err := reset.CombinedOutput(); err != nil {
+		t.Fatalf("git reset: %v: %s", err, out)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	bounded, err := recall.Open(ctx, m.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if note, _ := bounded.Lag(); note == "" {
+		t.Error("a reader with a deadline says nothing of the index it leaves to be made anew")
+	}
+	bounded.Close()
+
+	// The journal still holds the dropped call: it is found as no commit holds it.
+	_, tip, err := m.git().Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for word, commit := range map[string]string{"walrus": "", "okapi": tip.String()} {
+		res := m.search(recall.Query{Text: word, Limit: 10})
+		if len(res.Hits) != 1 || res.Hits[0].Commit != commit {
+			t.Errorf("%s after the reset: %+v, want one hit in commit %q", word, res.Hits, commit)
+		}
+	}
+}

@@ -111,8 +111,11 @@ func open(ctx context.Context, repo memrepo.Repo, forContext bool) (*Memory, err
 }
 
 // inOthersHands says whether err is another process holding the index (busy) or the
-// journal longer than a reader waits: the update is left for later, not failed.
-func inOthersHands(err error) bool { return busy(err) || errors.Is(err, journal.ErrLocked) }
+// journal longer than a reader waits, or an index to make anew, which a reader leaves
+// to agmem index (errRewritten): the update is left for later, not failed.
+func inOthersHands(err error) bool {
+	return busy(err) || errors.Is(err, journal.ErrLocked) || errors.Is(err, errRewritten)
+}
 
 // Close closes the index.
 func (m *Memory) Close() error { return m.Index.Close() }

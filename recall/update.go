@@ -609,17 +609,25 @@ func (w *writer) forgetRewritten(git *vcs.Git, srcs []source) error {
 			continue
 		}
 		if !tip.IsZero() {
-			switch holds, err := git.Holds(tip, read); {
+			switch holds, err := git.Holds(w.ctx, tip, read); {
 			case err != nil:
 				return err
 			case holds:
 				continue
 			}
 		}
+		if _, bounded := w.ctx.Deadline(); bounded {
+			return errRewritten
+		}
 		return w.forgetAll()
 	}
 	return nil
 }
+
+// errRewritten is the error of an update with a deadline (a reader's) that found a
+// branch rewritten: making the index anew is left to an update with none, agmem index
+// in the background, a flush's or a pull's, and the reader reads the index as it is.
+var errRewritten = errors.New("a branch the index read was rewritten or is gone: the index is being made anew")
 
 // forgetAll empties the index in the update's transaction: every entry, session,
 // commit, record, kept block and segment, and how far the journal was read. The
@@ -635,6 +643,7 @@ func (w *writer) forgetAll() error {
 		return err
 	}
 	w.empty, w.sessionsBefore, w.swept, w.changed = true, 0, true, true
+	w.committed = nil // the journal is read whole again: nothing to pass over
 	clear(w.rows)
 	clear(w.added)
 	clear(w.more)

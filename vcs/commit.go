@@ -2,6 +2,7 @@ package vcs
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -291,13 +292,13 @@ var errFound = errors.New("found")
 
 // Holds says whether the history of tip holds commit: tip itself or one of its
 // ancestors. It walks tip's history breadth first until it meets commit, so that a
-// commit a few before tip is found in a few reads.
-func (r *Git) Holds(tip, commit plumbing.Hash) (bool, error) {
+// commit a few before tip is found in a few reads, or ctx is done.
+func (r *Git) Holds(ctx context.Context, tip, commit plumbing.Hash) (bool, error) {
 	err := r.WalkBatches(tip, func(h plumbing.Hash, _ string) (bool, error) {
 		if h == commit {
 			return false, errFound
 		}
-		return true, nil
+		return true, ctx.Err()
 	})
 	if errors.Is(err, errFound) {
 		return true, nil
