@@ -599,3 +599,25 @@ func BenchmarkSessionsPage(b *testing.B) {
 		get()
 	}
 }
+
+// TestCommitMessageRedacted: a commit's message is shown redacted again: a fetched
+// branch's was written by another agmem, whose settings may have let a secret in.
+func TestCommitMessageRedacted(t *testing.T) {
+	repo := newRepo(t, false)
+	const pat = "ghp_1234567890abcdefghijABCDEFGHIJ123456"
+	commit := exec.Command("git", "-c", "user.name=Bob", "-c", "user.email=bob@example.com", "commit", "-q", "--allow-empty",
+		"-m", "deploy with "+pat, "-m", "Agmem-Note: token="+pat)
+	commit.Dir = repo.Root
+	if out, err := commit.CombinedOutput(); err != nil {
+		t.Fatalf("git commit: %v: %s", err, out)
+	}
+	head, err := exec.Command("git", "-C", repo.Root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, token := viewer(t, repo)
+	page := okPage(t, srv.Handler("127.0.0.1:1"), token, "/commit/"+strings.TrimSpace(string(head)))
+	if strings.Contains(page, pat[:12]) || !strings.Contains(page, "[REDACTED:") {
+		t.Errorf("the commit page shows the secret, or no mark:\n%s", page)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/recall"
+	"github.com/agmem/agmem/redact"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -278,8 +279,9 @@ func (s *Server) observationPage(w http.ResponseWriter, r *http.Request) {
 			fail(w, fmt.Errorf("commit %s of %s: %w", sh.Commit, sh.ID, err))
 			return
 		}
-		data["Subject"], _, _ = strings.Cut(c.Message, "\n")
-		data["Trailers"] = vcs.ParseTrailers(c.Message)
+		message := redactedMessage(c.Message)
+		data["Subject"], _, _ = strings.Cut(message, "\n")
+		data["Trailers"] = vcs.ParseTrailers(message)
 	}
 	s.render(w, "observation.html", data)
 }
@@ -380,8 +382,16 @@ func (s *Server) commitPage(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	subject, body, _ := strings.Cut(c.Message, "\n")
+	message := redactedMessage(c.Message)
+	subject, body, _ := strings.Cut(message, "\n")
 	s.render(w, "commit.html", map[string]any{"Title": subject, "Commit": c, "Subject": subject,
 		"Body": strings.TrimSpace(body), "Files": changes, "Signed": c.PGPSignature != "",
-		"Session": vcs.TrailerValue(vcs.ParseTrailers(c.Message), vcs.TrailerSession)})
+		"Session": vcs.TrailerValue(vcs.ParseTrailers(message), vcs.TrailerSession)})
+}
+
+// redactedMessage is a commit's message as the viewer shows it: redacted again, since a
+// fetched branch's was written by another agmem (its model's words, its settings).
+func redactedMessage(message string) string {
+	text, _ := redact.Default().Text(message)
+	return text
 }
