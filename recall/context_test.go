@@ -113,6 +113,12 @@ func TestContextGolden(t *testing.T) {
 	if c := contextOf(t, m, "/home/ana/nowhere", 0); c.Text != "" {
 		t.Errorf("a project memory knows nothing of: %q", c.Text)
 	}
+	// A working directory an agent gave unclean is the project it names.
+	m.record("unclean", record.Observation{Tool: "Bash", ToolUseID: "u1", Time: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC),
+		Arguments: map[string]any{"command": "make docs"}, Result: strings.Repeat("ok ", 30), Cwd: "/home/ana//docs/./"})
+	if c := contextOf(t, m, "/home/ana/docs", 0); !strings.Contains(c.Text, "ran make docs") {
+		t.Errorf("the session of an unclean working directory is not told: %q", c.Text)
+	}
 }
 
 // jsLen is a string's length as JavaScript, and so Claude Code, counts it.

@@ -60,7 +60,8 @@ const (
 // lines of the blocks made kept (lines); 19: the words of arguments and results read
 // with their strings' escapes decoded (readable); 20: every directory a session worked
 // in (dirs); 21: a fetched branch's entries redacted again (fromFetched), the context
-// hook's events not a session's time, the tips read (meta tips).
+// hook's events not a session's time, the tips read (meta tips), working directories
+// cleaned (workDir).
 const indexVersion = 21
 
 // mdHashBytes is how much of its markdown file's blob's hash the index keeps of an

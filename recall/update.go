@@ -10,6 +10,7 @@ import (
 	"hash/maphash"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -1082,7 +1083,7 @@ const maxSummary = 200
 
 func rowOf(e memory.Entry) row {
 	if o := e.Observation; o != nil {
-		r := row{memoryType: string(o.MemoryType), tool: o.ToolName, cwd: o.Cwd, summary: o.Summary,
+		r := row{memoryType: string(o.MemoryType), tool: o.ToolName, cwd: workDir(o.Cwd), summary: o.Summary,
 			searchable: true, words: o.Summary, arguments: readable(o.Arguments), result: readable(o.Result), error: o.Error,
 			paths: capture.FilePath(o.Arguments)}
 		command := capture.Command(o.Arguments)
@@ -1099,12 +1100,21 @@ func rowOf(e memory.Entry) row {
 		return r
 	}
 	v := e.Event
-	r := row{event: v.Name, tool: v.Name, cwd: v.Attrs["cwd"], summary: oneLine(v.Text, maxSummary),
+	r := row{event: v.Name, tool: v.Name, cwd: workDir(v.Attrs["cwd"]), summary: oneLine(v.Text, maxSummary),
 		size: shapeOf(e).size}
 	if v.Name == "UserPromptSubmit" {
 		r.searchable, r.words = true, v.Text // once: its summary is the start of it
 	}
 	return r
+}
+
+// workDir is a working directory as the index keeps it, as projectDir names one: an
+// absolute path cleaned ("/p//app/./" is "/p/app"); any other (a Windows one) as given.
+func workDir(cwd string) string {
+	if !strings.HasPrefix(cwd, "/") {
+		return cwd
+	}
+	return path.Clean(cwd)
 }
 
 // readable is a JSON value as a reader sees it, whose words are words: a string
