@@ -222,6 +222,8 @@ func (e Edit) Write() (backup string, err error) {
 	target := e.Path
 	if resolved, err := filepath.EvalSymlinks(e.Path); err == nil {
 		target = resolved
+	} else if to, lerr := os.Readlink(e.Path); lerr == nil {
+		return "", fmt.Errorf("%w: %s is a link to %s, which is not there; nothing was written (make that file, or remove the link)", ErrUnreadable, e.Path, to)
 	}
 	now, err := readFile(target)
 	if err != nil {

@@ -550,4 +550,16 @@ func TestWrite(t *testing.T) {
 	if _, err := (Edit{Path: fresh, New: []byte("{}\n")}).Write(); err == nil {
 		t.Error("a file made since agmem looked was written over")
 	}
+	// A link to a file that is not there is left as it is: agmem cannot tell where the
+	// file belongs.
+	dangling := filepath.Join(dir, "dangling.json")
+	if err := os.Symlink(filepath.Join(dir, "gone", "x.json"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Edit{Path: dangling, New: []byte("{}\n")}).Write(); err == nil || !strings.Contains(err.Error(), "is a link to") {
+		t.Errorf("a link to nothing: %v", err)
+	}
+	if fi, err := os.Lstat(dangling); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Error("the link to nothing was replaced")
+	}
 }
