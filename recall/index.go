@@ -260,6 +260,12 @@ func OpenIndex(stateDir string) (*Index, error) {
 	path := filepath.Join(stateDir, IndexFile)
 	dir := filepath.Join(stateDir, SegmentsDir)
 	ix, err := openIndex(path, dir)
+	for try := 0; busy(err) && try < openTries; try++ {
+		// Another process makes the file's tables, or switches it to WAL: where waiting
+		// for it could deadlock, SQLite says busy at once rather than wait its timeout.
+		time.Sleep(openWait)
+		ix, err = openIndex(path, dir)
+	}
 	if err == nil {
 		return ix, nil
 	}
@@ -303,6 +309,13 @@ func RemoveIndex(stateDir string) error {
 
 // busyTimeout is how long, in milliseconds, a process waits for the index's write lock.
 const busyTimeout = 10000
+
+// openTries and openWait bound how long OpenIndex tries again when SQLite says busy at
+// once (four processes making a new index together met it: TestUpdatesTakeTurns).
+const (
+	openTries = 50
+	openWait  = 20 * time.Millisecond
+)
 
 func openIndex(path, dir string) (*Index, error) {
 	// WAL (set once, when the file is made: the file keeps it, and setting it again on
