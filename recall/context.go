@@ -151,7 +151,7 @@ type madeLine struct {
 // lineKey names a session's line as the session is now: what the line tells of, as a
 // block's key says.
 func lineKey(s IndexedSession) string {
-	return fmt.Sprintf("%d %d %d %q %q %d %q %d %d %d", kept.Form, lineCalls, s.row, s.ID, s.Agent, s.Last.UnixNano(),
+	return fmt.Sprintf("%d %d %d %q %q %q %d %q %d %d %d", kept.Form, lineCalls, s.row, s.ID, s.Agent, s.Origin, s.Last.UnixNano(),
 		s.FirstPrompt, s.Observations, s.Failures, s.changes)
 }
 
@@ -481,7 +481,7 @@ func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
 	if calls == lineCalls && s.Observations > calls {
 		calls, of = s.Observations, fmt.Sprintf("in the last %d calls: ", lineCalls)
 	}
-	fmt.Fprintf(&b, "- %s %s, %d call(s)", s.Last.Format("2006-01-02 15:04"), orUnknown(s.Agent), calls)
+	fmt.Fprintf(&b, "- %s %s%s, %d call(s)", s.Last.Format("2006-01-02 15:04"), orUnknown(s.Agent), fromElsewhere(s.Origin), calls)
 	if s.FirstPrompt != "" {
 		fmt.Fprintf(&b, ": %q", oneLine(s.FirstPrompt, 120))
 	}
@@ -517,6 +517,15 @@ const (
 	shownFailures = 3
 	lineRunes     = 600
 )
+
+// fromElsewhere says where a session another memory repo recorded came from (its
+// branch, as fetched): the agent told of it is told it is not its own repo's.
+func fromElsewhere(origin string) string {
+	if origin == "" || origin == Local {
+		return ""
+	}
+	return " (from " + origin + ")"
+}
 
 func orUnknown(s string) string {
 	if s == "" {
