@@ -182,7 +182,11 @@ func runSearch(e *env, m *recall.Memory, q recall.Query, asJSON bool) error {
 			w.WriteByte('\n')
 			continue
 		}
-		fmt.Fprintf(w, "%s — %s (~%d tokens)\n", h.Ref.Line(), hint.OneLine(h.Snippet), h.Tokens)
+		pending := ""
+		if h.Commit == "" {
+			pending = " (pending)" // in no commit yet: in the journal, until a flush
+		}
+		fmt.Fprintf(w, "%s%s — %s (~%d tokens)\n", h.Ref.Line(), pending, hint.OneLine(h.Snippet), h.Tokens)
 	}
 	if !asJSON && res.More {
 		fmt.Fprintf(w, "(%s hits in all; --limit shows more, the filters fewer)\n", total(res))
