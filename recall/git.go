@@ -11,12 +11,14 @@ package recall
 
 import (
 	"fmt"
+	"path"
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/agmem/agmem/capture"
 	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/render"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -36,6 +38,19 @@ var fetchedPolicy = sync.OnceValue(capture.DefaultPolicy)
 // fromFetched is an entry of a fetched branch as a reader may give it back: redacted as
 // this agmem records (capture.Redacted), whatever agmem, settings or person wrote it.
 func fromFetched(e memory.Entry) memory.Entry { return capture.Redacted(e, fetchedPolicy()) }
+
+// filedAsItsSession says whether the record at file is in the directory of session, in
+// either layout: where agmem files it, and replay reads it. A fetched branch's record
+// filed elsewhere (anyone may push one) is not read as the session's.
+func filedAsItsSession(file, session string) bool {
+	dir := path.Dir(file)
+	for _, l := range render.Layouts {
+		if l.SessionDir(session) == dir {
+			return true
+		}
+	}
+	return false
+}
 
 // sources are this repo's branch, then the fetched branches of other memory repos.
 func sources(repo *vcs.Git) ([]source, error) {

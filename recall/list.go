@@ -154,7 +154,9 @@ func (t *tally) read(rd *reading, rec record) error {
 			broken = true
 			return err
 		}
-		into.count(h, line, t)
+		if !fetched || filedAsItsSession(rec.parts[0], h.session) {
+			into.count(h, line, t)
+		}
 		return nil
 	})
 	switch {

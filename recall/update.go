@@ -765,6 +765,9 @@ func readCommit(ctx context.Context, git *vcs.Git, c walked, origin string, send
 			return ok
 		}
 		err := render.EachRecordEntry(whole, func(e memory.Entry, line []byte) error {
+			if hold && !filedAsItsSession(parts[0], e.Session()) {
+				return nil // replay would not find it there: nor does search
+			}
 			if hold {
 				e = fromFetched(e)
 			}
