@@ -29,6 +29,9 @@ type Policy struct {
 	// Agent is the agent whose hook is recording (a key of Agents), when the hook says:
 	// its payloads are read as that agent's. "": each payload's members tell.
 	Agent string
+	// reread says the values were captured before (Redacted): a value cut then keeps its
+	// cut.
+	reread bool
 }
 
 // DefaultWithhold are the paths whose contents are secrets more often than not.

@@ -20,6 +20,7 @@ func DefaultPolicy() Policy {
 // cut stays, counted with what now is. Readers give back nothing that capture would
 // not have let in.
 func Redacted(e memory.Entry, p Policy) memory.Entry {
+	p.reread = true
 	switch {
 	case e.Observation != nil:
 		o := *e.Observation

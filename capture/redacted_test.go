@@ -43,6 +43,16 @@ func TestRedacted(t *testing.T) {
 	if len(recorded.Observation.Truncated) == 0 || recorded.Observation.Redactions == 0 {
 		t.Fatalf("the recorded entry was not cut and redacted: %+v", recorded.Observation)
 	}
+	// A value captured for the first time is cut at the bound, whatever mark it ends
+	// with: only Redacted takes one for a cut made before.
+	faked := strings.Repeat("y", 1090) + `\n[TRUNCATED: 5 bytes]`
+	d, err = Decode([]byte(`{"tool_name":"Bash","session_id":"s","result":"`+faked+`"}`), p, time.Now())
+	if err != nil || len(d.Entries) != 1 {
+		t.Fatal(d, err)
+	}
+	if got := d.Entries[0].Observation.ResultText(); !strings.HasSuffix(got, "[TRUNCATED: 1111 bytes]") {
+		t.Errorf("a value ending as if cut was not cut: %d bytes, ending %q", len(got), got[len(got)-30:])
+	}
 	if again := Redacted(recorded, p); !reflect.DeepEqual(again, recorded) {
 		a, _ := json.Marshal(again)
 		r, _ := json.Marshal(recorded)

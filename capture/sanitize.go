@@ -108,11 +108,12 @@ func (s *sanitizer) text(v, key string, limit int, where string) string {
 		return v
 	}
 	size, cut := len(v), limit > 0 && len(v) > limit
-	if body, mark, was := cutOff(v); cut && was && len(body) <= limit+maxMark {
-		// Cut before, by a capture of an entry read again (Redacted): its body is
-		// redacted, its mark kept. The body may pass the bound by the mark of a secret
-		// that straddled the cut.
-		return s.text(body, key, 0, "") + mark
+	if cut && s.p.reread {
+		if body, mark, was := cutOff(v); was && len(body) <= limit+maxMark {
+			// Cut when it was captured: its body is redacted, its mark kept. The body
+			// may pass the bound by the mark of a secret that straddled the cut.
+			return s.text(body, key, 0, "") + mark
+		}
 	}
 	var n int
 	switch {
