@@ -232,18 +232,15 @@ func EachEntry(repo memrepo.Repo, from Where, session string, fn func(memory.Ent
 }
 
 // joinJournal adds to what git holds of a session what the journal holds, each entry
-// once, in time order (git's first for the same time); of an entry both hold, the
-// journal's, the latest of it (a call answered after a flush committed its report).
+// once, in time order (git's first for the same time).
 func joinJournal(j *journal.Journal, session string, fromGit []memory.Entry) ([]memory.Entry, error) {
-	at := map[string]int{}
-	for i, en := range fromGit {
-		at[en.ID()] = i
+	seen := map[string]bool{}
+	for _, en := range fromGit {
+		seen[en.ID()] = true
 	}
 	all := fromGit
 	err := j.Timeline(session, func(en memory.Entry) error {
-		if i, ok := at[en.ID()]; ok {
-			all[i] = en
-		} else {
+		if !seen[en.ID()] {
 			all = append(all, en)
 		}
 		return nil

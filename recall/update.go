@@ -765,10 +765,10 @@ func readCommit(ctx context.Context, git *vcs.Git, c walked, origin string, send
 			return ok
 		}
 		err := render.EachRecordEntry(whole, func(e memory.Entry, line []byte) error {
-			if hold && !filedAsItsSession(parts[0], e.Session()) {
-				return nil // replay would not find it there: nor does search
-			}
 			if hold {
+				if !filedAsItsSession(parts[0], e.Session()) {
+					return nil // replay would not find it there: nor does search
+				}
 				e = fromFetched(e)
 			}
 			part.entries, part.lines = append(part.entries, e), append(part.lines, line)
@@ -928,30 +928,18 @@ func (w *writer) addRow(e memory.Entry, r row, at place) error {
 	case err != nil:
 		return err
 	case ok:
-		changed := r.event == "" && (before.failed != r.failed || before.size != r.size)
-		switch {
-		case before.record == 0 && at.record != 0:
-		case before.record == 0 || at.record == 0 || at.record == before.record || !changed:
-			at.record = 0 // placed already, or pending
-		default:
-			// Committed again, as another version: a later commit of its branch's (a
-			// call reported, flushed, then answered) is that version, whole; another
-			// branch's copy changes nothing of it, so that what is shown of an entry,
-			// its words, summary, text and commit, is of one version.
-			var origin string
-			if err := w.tx.QueryRow(`SELECT origin FROM records WHERE rowid = ?`, before.record).Scan(&origin); err != nil {
-				return err
-			}
-			if origin != at.origin {
-				return nil
-			}
+		if before.record != 0 && at.record != 0 && at.record != before.record {
+			// Committed again elsewhere: this repo's branch fetched back, or another
+			// branch's copy (anyone may push one). The entry read first stays whole,
+			// so that its words, summary, text and commit are of one version.
+			return nil
 		}
-		if at.record != 0 {
+		if before.record == 0 && at.record != 0 {
 			if _, err := w.place.Exec(at.record, at.line, at.form, storedMD(at.md), before.rowid); err != nil {
 				return err
 			}
 		}
-		if !changed {
+		if r.event != "" || before.failed == r.failed && before.size == r.size {
 			return nil
 		}
 		return w.reindex(e, r, before.rowid, r.failed-before.failed)
