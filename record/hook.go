@@ -35,7 +35,7 @@ func Run(e Env, repoFlag string, f Flags) error {
 	if err != nil {
 		return err
 	}
-	r, err := open(repo, Options{Session: f.Session, Agent: f.Agent, Getenv: e.Getenv})
+	r, err := OpenRepo(repo, Options{Session: f.Session, Agent: f.Agent, Getenv: e.Getenv})
 	if err != nil {
 		return err
 	}

@@ -52,9 +52,6 @@ type Options struct {
 	Agent string
 	// Getenv reads the environment (AGMEM_* settings, AGMEM_SESSION); nil is os.Getenv.
 	Getenv func(string) string
-	// LockWait, when not 0, is how long each record waits for the journal's lock,
-	// instead of journal.DefaultTimeout.
-	LockWait time.Duration
 }
 
 // configHint goes with every configuration error.
@@ -66,10 +63,12 @@ func Open(dir string, o Options) (*Recorder, error) {
 	if err != nil {
 		return nil, hint.With(err, `run "agmem init `+dir+`"`)
 	}
-	return open(repo, o)
+	return OpenRepo(repo, o)
 }
 
-func open(repo memrepo.Repo, o Options) (*Recorder, error) {
+// OpenRepo is Open of a memory repo found already; its journal waits for the
+// journal's lock as repo.LockWait says.
+func OpenRepo(repo memrepo.Repo, o Options) (*Recorder, error) {
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -78,7 +77,6 @@ func open(repo memrepo.Repo, o Options) (*Recorder, error) {
 	if err != nil {
 		return nil, hint.With(err, configHint)
 	}
-	repo.LockWait = o.LockWait
 	r := &Recorder{journal: repo.Journal(), maxInput: cfg.MaxInput, idle: cmp.Or(o.SessionIdle, cfg.SessionIdle)}
 	if !cfg.Enabled {
 		r.off = "capture.enabled is false"

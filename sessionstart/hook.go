@@ -172,7 +172,7 @@ func (r Request) Give(stdout, stderr io.Writer, block kept.Block) {
 		return
 	}
 	if r.Hook.Session != "" {
-		rec, err := record.Open(r.Repo.Root, record.Options{Getenv: r.Getenv, LockWait: StartLockWait})
+		rec, err := record.OpenRepo(r.Repo, record.Options{Getenv: r.Getenv}) // waiting StartLockWait, as Ask set it
 		if err == nil {
 			_, err = rec.Record(record.Event{Session: r.Hook.Session, Name: memory.ContextGiven, Text: block.Text,
 				Source: r.Hook.Source, Attrs: map[string]string{"cwd": block.Project, "cited": strings.Join(block.Cited, " ")}})
