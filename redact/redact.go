@@ -557,7 +557,7 @@ func (r *Redactor) Cut(key, value string, limit int, seen *Seen) (string, int) {
 type Seen struct {
 	marks map[string]string // the mark of each secret, by its text and by its text in a JSON string
 	// byHead lists the secrets by their first minSeen bytes, longest first: where a text
-	// may hold one is found with one lookup a byte, however many were seen.
+	// may hold one is found by looking for each head (eachStart).
 	byHead map[string][]string
 }
 
@@ -609,7 +609,7 @@ func (s *Seen) Again(text string) (string, int) {
 	}
 	var spans [][2]int // of secrets, in order, overlapping ones merged
 	var marks []string // of each span: its longest secret's
-	for i := 0; i+minSeen <= len(text); i++ {
+	s.eachStart(text, func(i int) {
 		for _, secret := range s.byHead[text[i:i+minSeen]] {
 			if !strings.HasPrefix(text[i:], secret) {
 				continue
@@ -622,7 +622,7 @@ func (s *Seen) Again(text string) (string, int) {
 			}
 			break // the longest at i; a shorter one ends inside it
 		}
-	}
+	})
 	if len(spans) == 0 {
 		return text, 0
 	}
@@ -642,6 +642,36 @@ func (s *Seen) Again(text string) (string, int) {
 	}
 	b.WriteString(text[at:])
 	return b.String(), n
+}
+
+// manyHeads is how many heads of secrets make eachStart look at every offset of a text,
+// rather than for each head with strings.Index (about a gigabyte a second): a lookup
+// a byte, about 9 ms for a MiB, pays only for this many.
+const manyHeads = 64
+
+// eachStart calls fn, in order, with each offset of text where a secret seen may start:
+// where one of their heads is, or, past manyHeads heads, every offset.
+func (s *Seen) eachStart(text string, fn func(i int)) {
+	if len(s.byHead) > manyHeads {
+		for i := 0; i+minSeen <= len(text); i++ {
+			fn(i)
+		}
+		return
+	}
+	var at []int
+	for head := range s.byHead {
+		for from := 0; ; {
+			j := strings.Index(text[from:], head)
+			if j < 0 {
+				break
+			}
+			at, from = append(at, from+j), from+j+1
+		}
+	}
+	slices.Sort(at)
+	for _, i := range slices.Compact(at) {
+		fn(i)
+	}
 }
 
 // AgainCut is Again for a value cut short at its end, which may end with the start of

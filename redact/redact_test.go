@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -124,6 +125,23 @@ func BenchmarkText(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			for i := 0; i < b.N; i++ {
 				Default().Text(text)
+			}
+		})
+	}
+}
+
+// BenchmarkSeenAgain is the second pass over a 1 MiB result of an entry in which a
+// secret was seen: not repeated in it, and repeated once.
+func BenchmarkSeenAgain(b *testing.B) {
+	var seen Seen
+	Default().Field("DB_PASSWORD", "Zq8vLm3pRt6Wx", &seen)
+	Default().Field("API_TOKEN", "k-9f8e7d6c5b4a3", &seen)
+	text := strings.Repeat("a line of a large result, 40 bytes long\n", 1<<20/40)
+	for name, text := range map[string]string{"none": text, "one": text[:len(text)/2] + "Zq8vLm3pRt6Wx" + text[len(text)/2:]} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				seen.Again(text)
 			}
 		})
 	}
@@ -307,6 +325,21 @@ func TestMarkRules(t *testing.T) {
 	got := MarkRules("a [REDACTED:aws-access-token] b [REDACTED:] c [REDACTED:github-pat][REDACTED:x.y_z-1] [REDACTED:Upper] [REDACTED:open")
 	if want := []string{"aws-access-token", "github-pat", "x.y_z-1"}; !slices.Equal(got, want) {
 		t.Errorf("MarkRules = %q, want %q", got, want)
+	}
+}
+
+// TestSeenManySecrets: past manyHeads secrets seen, Again looks at every offset, and
+// hides what looking for each head hides.
+func TestSeenManySecrets(t *testing.T) {
+	for _, n := range []int{manyHeads - 1, manyHeads + 1} {
+		var seen Seen
+		for i := range n {
+			Default().Field("password", fmt.Sprintf("Zq8vLm%03dRt6Wx", i), &seen)
+		}
+		got, count := seen.Again("one Zq8vLm042Rt6Wx, then Zq8vLm000Rt6Wx and Zq8vLm999Rt6Wx.")
+		if want := "one [REDACTED:secret-assignment], then [REDACTED:secret-assignment] and Zq8vLm999Rt6Wx."; got != want || count != 2 {
+			t.Errorf("%d secrets seen: %q, %d; want %q, 2", n, got, count, want)
+		}
 	}
 }
 
