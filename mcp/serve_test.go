@@ -75,6 +75,11 @@ func TestServeBoundsItsAnswers(t *testing.T) {
 	if !strings.Contains(s, "earlier entries left out") || !strings.Contains(s, "later entries left out") || !strings.Contains(s, "\n> "+first+" ") {
 		t.Errorf("timeline of 2,001 entries, cut at both ends around the one asked for: %.300s", s)
 	}
+	for _, near := range []string{"src/f4999.ts", "src/f5001.ts"} { // its nearest, each side
+		if !strings.Contains(s, near) {
+			t.Errorf("the timeline around f5000 leaves out %s", near)
+		}
+	}
 	var ids []any
 	for _, line := range strings.Split(s, "\n") {
 		if f := strings.Fields(strings.TrimPrefix(line, "> ")); len(f) > 0 && len(f[0]) == 12 && len(ids) < 100 {

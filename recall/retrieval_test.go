@@ -266,6 +266,13 @@ func TestWordsInJSONStrings(t *testing.T) {
 			}
 		}
 	}
+	// The snippet of a committed call is cut from its markdown file when the file shows
+	// the match: a result the file shows as JSON is read with its escapes decoded, as
+	// the entry's words are (else the snippet comes from the whole entry, slower).
+	hit := m.search(recall.Query{Text: "migrationfailed"}).Hits[0]
+	if texts := recall.ShownOf(m.open(), hit.Ref); len(texts) < 2 || !strings.Contains(texts[1], "migration\nMigrationFailed") {
+		t.Errorf("the markdown's result, as snippets read it: %q", texts)
+	}
 }
 
 // TestProjectOfEveryCall: a session worked in each directory its calls name, not only
