@@ -363,7 +363,7 @@ func checkSession(id string) error {
 	if id == "" {
 		return nil
 	}
-	return memory.CheckSessionID(id)
+	return memory.CheckNewSessionID(id)
 }
 
 // lastTime is the last instant the journal orders correctly (nanoseconds since 1970

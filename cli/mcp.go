@@ -144,8 +144,8 @@ func openMCPRecording(c *ucli.Context, e *env, server string) (*mcpRecording, er
 	session := e.getenv("AGMEM_SESSION")
 	if session == "" {
 		session = memory.NewID(time.Now())
-	} else if err := memory.CheckSessionID(session); err != nil {
-		return nil, hint.With(fmt.Errorf("AGMEM_SESSION: %w", err), "set it to a session id without control characters")
+	} else if err := memory.CheckNewSessionID(session); err != nil {
+		return nil, hint.With(fmt.Errorf("AGMEM_SESSION: %w", err), "set it to a session id without control characters or line separators, and no white space at its ends")
 	}
 	rec, err := record.Open(repo.Root, record.Options{Session: session, Getenv: e.getenv})
 	if err != nil || rec.Off() != "" {
@@ -215,7 +215,7 @@ func (r *mcpRecording) record(calls []mcp.Call) error {
 		if o.ToolUseID != "" && o.Session == "" {
 			o.Session = r.agentSession
 		}
-		if o.Session == "" || memory.CheckSessionID(o.Session) != nil {
+		if o.Session == "" || memory.CheckNewSessionID(o.Session) != nil {
 			o.ToolUseID, o.Session = "", "" // the id alone names no call: the proxy's session keeps it
 		}
 		inputs[i] = o

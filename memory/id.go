@@ -174,6 +174,24 @@ func CheckSessionID(s string) error {
 	return nil
 }
 
+// CheckNewSessionID is CheckSessionID for a session id agmem is given now, and refuses
+// too what a commit's Agmem-Session trailer could not carry as it is (a line or
+// paragraph separator, white space at either end): a session so named would be
+// committed under another name than its record's, which verify and audit then report
+// for good. A record written before is read by CheckSessionID alone.
+func CheckNewSessionID(s string) error {
+	if err := CheckSessionID(s); err != nil {
+		return err
+	}
+	switch {
+	case strings.ContainsAny(s, "\u2028\u2029"):
+		return fmt.Errorf("session id %q holds a line separator", truncate(s, 40))
+	case strings.TrimSpace(s) != s:
+		return fmt.Errorf("session id %q starts or ends with white space", truncate(s, 40))
+	}
+	return nil
+}
+
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s

@@ -97,8 +97,8 @@ func OpenRepo(repo memrepo.Repo, o Options) (*Recorder, error) {
 	}
 	r.policy.Agent = o.Agent
 	if r.session = cmp.Or(o.Session, getenv("AGMEM_SESSION")); r.session != "" {
-		if err := memory.CheckSessionID(r.session); err != nil {
-			r.sessionErr, r.session = hint.With(err, "pass a session id without control characters"), ""
+		if err := memory.CheckNewSessionID(r.session); err != nil {
+			r.sessionErr, r.session = hint.With(err, "pass a session id without control characters or line separators, and no white space at its ends"), ""
 		}
 	}
 	return r, nil
