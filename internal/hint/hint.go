@@ -110,11 +110,21 @@ func Block(s string) string {
 
 func isDriving(r rune) bool { return (unicode.IsControl(r) || misleads(r)) && r != '\n' && r != '\t' }
 
-// misleads says whether r changes how the text around it is shown without showing
-// itself: a line or paragraph separator, or a bidirectional override or isolate, which
-// reorders what follows ("Trojan Source").
+// misleads says whether r changes how the text around it is shown, or what a model
+// reads in it, without showing itself: a line or paragraph separator; a bidirectional
+// override or isolate, which reorders what follows ("Trojan Source"); any other format
+// character (Unicode's Cf), such as a zero-width space, a byte order mark, a soft hyphen
+// or a tag character, whose runs spell text a model reads and a person does not see
+// ("ASCII smuggling"). The zero-width joiner and non-joiner are kept: scripts and emoji
+// are written with them.
 func misleads(r rune) bool {
-	return r == '\u2028' || r == '\u2029' || '\u202a' <= r && r <= '\u202e' || '\u2066' <= r && r <= '\u2069'
+	switch {
+	case r == '\u2028' || r == '\u2029':
+		return true
+	case r == '\u200c' || r == '\u200d' || r < 0xad:
+		return false
+	}
+	return unicode.Is(unicode.Cf, r)
 }
 
 // OneLine makes text safe for one terminal line: control characters (escape sequences
