@@ -186,7 +186,7 @@ func runSearch(e *env, m *recall.Memory, q recall.Query, asJSON bool) error {
 		if h.Commit == "" {
 			pending = " (pending)" // in no commit yet: in the journal, until a flush
 		}
-		fmt.Fprintf(w, "%s%s — %s (~%d tokens)\n", h.Ref.Line(), pending, hint.OneLine(h.Snippet), h.Tokens)
+		fmt.Fprintf(w, "%s%s — %s (~%d tokens)\n", h.Ref.Line(), pending, h.Snippet, h.Tokens)
 	}
 	if !asJSON && res.More {
 		fmt.Fprintf(w, "(%s hits in all; --limit shows more, the filters fewer)\n", total(res))
@@ -262,7 +262,7 @@ func shownJSON(s recall.Shown) []byte {
 
 func writeShown(w *bufio.Writer, s recall.Shown) {
 	fmt.Fprintf(w, "%s\n", s.Ref.Line())
-	fmt.Fprintf(w, "id:       %s\nsession:  %s\ntime:     %s\n", s.ID, s.Session, s.Time.Format(time.RFC3339Nano))
+	fmt.Fprintf(w, "id:       %s\nsession:  %s\ntime:     %s\n", s.ID, hint.OneLine(s.Session), s.Time.Format(time.RFC3339Nano))
 	if s.Commit != "" {
 		fmt.Fprintf(w, "commit:   %s\n", s.Commit)
 		if s.Path != "" { // an event is in its session's record, in no file of its own

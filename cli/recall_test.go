@@ -161,13 +161,17 @@ func TestShowDrivesNoTerminal(t *testing.T) {
 	dir := t.TempDir()
 	repo := filepath.Join(dir, "memory")
 	mustAgmem(t, dir, "", "init", repo)
-	mustAgmem(t, repo, "", "record", "--session", "s", "--tool", "Bash", "--arg", "command=make \u009b31m",
+	mustAgmem(t, repo, "", "record", "--session", "s\u202etxt.exe", "--tool", "Bash", "--arg", "command=make \u009b31m",
 		"--result", "all clean\x1b[2J\x1b]52;c;aGk=\x07 and hidden\roverwritten, and more words to keep it")
 	id := strings.Fields(mustAgmem(t, repo, "", "search", "clean"))[0]
 	out := mustAgmem(t, repo, "", "show", id)
-	if strings.ContainsAny(out, "\x1b\x07\r\u009b") || !strings.Contains(out, `all clean\x1b[2J\x1b]52;c;aGk=\a and hidden\roverwritten`) ||
+	if strings.ContainsAny(out, "\x1b\x07\r\u009b\u202e") || !strings.Contains(out, `all clean\x1b[2J\x1b]52;c;aGk=\a and hidden\roverwritten`) ||
 		!strings.Contains(out, `make \u009b31m`) {
 		t.Errorf("show: %q", out)
+	}
+	// nor does the session's id, which may hold what reorders a line, in the sessions' table
+	if out := mustAgmem(t, repo, "", "sessions"); strings.Contains(out, "\u202e") || !strings.Contains(out, "s txt.exe") {
+		t.Errorf("sessions: %q", out)
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/agmem/agmem/internal/fulltext"
@@ -535,7 +534,7 @@ func matchIn(texts []string, words []string) (string, bool) {
 // and diacritics aside, café matching cafe) that is one of words, or that one ending
 // in * starts.
 func around(text string, words []string) (string, bool) {
-	flat := strings.Join(strings.FieldsFunc(text, unicode.IsSpace), " ")
+	flat := hint.OneLine(text) // nothing in it drives a terminal, wherever it is shown
 	start := 0
 	if words != nil {
 		first := firstMatch(flat, words)

@@ -21,6 +21,8 @@ func TestAroundMarksWholeWords(t *testing.T) {
 		// As the index reads words: case and diacritics aside, whatever the script.
 		{"the Café serves crème brûlée", []string{"cafe", "creme"}, "the **Café** serves **crème** brûlée"},
 		{"日本語 テスト", []string{"テスト"}, "日本語 **テスト**"},
+		// Nothing in it drives a terminal, whoever shows it (the CLI, MCP, the viewer).
+		{"boom \x1b[2J\x1b]0;pwned\x07 \u202eevil\u200b", []string{"boom"}, "**boom** [2J ]0;pwned evil"},
 		{"ÜBERPRÜFUNG läuft", []string{"uber*"}, "**ÜBERPRÜFUNG** läuft"},
 		{"k" + strings.Repeat("x", 70) + " end", []string{"k" + strings.Repeat("x", 63)}, "**k" + strings.Repeat("x", 70) + "** end"},
 		// A word the snippet's ends cut through is no match.
