@@ -244,9 +244,33 @@ func TestIndexMadeAnew(t *testing.T) {
 		"segment deleted":   func() { os.Remove(segments()[0]) },
 		"segment truncated": func() { os.Truncate(segments()[0], 100) },
 		"segment garbage":   func() { os.WriteFile(segments()[0], []byte("not a segment at all"), 0o644) },
-		"deleted":           func() { os.Remove(path) },
-		"truncated":         func() { os.Truncate(path, 100) },
-		"garbage":           func() { os.WriteFile(path, []byte("not a database at all, not even close to one"), 0o644) },
+		"segment a directory": func() {
+			seg := segments()[0]
+			os.Remove(seg)
+			os.Mkdir(seg, 0o755)
+		},
+		"segment a pipe": func() {
+			seg := segments()[0]
+			os.Remove(seg)
+			if out, err := exec.Command("mkfifo", seg).CombinedOutput(); err != nil {
+				t.Fatalf("mkfifo: %v %s", err, out)
+			}
+		},
+		"segments' directory a file": func() {
+			dir := filepath.Join(m.repo.StateDir(), recall.SegmentsDir)
+			os.RemoveAll(dir)
+			os.WriteFile(dir, []byte("not a directory"), 0o644)
+		},
+		"segments' directory a file, and a call to index": func() {
+			dir := filepath.Join(m.repo.StateDir(), recall.SegmentsDir)
+			os.RemoveAll(dir)
+			os.WriteFile(dir, []byte("not a directory"), 0o644)
+			m.record("s2", call("Bash", "t2", 1, map[string]any{"command": "make lint"}, "every file is formatted and vetted, nothing to fix"))
+			m.update() // as a flush's, which reads no segment
+		},
+		"deleted":   func() { os.Remove(path) },
+		"truncated": func() { os.Truncate(path, 100) },
+		"garbage":   func() { os.WriteFile(path, []byte("not a database at all, not even close to one"), 0o644) },
 		"of another version": func() {
 			db, err := sql.Open("sqlite", path)
 			if err == nil {

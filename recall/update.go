@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -371,7 +372,7 @@ func (w *writer) writeSegment() error {
 		return nil
 	}
 	if err := os.MkdirAll(w.ix.dir, 0o755); err != nil {
-		return err
+		return dirDamaged(err)
 	}
 	if err := b.Write(segmentPath(w.ix.dir, w.seg)); err != nil {
 		return err
@@ -399,7 +400,7 @@ func sweepSegments(q querier, dir string) error {
 		return nil
 	}
 	if err != nil {
-		return err
+		return dirDamaged(err)
 	}
 	for _, f := range files {
 		if !named[f.Name()] {
@@ -409,6 +410,15 @@ func sweepSegments(q querier, dir string) error {
 		}
 	}
 	return nil
+}
+
+// dirDamaged is err, said to be of a damaged index when the segments' directory is a
+// file, which a new index replaces.
+func dirDamaged(err error) error {
+	if errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("%w: %w", fulltext.ErrDamaged, err)
+	}
+	return err
 }
 
 // rollback ends the transaction, if commit did not, and lets go of what it read.

@@ -2,12 +2,14 @@ package fulltext
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // A Segment is a segment file opened for searching: mapped, read only.
@@ -25,9 +27,13 @@ type Segment struct {
 }
 
 // Open opens the segment file at path, refusing one that does not read as a segment
-// (ErrDamaged).
+// (ErrDamaged), or that is no file: a directory, a pipe (opened without waiting for a
+// writer, which would never come), or a path through a file.
 func Open(path string) (*Segment, error) {
-	file, err := os.Open(path)
+	file, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ENOTDIR) {
+		return nil, fmt.Errorf("%w: %w", ErrDamaged, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -35,6 +41,9 @@ func Open(path string) (*Segment, error) {
 	fi, err := file.Stat()
 	if err != nil {
 		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w: not a file", path, ErrDamaged)
 	}
 	data, unmap, err := mapFile(file, int(fi.Size()))
 	if err != nil {
