@@ -65,6 +65,7 @@ func (p *Policy) sanitize(o *memory.Observation) error {
 		o.ToolName = s.text(o.ToolName, "", s.p.MaxValue, "")
 		o.ToolUseID = s.text(o.ToolUseID, "", maxToolUseID, "")
 		o.AgentID = s.text(o.AgentID, "", maxShort, "")
+		o.PromptID = s.text(o.PromptID, "", maxToolUseID, "")
 		o.Error = s.text(o.Error, printed, s.p.MaxValue, "error")
 		o.Summary = s.text(o.Summary, "", s.p.MaxValue, "")
 		o.Cwd = s.text(o.Cwd, "", s.p.MaxValue, "")

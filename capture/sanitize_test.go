@@ -179,6 +179,8 @@ func TestSanitizeReviewedLeaks(t *testing.T) {
 		{"header pair", `{"tool_name":"x","arguments":{"headers":[{"name":"Authorization","value":"Bearer Zx81Qp0LmN3vB7cK"}]},"result":"` + long + `"}`, "Zx81Qp0LmN3vB7cK"},
 		{"agent id", `{"tool_name":"x","agent_id":"` + pat + `","result":"` + long + `"}`, pat},
 		{"tool use id", `{"tool_name":"x","tool_use_id":"` + pat + `","result":"` + long + `"}`, pat},
+		{"prompt id", `{"tool_name":"x","prompt_id":"p-` + pat + `","result":"` + long + `"}`, pat},
+		{"prompt id of a hook", `{"session_id":"c1","hook_event_name":"PostToolUse","tool_name":"Bash","prompt_id":"` + pat + `","tool_input":{"command":"ls"},"tool_response":{"stdout":"` + long + `","stderr":""}}`, pat},
 		{"number under a secret key", `{"tool_name":"x","arguments":{"pin_password":48213377123},"result":"` + long + `"}`, "48213377123"},
 		// A secret a rule found in one value, repeated where no rule would find it: in a
 		// value after it, and in one before it (the second pass).
