@@ -44,7 +44,8 @@ func (*operator) isNode() {}
 //   - words match words, whatever their case; every word must match (AND) unless OR
 //     stands between two;
 //   - "a phrase" matches its words in a row;
-//   - a word ending in * matches every word it starts (serv* matches server);
+//   - a word ending in * matches every word it starts (serv* matches server), the last
+//     word of a phrase too ("state lo*" matches state lock);
 //   - AND, OR and NOT (in capitals) combine what stands around them, NOT binding
 //     closest, then AND, then OR, and parentheses group; NOT needs something before it,
 //     and AND NOT is NOT;
@@ -116,7 +117,8 @@ func lex(q string) ([]token, []string, error) {
 			if end < 0 {
 				return nil, nil, errors.New(`a " is not closed`)
 			}
-			add(TermsOf(q[pos+1:pos+1+end]), false)
+			phrase := strings.TrimRightFunc(q[pos+1:pos+1+end], unicode.IsSpace)
+			add(TermsOf(strings.TrimRight(phrase, "*")), strings.HasSuffix(phrase, "*"))
 			pos += end + 2
 		case r == '(' || r == ')':
 			toks = append(toks, token{kind: string(r)})

@@ -368,6 +368,8 @@ func TestParse(t *testing.T) {
 		{"a OR b c", "(a OR (b AND c))"},
 		{"a NOT b c", "((a NOT b) AND c)"},
 		{`"a b" c*`, `("a b" AND c*)`},
+		{`"state lo*"`, `"state lo"*`},
+		{`"lo* state" "x* "`, `("lo state" AND x*)`},
 		{"src/app.go", `"src app go"`},
 		{"(a OR b) NOT c", "((a OR b) NOT c)"},
 		{"Straße Über*", "(straße AND uber*)"},
