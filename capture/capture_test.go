@@ -320,6 +320,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"null", `null`, "not a JSON object"},
 		{"truncated object", `{"tool_name":`, "not valid JSON"},
 		{"trailing garbage", `{"tool_name":"x"} {}`, "not valid JSON"},
+		{"nested past what JSON readers take", `{"tool_name":"x","arguments":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`, "nested deeper than 10000 containers"},
 		{"neither tool_name nor hook_event_name nor event", `{"name":"x","arguments":{}}`, "neither"},
 		{"empty object", `{}`, "neither"},
 		{"null tool_name", `{"tool_name":null,"arguments":{}}`, "tool_name"},

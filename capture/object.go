@@ -106,9 +106,11 @@ type object struct {
 // readObject reads data, which must be one JSON object.
 func readObject(data []byte) (*object, error) {
 	o := &object{whole: data}
+	var skipErr error
 	ok := jsonscan.Members(data, func(r *jsonscan.Scanner, name string) bool {
 		v, err := r.Skip(1)
 		if err != nil {
+			skipErr = err
 			return false
 		}
 		if m, known := memberOf(name); known {
@@ -116,7 +118,10 @@ func readObject(data []byte) (*object, error) {
 		}
 		return true
 	})
-	if !ok {
+	switch {
+	case errors.Is(skipErr, jsonscan.ErrTooDeep):
+		return nil, fmt.Errorf("input is JSON nested deeper than %d containers", jsonscan.MaxDepth)
+	case !ok:
 		return nil, errors.New("input is not valid JSON")
 	}
 	return o, nil

@@ -13,13 +13,18 @@ package jsonscan
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// ErrSyntax is the one error a Scanner gives: the text is not JSON.
+// ErrSyntax is the one error a Scanner gives: the text is not JSON (or, ErrTooDeep,
+// not JSON this reader takes).
 var ErrSyntax = errors.New("invalid JSON")
+
+// ErrTooDeep is ErrSyntax for containers nested deeper than MaxDepth.
+var ErrTooDeep = fmt.Errorf("%w: nested deeper than %d containers", ErrSyntax, MaxDepth)
 
 // MaxDepth is encoding/json's bound on nesting: the containers a value may be in,
 // itself included.
@@ -378,7 +383,7 @@ func (s *Scanner) Skip(depth int) ([]byte, error) {
 		switch c := s.Peek(); c {
 		case '{', '[':
 			if depth+len(ends) >= MaxDepth {
-				return nil, ErrSyntax
+				return nil, ErrTooDeep
 			}
 			end := c + 2 // '}' and ']' are two past '{' and '['
 			if !s.Open(end) {
