@@ -3,6 +3,8 @@ package capture
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -44,4 +46,29 @@ func sourceLines(b *testing.B, n int) [][]byte {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// BenchmarkDecodeClaude decodes what Claude Code 2.1 really sent after its tool calls
+// (testdata/real-agents): a hook's whole capture of a call but the journal.
+func BenchmarkDecodeClaude(b *testing.B) {
+	files, err := filepath.Glob("testdata/real-agents/claude-2.1.332/*-PostToolUse*.json")
+	if err != nil || len(files) == 0 {
+		b.Fatalf("no Claude Code payloads: %v", err)
+	}
+	var payloads [][]byte
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		payloads = append(payloads, data)
+	}
+	p := defaultPolicy()
+	now := time.Now()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, err := Decode(payloads[i%len(payloads)], p, now); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -49,5 +50,20 @@ func TestFirstMatchASCII(t *testing.T) {
 				t.Errorf("firstMatch(%q, %q) = %d, term by term %d", text, w, got, want)
 			}
 		}
+	}
+}
+
+// BenchmarkAround cuts a snippet of a result of about a kilobyte, as most are, and of
+// one of 100 KB, each matched near its end: what a search pays for each hit it shows.
+func BenchmarkAround(b *testing.B) {
+	for _, size := range []int{1 << 10, 100 << 10} {
+		text := strings.Repeat("the handler returns\tan error when\nthe state is locked; ", size/52) + "stale lock"
+		b.Run(fmt.Sprint(size), func(b *testing.B) {
+			for b.Loop() {
+				if _, ok := around(text, []string{"stale"}); !ok {
+					b.Fatal("no match")
+				}
+			}
+		})
 	}
 }
