@@ -6,6 +6,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/agmem/agmem/internal/config"
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/llm"
@@ -46,8 +47,8 @@ func runVerify(e *env, repo memrepo.Repo, repair, asJSON bool) error {
 		*maintain.Report
 	}
 	if repair {
-		cfg, err := loadConfig(e, repo)
-		if err != nil {
+		var cfg *config.Config
+		if cfg, err = loadConfig(e, repo); err != nil {
 			return err
 		}
 		// Its flush signs as any other, and writes the template's messages.
