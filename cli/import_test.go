@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,5 +52,27 @@ func TestImportTwice(t *testing.T) {
 	inMarkdown, _, total := committed(t, dir)
 	if len(inMarkdown) != 8 || total != 8 {
 		t.Errorf("committed %d observations in files, trailers say %d; want 8", len(inMarkdown), total)
+	}
+}
+
+// TestImportRefusesAnUnprintableSession: the observations of a Python agmem session
+// file whose session id would not print as it is (white space at its ends here) are
+// not understood, as such an id is refused given any other way: nothing is imported.
+func TestImportRefusesAnUnprintableSession(t *testing.T) {
+	dir := t.TempDir()
+	mustAgmem(t, dir, "", "init")
+	data, err := os.ReadFile(filepath.Join("..", "capture", "importer", "testdata", "daemon_session.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "daemon_session.json")
+	if err := os.WriteFile(file, bytes.Replace(data, []byte(`"py-session-7"`), []byte(`" py-session-7 "`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustAgmem(t, dir, "", "import", file); !strings.Contains(out, "0 imported, 0 duplicates, 2 not understood") {
+		t.Errorf("import:\n%s", out)
+	}
+	if status := mustAgmem(t, dir, "", "status"); !strings.Contains(status, "pending:  0 observations") {
+		t.Errorf("something was imported:\n%s", status)
 	}
 }

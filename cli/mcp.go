@@ -145,7 +145,7 @@ func openMCPRecording(c *ucli.Context, e *env, server string) (*mcpRecording, er
 	if session == "" {
 		session = memory.NewID(time.Now())
 	} else if err := memory.CheckNewSessionID(session); err != nil {
-		return nil, hint.With(fmt.Errorf("AGMEM_SESSION: %w", err), "set it to a session id without control characters or line separators, and no white space at its ends")
+		return nil, hint.With(fmt.Errorf("AGMEM_SESSION: %w", err), memory.SessionIDHint)
 	}
 	rec, err := record.Open(repo.Root, record.Options{Session: session, Getenv: e.getenv})
 	if err != nil || rec.Off() != "" {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/agmem/agmem/internal/hint"
 )
 
 // Ids are ULIDs (github.com/ulid/spec): 48 bits of Unix milliseconds, then 80 of
@@ -175,22 +177,24 @@ func CheckSessionID(s string) error {
 }
 
 // CheckNewSessionID is CheckSessionID for a session id agmem is given now, and refuses
-// too what a commit's Agmem-Session trailer could not carry as it is (a line or
-// paragraph separator, white space at either end): a session so named would be
-// committed under another name than its record's, which verify and audit then report
-// for good. A record written before is read by CheckSessionID alone.
+// too an id that would not print as it is on one line (hint.OneLine): a line
+// separator, white space at an end or in a run, a character that is invisible or
+// reorders a line. The first two would be committed under another name than the
+// record's (the Agmem-Session trailer is one line, trimmed), which verify and audit
+// then report for good; any of them would be shown as another id than the one to type.
+// A record written before is read by CheckSessionID alone.
 func CheckNewSessionID(s string) error {
 	if err := CheckSessionID(s); err != nil {
 		return err
 	}
-	switch {
-	case strings.ContainsAny(s, "\u2028\u2029"):
-		return fmt.Errorf("session id %q holds a line separator", truncate(s, 40))
-	case strings.TrimSpace(s) != s:
-		return fmt.Errorf("session id %q starts or ends with white space", truncate(s, 40))
+	if hint.OneLine(s) != s {
+		return fmt.Errorf("session id %q would not print as it is: it holds a line separator, an invisible or reordering character, or white space at an end or in a run", truncate(s, 40))
 	}
 	return nil
 }
+
+// SessionIDHint is the advice for a session id CheckNewSessionID refuses.
+const SessionIDHint = "pass a session id of printable characters on one line, without white space at its ends"
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

@@ -98,7 +98,7 @@ func OpenRepo(repo memrepo.Repo, o Options) (*Recorder, error) {
 	r.policy.Agent = o.Agent
 	if r.session = cmp.Or(o.Session, getenv("AGMEM_SESSION")); r.session != "" {
 		if err := memory.CheckNewSessionID(r.session); err != nil {
-			r.sessionErr, r.session = hint.With(err, "pass a session id without control characters or line separators, and no white space at its ends"), ""
+			r.sessionErr, r.session = hint.With(err, memory.SessionIDHint), ""
 		}
 	}
 	return r, nil
@@ -156,7 +156,12 @@ func (r *Recorder) admit(d capture.Decoded, fallback func(memory.Entry) string, 
 		}
 		identify(e, d.GivenID, d.Dated, i)
 		if e.Session() == "" && fallback != nil {
-			e.SetSession(fallback(e))
+			if s := fallback(e); s != "" {
+				if err := memory.CheckNewSessionID(s); err != nil {
+					return nil, hint.With(err, memory.SessionIDHint)
+				}
+				e.SetSession(s)
+			}
 		}
 		defaulted := e.Session() == ""
 		if defaulted {
