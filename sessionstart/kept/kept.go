@@ -23,8 +23,9 @@ import (
 )
 
 // Form names the form of the blocks: count it up when what they say changes, so that
-// no block made before, kept in an index or in the kept file, is given again.
-const Form = 1
+// no block made before, kept in an index or in the kept file, is given again. 2: no
+// format character (a zero width, a tag character) passed on (hint.OneLine).
+const Form = 2
 
 // IdleBound bounds the idle events (IdleAfter) a context leaves for the next update of
 // the index: past that many, the index takes them in first, or, when the hook gives a
