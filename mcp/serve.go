@@ -364,13 +364,15 @@ func (s *Server) sessions(ctx context.Context, _ *sdk.CallToolRequest, in Sessio
 // observationText is an observation whole in about share bytes: its head, then its
 // prompt, arguments and error each cut past a part of what the head leaves, its result
 // (an event's text) past what they leave. Only a head longer than share takes more.
+// What it recorded is shown as agmem show shows it (hint.Block): what would drive a
+// terminal, reorder a line or hide text from a person is shown as its escape.
 func observationText(sh recall.Shown, share int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s\nid %s, session %s, %s\n", sh.Ref.Line(), citation(sh.Ref), sh.ID, sh.Session,
+	fmt.Fprintf(&b, "%s %s\nid %s, session %s, %s\n", sh.Ref.Line(), citation(sh.Ref), sh.ID, hint.OneLine(sh.Session),
 		sh.Time.Format(time.RFC3339))
 	room := max(0, share-b.Len())
 	part := func(label, text string, bound int) {
-		fmt.Fprintf(&b, "%s%s\n", label, cut(text, max(0, bound-len(label)-1), sh.ID))
+		fmt.Fprintf(&b, "%s%s\n", label, cut(hint.Block(text), max(0, bound-len(label)-1), sh.ID))
 	}
 	if sh.Prompt != "" {
 		part("prompt: ", hint.OneLine(sh.Prompt), room/8)
