@@ -40,10 +40,11 @@ func newSearchCommand(e *env) *ucli.Command {
 		Usage:     "search every agent's memory: ranked by relevance, one line per hit",
 		ArgsUsage: "QUERY",
 		Description: "Words match words whatever their case, and all must match; \"a phrase\" matches its words\n" +
-			"in a row; serv* matches words that start so; AND, OR, NOT (in capitals) and parentheses\n" +
-			"combine. Each hit: short id, time, agent, memory type, tool, summary, where it matched\n" +
-			"(the match in **), and about how many tokens the whole of it costs to read; \"agmem\n" +
-			"show ID\" shows it whole, \"agmem timeline ID\" what came before and after.",
+			"in a row; serv* matches words that start so, and \"state lo*\" a phrase whose last word\n" +
+			"does; AND, OR, NOT (in capitals) and parentheses combine. Each hit: short id, time,\n" +
+			"agent, memory type, tool, summary, where it matched (the match in **), and about how\n" +
+			"many tokens the whole of it costs to read; \"agmem show ID\" shows it whole, \"agmem\n" +
+			"timeline ID\" what came before and after.",
 		Flags: searchFlags(),
 		Action: func(c *ucli.Context) error {
 			q, err := queryOf(c, strings.Join(c.Args().Slice(), " "), time.Now())

@@ -45,7 +45,7 @@ func (*operator) isNode() {}
 //     stands between two;
 //   - "a phrase" matches its words in a row;
 //   - a word ending in * matches every word it starts (serv* matches server), the last
-//     word of a phrase too ("state lo*" matches state lock);
+//     word of a phrase too ("state lo*", or "state lo"*, matches state lock);
 //   - AND, OR and NOT (in capitals) combine what stands around them, NOT binding
 //     closest, then AND, then OR, and parentheses group; NOT needs something before it,
 //     and AND NOT is NOT;
@@ -118,8 +118,15 @@ func lex(q string) ([]token, []string, error) {
 				return nil, nil, errors.New(`a " is not closed`)
 			}
 			phrase := strings.TrimRightFunc(q[pos+1:pos+1+end], unicode.IsSpace)
-			add(TermsOf(strings.TrimRight(phrase, "*")), strings.HasSuffix(phrase, "*"))
+			words := strings.TrimRight(phrase, "*")
+			last, _ := utf8.DecodeLastRuneInString(words)
+			prefix := len(words) < len(phrase) && InTerm(last) // "state lo*", not "state *"
 			pos += end + 2
+			if pos < len(q) && q[pos] == '*' { // "state lo"*, as SQLite's FTS5 writes it
+				prefix = true
+				pos++
+			}
+			add(TermsOf(words), prefix)
 		case r == '(' || r == ')':
 			toks = append(toks, token{kind: string(r)})
 			pos++

@@ -370,6 +370,8 @@ func TestParse(t *testing.T) {
 		{`"a b" c*`, `("a b" AND c*)`},
 		{`"state lo*"`, `"state lo"*`},
 		{`"lo* state" "x* "`, `("lo state" AND x*)`},
+		{`"state lo"* b`, `("state lo"* AND b)`},
+		{`"state *" "*"*`, `state`},
 		{"src/app.go", `"src app go"`},
 		{"(a OR b) NOT c", "((a OR b) NOT c)"},
 		{"Straße Über*", "(straße AND uber*)"},
