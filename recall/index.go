@@ -300,7 +300,7 @@ func RemoveIndex(stateDir string) error {
 	}
 	path := filepath.Join(stateDir, IndexFile)
 	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.RemoveAll(path + suffix); err != nil { // whatever is there: a directory too
 			return err
 		}
 	}

@@ -268,7 +268,16 @@ func TestIndexMadeAnew(t *testing.T) {
 			m.record("s2", call("Bash", "t2", 1, map[string]any{"command": "make lint"}, "every file is formatted and vetted, nothing to fix"))
 			m.update() // as a flush's, which reads no segment
 		},
-		"deleted":   func() { os.Remove(path) },
+		"deleted": func() { os.Remove(path) },
+		"a directory": func() {
+			os.Remove(path)
+			os.MkdirAll(filepath.Join(path, "not empty"), 0o755)
+		},
+		"segments' directory a loop of links": func() {
+			dir := filepath.Join(m.repo.StateDir(), recall.SegmentsDir)
+			os.RemoveAll(dir)
+			os.Symlink(filepath.Base(dir), dir)
+		},
 		"truncated": func() { os.Truncate(path, 100) },
 		"garbage":   func() { os.WriteFile(path, []byte("not a database at all, not even close to one"), 0o644) },
 		"of another version": func() {

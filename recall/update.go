@@ -413,9 +413,9 @@ func sweepSegments(q querier, dir string) error {
 }
 
 // dirDamaged is err, said to be of a damaged index when the segments' directory is a
-// file, which a new index replaces.
+// file or a loop of links, which a new index replaces.
 func dirDamaged(err error) error {
-	if errors.Is(err, syscall.ENOTDIR) {
+	if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) {
 		return fmt.Errorf("%w: %w", fulltext.ErrDamaged, err)
 	}
 	return err

@@ -61,7 +61,7 @@ func (c smallObjects) Put(o plumbing.EncodedObject) {
 func Open(root string) (*Git, error) {
 	gitDir := filepath.Join(root, ".git")
 	if fi, err := os.Stat(gitDir); err == nil && fi.Mode().IsRegular() {
-		return nil, hint.With(fmt.Errorf("%s is a linked git worktree (its .git is a file), which agmem does not support yet", root),
+		return nil, hint.With(fmt.Errorf("%s has a .git file, not a directory (a linked worktree, a submodule or a separate git dir), which agmem does not support yet", root),
 			"make the memory repo in a repository's main worktree, or in a directory of its own")
 	} else if err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%s has no .git directory", root)

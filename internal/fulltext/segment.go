@@ -28,10 +28,10 @@ type Segment struct {
 
 // Open opens the segment file at path, refusing one that does not read as a segment
 // (ErrDamaged), or that is no file: a directory, a pipe (opened without waiting for a
-// writer, which would never come), or a path through a file.
+// writer, which would never come), a path through a file or a loop of links.
 func Open(path string) (*Segment, error) {
 	file, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, syscall.ENOTDIR) {
+	if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) {
 		return nil, fmt.Errorf("%w: %w", ErrDamaged, err)
 	}
 	if err != nil {
