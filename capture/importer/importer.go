@@ -180,6 +180,7 @@ func sniff(path string, limit int) (Format, error) {
 		return "", err
 	}
 	r := lines.NewReader(fh, limit, 1<<20, 0)
+	meta := false // a transcript's line of its own (a summary, a snapshot of files)
 	for n := 0; n < 8; {
 		l, err := r.Next()
 		if len(bytes.TrimSpace(l.Text)) > 0 || l.Long {
@@ -198,12 +199,15 @@ func sniff(path string, limit int) (Format, error) {
 				if probe.SessionID != nil || probe.Message != nil {
 					return Transcript, nil
 				}
-				// a transcript's summary line: look further
+				meta = true // look further
 			}
 		}
 		if err != nil {
 			break
 		}
+	}
+	if meta { // only a transcript's own lines at its start: a resumed or compacted session
+		return Transcript, nil
 	}
 	return NativeJSONL, nil
 }

@@ -106,6 +106,23 @@ func TestTranscript(t *testing.T) {
 	}
 }
 
+// A transcript of a resumed or compacted session may start with more summaries and
+// snapshots of files than the lines a format is told by: it is a transcript still.
+func TestTranscriptStartingWithItsOwnLines(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "transcript.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	own := strings.Repeat(`{"type":"summary","summary":"Fix the flaky test","leafUuid":"u0"}`+"\n", 6) +
+		strings.Repeat(`{"type":"file-history-snapshot","messageId":"m1","snapshot":{"trackedFileBackups":{}}}`+"\n", 6)
+	os.WriteFile(filepath.Join(dir, "resumed.jsonl"), append([]byte(own), data...), 0o644)
+	f := readFiles(t, dir, "resumed.jsonl")[0]
+	if f.Format != Transcript || len(f.Items) != 2 {
+		t.Errorf("%s, %d items; want a transcript of 2", f.Format, len(f.Items))
+	}
+}
+
 func TestLargeFilesKeepTheirFormat(t *testing.T) {
 	dir := t.TempDir()
 	big := strings.Repeat("a line of a long result ", 4000) // ~96 KiB
