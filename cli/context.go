@@ -33,8 +33,9 @@ func newContextCommand(e *env) *ucli.Command {
 		Usage: "what an agent is told of its project when its session starts",
 		Description: "Tells of the project's most recent sessions, newest first, one line each, then how to\n" +
 			"learn more; at most [context] max_chars characters (6,000; never above 10,000). The\n" +
-			"project is --project, else the payload's cwd when a SessionStart hook payload is on\n" +
-			"stdin, else the git worktree around the working directory, else the directory. As a\n" +
+			"project is --project, else the git worktree around the payload's cwd when a SessionStart\n" +
+			"hook payload is on stdin (else that cwd), else the git worktree around the working\n" +
+			"directory, else the directory. As a\n" +
 			"hook, what it gave the agent is recorded in the agent's session. Nothing known of the\n" +
 			"project: nothing is printed.",
 		Flags: []ucli.Flag{

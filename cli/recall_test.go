@@ -315,3 +315,33 @@ func TestSearchSaysWhenTheIndexIsHeldLong(t *testing.T) {
 		t.Errorf("stdout %q\nstderr %q", out, errb)
 	}
 }
+
+// TestContextOfTheRepositoryAroundTheStart: an agent started in a subdirectory of a
+// git repository is told of the repository's sessions at its start, as a person who
+// runs agmem context there is.
+func TestContextOfTheRepositoryAroundTheStart(t *testing.T) {
+	dir := t.TempDir()
+	repo, project := filepath.Join(dir, "memory"), filepath.Join(dir, "shop")
+	mustAgmem(t, dir, "", "init", repo)
+	git(t, dir, "init", "-q", project)
+	if err := os.MkdirAll(filepath.Join(project, "src", "cart"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustAgmem(t, repo, "", "record", "--session", "before", "--cwd", project, "--tool", "Bash", "--arg", "command=npm test",
+		"--result", "every test of the shop passed, the cart's included, in 4.2 seconds")
+	mustAgmem(t, repo, "", "flush")
+	byHand := mustAgmem(t, filepath.Join(project, "src", "cart"), "", "--repo", repo, "context")
+	if !strings.Contains(byHand, "ran npm test") {
+		t.Fatalf("agmem context in the project's subdirectory:\n%s", byHand)
+	}
+	start, _ := json.Marshal(map[string]string{"hook_event_name": "SessionStart", "session_id": "new",
+		"cwd": filepath.Join(project, "src", "cart"), "source": "startup"})
+	for _, bin := range []string{"agmem", "agmem-record"} {
+		cmd := exec.Command(bin, "context", "--agent", "claude", "--repo", repo)
+		cmd.Dir, cmd.Env, cmd.Stdin = dir, gitEnv(dir), bytes.NewReader(start)
+		out, err := cmd.Output()
+		if err != nil || string(out) != byHand {
+			t.Errorf("%s context at the start of a session in %s: %v\n%s\nwant what agmem context there gives:\n%s", bin, filepath.Join("shop", "src", "cart"), err, out, byHand)
+		}
+	}
+}

@@ -62,8 +62,10 @@ func ReadPayload(stdin io.Reader) []byte {
 }
 
 // Ask reads what is asked of "agmem context" in repo, configured by cfg: the project is
-// f.Project, else the hook payload's cwd, else the git worktree around the working
-// directory, else the directory; f.Agent reads the payload as that agent's.
+// f.Project, else the git worktree around the hook payload's cwd (else that cwd), else
+// the git worktree around the working directory (else the directory): an agent started
+// in a project's subdirectory is told of the project, as a person who runs agmem
+// context there is. f.Agent reads the payload as that agent's.
 func Ask(repo memrepo.Repo, cfg *config.Config, getenv func(string) string, f Flags, payload []byte) (Request, error) {
 	format, agent, project := f.Format, f.Agent, f.Project
 	switch format {
@@ -77,14 +79,17 @@ func Ask(repo memrepo.Repo, cfg *config.Config, getenv func(string) string, f Fl
 	repo.LockWait = StartLockWait
 	r := Request{Repo: repo, MaxChars: cfg.Context.MaxChars, Format: format, Hook: hookOf(payload, agent),
 		Off: !cfg.Context.Enabled, Getenv: getenv}
-	if project == "" {
-		project = r.Hook.Cwd
-	}
 	var err error
 	if project == "" {
-		if project, err = projectHere(); err != nil {
+		if project = r.Hook.Cwd; project == "" {
+			if project, err = os.Getwd(); err != nil {
+				return r, err
+			}
+		}
+		if project, err = filepath.Abs(project); err != nil {
 			return r, err
 		}
+		project = worktreeAround(project)
 	}
 	r.Project, err = filepath.Abs(project)
 	return r, err
@@ -103,18 +108,14 @@ func hookOf(payload []byte, agent string) Hook {
 	return Hook{Session: ev.SessionID, Cwd: ev.Attrs["cwd"], Source: ev.Source}
 }
 
-// projectHere is the git worktree around the working directory, else the directory.
-func projectHere() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := wd; ; d = filepath.Dir(d) {
+// worktreeAround is the git worktree at or above dir (absolute), else dir.
+func worktreeAround(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			return d, nil
+			return d
 		}
 		if filepath.Dir(d) == d {
-			return wd, nil
+			return dir
 		}
 	}
 }
