@@ -360,17 +360,20 @@ func (m *Memory) makeContext(project string, maxChars int, from madeFrom) (Conte
 		if rest > 0 {
 			reserve += chars(leftOut(rest))
 		}
+		named := cited[i]
 		if chars(text)+chars(line)+reserve > maxChars {
 			if i > 0 {
 				break
 			}
-			// One session alone is too long: its line is cut, never the block's bound.
+			// One session alone is too long: its line is cut, never the block's bound,
+			// and cites what it still names.
 			line = cut(line, maxChars-chars(text)-reserve-2) + "…\n"
+			named = namedIn(line, named)
 		}
 		text += line
 		told++
 		out.Sessions = append(out.Sessions, sessions[i].ID)
-		out.Cited = append(out.Cited, cited[i]...)
+		out.Cited = append(out.Cited, named...)
 	}
 	text = head(told) + strings.TrimPrefix(text, head(len(sessions)))
 	if left := len(lines) - told + older; left > 0 {
@@ -508,8 +511,13 @@ func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
 		ids = appendOnce(ids, lastID)
 	}
 	line := oneLine(b.String(), lineRunes-utf8.RuneCountInString(last)) + last
-	ids = slices.DeleteFunc(ids, func(id string) bool { return !strings.Contains(line, shortID(id)) })
-	return line + "\n", ids, nil
+	return line + "\n", namedIn(line, ids), nil
+}
+
+// namedIn is those of ids whose short id line names, in their order: what a line cut
+// short still cites.
+func namedIn(line string, ids []string) []string {
+	return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !strings.Contains(line, shortID(id)) })
 }
 
 // shownFailures bounds the failed calls a session's line names, and lineRunes the line.

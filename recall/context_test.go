@@ -155,6 +155,13 @@ func TestContextBound(t *testing.T) {
 		if n := jsLen(c.Text); n > bound {
 			t.Errorf("bound %d: %d characters", bound, n)
 		}
+		// It cites what it names, and only that: a line cut to the bound cites none of
+		// the ids the cut took.
+		for _, id := range c.Cited {
+			if !strings.Contains(c.Text, strings.ToLower(memory.ShortID(id))) {
+				t.Errorf("bound %d: cites %s, which it does not name", bound, id)
+			}
+		}
 		// The head counts the sessions the block tells of, not those it looked at.
 		if head := fmt.Sprintf("agmem remembers %d recent session(s) in /home/ana/shop,", len(c.Sessions)); !strings.HasPrefix(c.Text, head) {
 			t.Errorf("bound %d: %d sessions told, the head says %.60q", bound, len(c.Sessions), c.Text)
