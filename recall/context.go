@@ -459,7 +459,7 @@ func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
 		lastID = id
 		switch {
 		case subject == "":
-		case isEdit(tool):
+		case isEdit(tool) && fail == 0: // a failed edit changed nothing: it is told as failed
 			for f := range strings.Lines(subject) {
 				edited = appendOnce(edited, path.Base(strings.TrimSuffix(f, "\n")))
 			}

@@ -598,3 +598,21 @@ func TestContextCitesWhatItNames(t *testing.T) {
 		}
 	}
 }
+
+// TestContextEditedIsWhatChanged: a session's line says it edited a file only when
+// the edit was made; one refused or failed is told under what failed alone.
+func TestContextEditedIsWhatChanged(t *testing.T) {
+	m := newMemRepo(t)
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	long := strings.Repeat("a line of output that is long enough to be worth keeping ", 2)
+	m.record("edits",
+		record.Observation{Tool: "Edit", ToolUseID: "made", Time: at, Arguments: map[string]any{"file_path": "/home/ana/shop/src/cart.ts"},
+			Result: long, Cwd: "/home/ana/shop"},
+		record.Observation{Tool: "Write", ToolUseID: "refused", Time: at.Add(time.Second), Arguments: map[string]any{"file_path": "/home/ana/shop/secret.ts"},
+			Error: "The user doesn't want to proceed with this tool use.", Cwd: "/home/ana/shop"})
+	c := contextOf(t, m, "/home/ana/shop", 0)
+	if !strings.Contains(c.Text, "edited cart.ts;") || strings.Contains(c.Text, "edited cart.ts, secret.ts") ||
+		!strings.Contains(c.Text, "failed: ") || !strings.Contains(c.Text, "secret.ts") {
+		t.Errorf("%s", c.Text)
+	}
+}

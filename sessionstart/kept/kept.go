@@ -25,7 +25,8 @@ import (
 // Form names the form of the blocks: count it up when what they say changes, so that
 // no block made before, kept in an index or in the kept file, is given again. 2: no
 // format character (a zero width, a tag character) passed on (hint.OneLine), and a line
-// cut to the block's bound cites only what it still names.
+// cut to the block's bound cites only what it still names; an edit that failed is not
+// told as a file edited.
 const Form = 2
 
 // IdleBound bounds the idle events (IdleAfter) a context leaves for the next update of
