@@ -461,7 +461,7 @@ func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
 		case subject == "":
 		case isEdit(tool) && fail == 0: // a failed edit changed nothing: it is told as failed
 			for f := range strings.Lines(subject) {
-				edited = appendOnce(edited, path.Base(strings.TrimSuffix(f, "\n")))
+				edited = appendOnce(edited, strings.TrimSuffix(f, "\n"))
 			}
 		case isCommand(tool):
 			ran = appendOnce(ran, subject)
@@ -490,7 +490,7 @@ func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
 	}
 	var done []string
 	if len(edited) > 0 {
-		done = append(done, "edited "+list(edited, 6))
+		done = append(done, "edited "+list(shortPaths(edited), 6))
 	}
 	if len(ran) > 0 {
 		done = append(done, "ran "+list(ran, 4))
@@ -553,6 +553,46 @@ func list(items []string, n int) string {
 		s += fmt.Sprintf(" and %d more", len(items)-n)
 	}
 	return s
+}
+
+// shortPaths names each of paths (each once) by its base name, or by as many of its
+// last elements as tell it from the others: src/cart.ts and test/cart.ts, where both
+// were edited, not cart.ts twice.
+func shortPaths(paths []string) []string {
+	depth := make([]int, len(paths))
+	names := make([]string, len(paths))
+	for {
+		seen := map[string][]int{}
+		for i, p := range paths {
+			names[i] = lastElements(p, depth[i]+1)
+			seen[names[i]] = append(seen[names[i]], i)
+		}
+		longer := false
+		for _, same := range seen {
+			for _, i := range same {
+				if len(same) > 1 && names[i] != paths[i] {
+					depth[i]++
+					longer = true
+				}
+			}
+		}
+		if !longer {
+			return names
+		}
+	}
+}
+
+// lastElements is the last n elements of p, or p when it has no more.
+func lastElements(p string, n int) string {
+	i := len(p)
+	for ; n > 0; n-- {
+		j := strings.LastIndexByte(p[:i], '/')
+		if j <= 0 {
+			return p
+		}
+		i = j
+	}
+	return p[i+1:]
 }
 
 func appendOnce(items []string, s string) []string {

@@ -600,7 +600,8 @@ func TestContextCitesWhatItNames(t *testing.T) {
 }
 
 // TestContextEditedIsWhatChanged: a session's line says it edited a file only when
-// the edit was made; one refused or failed is told under what failed alone.
+// the edit was made (one refused or failed is told under what failed alone), and tells
+// files of the same name apart.
 func TestContextEditedIsWhatChanged(t *testing.T) {
 	m := newMemRepo(t)
 	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -609,9 +610,11 @@ func TestContextEditedIsWhatChanged(t *testing.T) {
 		record.Observation{Tool: "Edit", ToolUseID: "made", Time: at, Arguments: map[string]any{"file_path": "/home/ana/shop/src/cart.ts"},
 			Result: long, Cwd: "/home/ana/shop"},
 		record.Observation{Tool: "Write", ToolUseID: "refused", Time: at.Add(time.Second), Arguments: map[string]any{"file_path": "/home/ana/shop/secret.ts"},
-			Error: "The user doesn't want to proceed with this tool use.", Cwd: "/home/ana/shop"})
+			Error: "The user doesn't want to proceed with this tool use.", Cwd: "/home/ana/shop"},
+		record.Observation{Tool: "Edit", ToolUseID: "test", Time: at.Add(2 * time.Second), Arguments: map[string]any{"file_path": "/home/ana/shop/test/cart.ts"},
+			Result: long, Cwd: "/home/ana/shop"})
 	c := contextOf(t, m, "/home/ana/shop", 0)
-	if !strings.Contains(c.Text, "edited cart.ts;") || strings.Contains(c.Text, "edited cart.ts, secret.ts") ||
+	if !strings.Contains(c.Text, "edited src/cart.ts, test/cart.ts;") || strings.Contains(c.Text, "secret.ts;") ||
 		!strings.Contains(c.Text, "failed: ") || !strings.Contains(c.Text, "secret.ts") {
 		t.Errorf("%s", c.Text)
 	}

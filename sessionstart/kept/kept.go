@@ -26,7 +26,7 @@ import (
 // no block made before, kept in an index or in the kept file, is given again. 2: no
 // format character (a zero width, a tag character) passed on (hint.OneLine), and a line
 // cut to the block's bound cites only what it still names; an edit that failed is not
-// told as a file edited.
+// told as a file edited; files of one name are told apart by their paths' ends.
 const Form = 2
 
 // IdleBound bounds the idle events (IdleAfter) a context leaves for the next update of
