@@ -7,6 +7,7 @@ package memrepo
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -50,7 +51,12 @@ func At(dir string) (Repo, error) {
 	if err != nil {
 		return Repo{}, err
 	}
-	if fi, err := os.Stat(filepath.Join(abs, StateDirName)); err != nil || !fi.IsDir() {
+	fi, err := os.Stat(filepath.Join(abs, StateDirName))
+	if errors.Is(err, fs.ErrPermission) { // there, and not this user's to read
+		return Repo{}, hint.With(fmt.Errorf("memory repo %s: %w", abs, err),
+			"run agmem as the user who owns the memory repo, or give this one access to it")
+	}
+	if err != nil || !fi.IsDir() {
 		return Repo{}, fmt.Errorf("%w at %s", ErrNotFound, abs)
 	}
 	return Repo{Root: abs}, nil
@@ -81,17 +87,20 @@ const RepoFlagUsage = "the memory repo (default: $AGMEM_REPO, else the nearest .
 func Locate(given string, getenv func(string) string) (Repo, error) {
 	if given != "" {
 		r, err := At(given)
-		if err != nil {
-			return r, hint.With(err, `run "agmem init `+given+`"`)
+		if errors.Is(err, ErrNotFound) {
+			err = hint.With(err, `run "agmem init `+given+`"`)
 		}
-		return r, nil
+		return r, err
 	}
 	if dir := getenv("AGMEM_REPO"); dir != "" {
 		r, err := At(dir)
-		if err != nil {
-			return r, hint.With(fmt.Errorf("AGMEM_REPO: %w", err), `run "agmem init `+dir+`"`)
+		if errors.Is(err, ErrNotFound) {
+			err = hint.With(err, `run "agmem init `+dir+`"`)
 		}
-		return r, nil
+		if err != nil {
+			err = fmt.Errorf("AGMEM_REPO: %w", err)
+		}
+		return r, err
 	}
 	wd, err := os.Getwd()
 	if err != nil {
