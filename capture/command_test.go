@@ -38,3 +38,22 @@ func BenchmarkCommand(b *testing.B) {
 		})
 	}
 }
+
+// TestCommandOfAList: a command given as a list is its words; one a shell is given to
+// run is that command, as the agent wrote it.
+func TestCommandOfAList(t *testing.T) {
+	for args, want := range map[string]string{
+		`{"command":["bash","-lc","npm test --silent"]}`: "npm test --silent",
+		`{"command":["/bin/sh","-c","ls -la && make"]}`:  "ls -la && make",
+		`{"cmd":["zsh","-ic","git status"]}`:             "git status",
+		`{"command":["bash","script.sh","-c"]}`:          "bash script.sh -c",
+		`{"command":["bash","--rcfile","x"]}`:            "bash --rcfile x",
+		`{"command":["bash","-lc","npm test","extra"]}`:  "bash -lc npm test extra",
+		`{"command":["python3","-c","print(1)"]}`:        "python3 -c print(1)",
+		`{"command":["rg","-n","TODO"]}`:                 "rg -n TODO",
+	} {
+		if got := Command(json.RawMessage(args)); got != want {
+			t.Errorf("Command(%s) = %q, want %q", args, got, want)
+		}
+	}
+}
