@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/jsonscan"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/memory"
@@ -65,7 +67,10 @@ func (s *Server) render(w http.ResponseWriter, name string, data map[string]any)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Write(out.Bytes())
+	// What was recorded is shown as agmem show shows it: a character that would reorder
+	// the page's text or hide text from the reader (an override, a tag character) as its
+	// escape. The page's own markup holds none.
+	io.WriteString(w, hint.Block(out.String()))
 }
 
 func fail(w http.ResponseWriter, err error) {
