@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agmem/agmem/journal"
+	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/recall"
 	"github.com/agmem/agmem/recall/recalltest"
 )
@@ -161,15 +163,30 @@ func TestShowDrivesNoTerminal(t *testing.T) {
 	dir := t.TempDir()
 	repo := filepath.Join(dir, "memory")
 	mustAgmem(t, dir, "", "init", repo)
-	mustAgmem(t, repo, "", "record", "--session", "s\u202etxt.exe", "--tool", "Bash", "--arg", "command=make \u009b31m",
+	mustAgmem(t, repo, "", "record", "--session", "s", "--tool", "Bash", "--arg", "command=make \u009b31m",
 		"--result", "all clean\x1b[2J\x1b]52;c;aGk=\x07 and hidden\roverwritten, and more words to keep it")
 	id := strings.Fields(mustAgmem(t, repo, "", "search", "clean"))[0]
 	out := mustAgmem(t, repo, "", "show", id)
-	if strings.ContainsAny(out, "\x1b\x07\r\u009b\u202e") || !strings.Contains(out, `all clean\x1b[2J\x1b]52;c;aGk=\a and hidden\roverwritten`) ||
+	if strings.ContainsAny(out, "\x1b\x07\r\u009b") || !strings.Contains(out, `all clean\x1b[2J\x1b]52;c;aGk=\a and hidden\roverwritten`) ||
 		!strings.Contains(out, `make \u009b31m`) {
 		t.Errorf("show: %q", out)
 	}
-	// nor does the session's id, which may hold what reorders a line, in the sessions' table
+	// Nor does a session's id that an older agmem took with an override in it (agmem
+	// refuses such an id now), in show or the sessions' table.
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	p, err := journal.Prepare(memory.Entry{Observation: &memory.Observation{ID: memory.NewID(at), SessionID: "s\u202etxt.exe",
+		Timestamp: at, ToolName: "Bash", MemoryType: memory.Episodic, Arguments: json.RawMessage(`{"command":"make reversed"}`),
+		Result: json.RawMessage(`"built every package of the module without a warning"`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := journal.At(filepath.Join(repo, ".agmem")).Append([]journal.Prepared{p}, journal.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	id = strings.Fields(mustAgmem(t, repo, "", "search", "reversed"))[0]
+	if out := mustAgmem(t, repo, "", "show", id); strings.Contains(out, "\u202e") || !strings.Contains(out, "session:  s txt.exe") {
+		t.Errorf("show: %q", out)
+	}
 	if out := mustAgmem(t, repo, "", "sessions"); strings.Contains(out, "\u202e") || !strings.Contains(out, "s txt.exe") {
 		t.Errorf("sessions: %q", out)
 	}
