@@ -55,9 +55,10 @@ func TestImportTwice(t *testing.T) {
 	}
 }
 
-// TestImportRefusesAnUnprintableSession: the observations of a Python agmem session
-// file whose session id would not print as it is (white space at its ends here) are
-// not understood, as such an id is refused given any other way: nothing is imported.
+// TestImportRefusesAnUnprintableSession: a Python agmem session file whose session id
+// agmem refuses given any other way (white space at its ends here) is refused, saying
+// why, and nothing is imported, of it or of a file beside it whose lines it would give
+// its session.
 func TestImportRefusesAnUnprintableSession(t *testing.T) {
 	dir := t.TempDir()
 	mustAgmem(t, dir, "", "init")
@@ -69,8 +70,14 @@ func TestImportRefusesAnUnprintableSession(t *testing.T) {
 	if err := os.WriteFile(file, bytes.Replace(data, []byte(`"py-session-7"`), []byte(`" py-session-7 "`), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out := mustAgmem(t, dir, "", "import", file); !strings.Contains(out, "0 imported, 0 duplicates, 2 not understood") {
-		t.Errorf("import:\n%s", out)
+	calls := filepath.Join(dir, "calls.jsonl")
+	if err := os.WriteFile(calls, []byte(`{"tool_name":"Bash","arguments":{"command":"make"},"result":"built every package of the module without a warning"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := agmem(t, dir, nil, "", "import", file, calls)
+	if err == nil || !strings.Contains(err.Error(), `daemon_session.json: session id " py-session-7 " starts or ends with white space`) ||
+		!strings.Contains(err.Error(), `hint: pass a session id of visible characters`) {
+		t.Errorf("import: %v\n%s", err, out)
 	}
 	if status := mustAgmem(t, dir, "", "status"); !strings.Contains(status, "pending:  0 observations") {
 		t.Errorf("something was imported:\n%s", status)

@@ -263,7 +263,7 @@ func shownJSON(s recall.Shown) []byte {
 
 func writeShown(w *bufio.Writer, s recall.Shown) {
 	fmt.Fprintf(w, "%s\n", s.Ref.Line())
-	fmt.Fprintf(w, "id:       %s\nsession:  %s\ntime:     %s\n", s.ID, hint.OneLine(s.Session), s.Time.Format(time.RFC3339Nano))
+	fmt.Fprintf(w, "id:       %s\nsession:  %s\ntime:     %s\n", s.ID, hint.Block(s.Session), s.Time.Format(time.RFC3339Nano))
 	if s.Commit != "" {
 		fmt.Fprintf(w, "commit:   %s\n", s.Commit)
 		if s.Path != "" { // an event is in its session's record, in no file of its own

@@ -172,7 +172,7 @@ func TestShowDrivesNoTerminal(t *testing.T) {
 		t.Errorf("show: %q", out)
 	}
 	// Nor does a session's id that an older agmem took with an override in it (agmem
-	// refuses such an id now), in show or the sessions' table.
+	// refuses such an id now), in show or the sessions' table: it shows its escape.
 	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	p, err := journal.Prepare(memory.Entry{Observation: &memory.Observation{ID: memory.NewID(at), SessionID: "s\u202etxt.exe",
 		Timestamp: at, ToolName: "Bash", MemoryType: memory.Episodic, Arguments: json.RawMessage(`{"command":"make reversed"}`),
@@ -184,10 +184,10 @@ func TestShowDrivesNoTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	id = strings.Fields(mustAgmem(t, repo, "", "search", "reversed"))[0]
-	if out := mustAgmem(t, repo, "", "show", id); strings.Contains(out, "\u202e") || !strings.Contains(out, "session:  s txt.exe") {
+	if out := mustAgmem(t, repo, "", "show", id); strings.Contains(out, "\u202e") || !strings.Contains(out, `session:  s\u202etxt.exe`) {
 		t.Errorf("show: %q", out)
 	}
-	if out := mustAgmem(t, repo, "", "sessions"); strings.Contains(out, "\u202e") || !strings.Contains(out, "s txt.exe") {
+	if out := mustAgmem(t, repo, "", "sessions"); strings.Contains(out, "\u202e") || !strings.Contains(out, `s\u202etxt.exe `) {
 		t.Errorf("sessions: %q", out)
 	}
 }

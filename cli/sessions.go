@@ -77,7 +77,7 @@ func runSessions(e *env, repo memrepo.Repo, asJSON bool, limit int) error {
 	}
 	fmt.Fprintf(w, "%-38s  %-20s  %-20s  %6s  %6s  %7s  %-12s  %s\n", "SESSION", "FIRST", "LAST", "OBS", "EVENTS", "PENDING", "SOURCE", "REPO")
 	for _, r := range rows {
-		fmt.Fprintf(w, "%-38s  %-20s  %-20s  %6d  %6d  %7d  %-12s  %s\n", hint.OneLine(r.ID), r.First.Format(time.RFC3339),
+		fmt.Fprintf(w, "%-38s  %-20s  %-20s  %6d  %6d  %7d  %-12s  %s\n", hint.Block(r.ID), r.First.Format(time.RFC3339),
 			r.Last.Format(time.RFC3339), r.Observations, r.Events, r.Pending, orDash(clip(r.Source, 24)), clip(r.Repo, 64))
 	}
 	if older > 0 {

@@ -343,7 +343,7 @@ func (s *Server) sessions(ctx context.Context, _ *sdk.CallToolRequest, in Sessio
 		return nil, nil, err
 	}
 	for i, ss := range list {
-		line := hint.OneLine(fmt.Sprintf("%s %s %s, %d call(s), %d failed, in %s", ss.ID, ss.Last.Format("2006-01-02 15:04"),
+		line := hint.Block(ss.ID) + " " + hint.OneLine(fmt.Sprintf("%s %s, %d call(s), %d failed, in %s", ss.Last.Format("2006-01-02 15:04"),
 			orDash(ss.Agent), ss.Observations, ss.Failures, orDash(ss.Cwd)))
 		if ss.FirstPrompt != "" {
 			line += fmt.Sprintf(": %q", ss.FirstPrompt)
@@ -368,7 +368,7 @@ func (s *Server) sessions(ctx context.Context, _ *sdk.CallToolRequest, in Sessio
 // terminal, reorder a line or hide text from a person is shown as its escape.
 func observationText(sh recall.Shown, share int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s\nid %s, session %s, %s\n", sh.Ref.Line(), citation(sh.Ref), sh.ID, hint.OneLine(sh.Session),
+	fmt.Fprintf(&b, "%s %s\nid %s, session %s, %s\n", sh.Ref.Line(), citation(sh.Ref), sh.ID, hint.Block(sh.Session),
 		sh.Time.Format(time.RFC3339))
 	room := max(0, share-b.Len())
 	part := func(label, text string, bound int) {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/agmem/agmem/internal/hint"
 )
@@ -177,24 +178,29 @@ func CheckSessionID(s string) error {
 }
 
 // CheckNewSessionID is CheckSessionID for a session id agmem is given now, and refuses
-// too an id that would not print as it is on one line (hint.OneLine): a line
-// separator, white space at an end or in a run, a character that is invisible or
-// reorders a line. The first two would be committed under another name than the
-// record's (the Agmem-Session trailer is one line, trimmed), which verify and audit
-// then report for good; any of them would be shown as another id than the one to type.
-// A record written before is read by CheckSessionID alone.
+// too an id that would not be shown as it is (hint.Block: a line separator, a character
+// that is invisible or reorders a line), or that the Agmem-Session trailer could not
+// carry as it is (one line, trimmed, UTF-8): such a session would be committed under
+// another name than its record's, which verify and audit then report for good, or be
+// listed as another id than the one to type. A record written before is read by
+// CheckSessionID alone.
 func CheckNewSessionID(s string) error {
 	if err := CheckSessionID(s); err != nil {
 		return err
 	}
-	if hint.OneLine(s) != s {
-		return fmt.Errorf("session id %q would not print as it is: it holds a line separator, an invisible or reordering character, or white space at an end or in a run", truncate(s, 40))
+	switch {
+	case !utf8.ValidString(s):
+		return fmt.Errorf("session id %q is not UTF-8", truncate(s, 40))
+	case hint.Block(s) != s:
+		return fmt.Errorf("session id %q holds a line separator, or a character that is invisible or reorders a line", truncate(s, 40))
+	case strings.TrimSpace(s) != s:
+		return fmt.Errorf("session id %q starts or ends with white space", truncate(s, 40))
 	}
 	return nil
 }
 
 // SessionIDHint is the advice for a session id CheckNewSessionID refuses.
-const SessionIDHint = "pass a session id of printable characters on one line, without white space at its ends"
+const SessionIDHint = "pass a session id of visible characters on one line, without white space at its ends"
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

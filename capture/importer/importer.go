@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agmem/agmem/capture"
+	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/lines"
 	"github.com/agmem/agmem/memory"
 )
@@ -71,6 +72,13 @@ func Open(paths []string, limit int) ([]File, error) {
 		files[i] = File{Path: path, Format: format}
 		if format == PythonSession {
 			id, ids, err := sessionOf(path)
+			if err == nil {
+				// Its session is given to other files' entries that name none: one it
+				// would refuse is said now, not as each of their lines.
+				if err = memory.CheckNewSessionID(id); err != nil {
+					err = hint.With(err, memory.SessionIDHint+", in the file's \"session_id\"")
+				}
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
