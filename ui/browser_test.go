@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -645,5 +646,30 @@ func TestPagesHideNothingFromTheReader(t *testing.T) {
 	}
 	if page := okPage(t, h, token, "/observation/"+o.ID()); !strings.Contains(page, `done\u202etxt.exe\x1b[2J\U000e0069`) {
 		t.Errorf("the result is not shown with its escapes:\n%s", page)
+	}
+	// A value in a tag is left as it is: the page's script asks the server for the
+	// session it names (an older agmem took ids with such characters).
+	old := obs("zw\u200bsp", "Bash", memory.Episodic, at, "a result of an older session's call", "", 5)
+	appendEntries(t, repo.Journal(), old)
+	if page := okPage(t, h, token, "/session/"+url.PathEscape("zw\u200bsp")); !strings.Contains(page, `data-session="zw`+"\u200b"+`sp"`) ||
+		!strings.Contains(page, `<code>zw\u200bsp</code>`) {
+		t.Errorf("the session's id in the page's data is not the id, or its text not escaped:\n%s", page)
+	}
+}
+
+// TestShownText: text between tags is shown as agmem show shows it; tags, and the
+// values in them, are left as they are.
+func TestShownText(t *testing.T) {
+	for in, want := range map[string]string{
+		"<p title=\"a\u202eb\">x\u202ey</p>": "<p title=\"a\u202eb\">x\\u202ey</p>",
+		"plain \x1b[2J text":                 `plain \x1b[2J text`,
+		"a<b":                                "a<b",
+		"<":                                  "<",
+		"x>\u200b<br>":                       `x>\u200b<br>`,
+		"":                                   "",
+	} {
+		if got := ui.ShownText(in); got != want {
+			t.Errorf("ShownText(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -67,10 +67,31 @@ func (s *Server) render(w http.ResponseWriter, name string, data map[string]any)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	// What was recorded is shown as agmem show shows it: a character that would reorder
-	// the page's text or hide text from the reader (an override, a tag character) as its
-	// escape. The page's own markup holds none.
-	io.WriteString(w, hint.Block(out.String()))
+	io.WriteString(w, shownText(out.String()))
+}
+
+// shownText is page with what it shows of what was recorded as agmem show shows it: a
+// character that would reorder the text or hide text from the reader (an override, a
+// tag character) as its escape (hint.Block). Only text between tags is read: an
+// attribute's value is left as it is (a session's id the page's script asks the server
+// for), and html/template has escaped every < and > of a value, so the first > ends the
+// tag a < begins.
+func shownText(page string) string {
+	var b strings.Builder
+	for {
+		text, rest, inTag := strings.Cut(page, "<")
+		b.WriteString(hint.Block(text))
+		if !inTag {
+			return b.String()
+		}
+		tag, after, closed := strings.Cut(rest, ">")
+		b.WriteString("<" + tag)
+		if !closed {
+			return b.String()
+		}
+		b.WriteByte('>')
+		page = after
+	}
 }
 
 func fail(w http.ResponseWriter, err error) {

@@ -1,0 +1,4 @@
+package ui
+
+// ShownText is shownText, for the tests.
+var ShownText = shownText
