@@ -35,7 +35,8 @@ func newContextCommand(e *env) *ucli.Command {
 			"learn more; at most [context] max_chars characters (6,000; never above 10,000). The\n" +
 			"project is --project, else the git worktree around the payload's cwd when a SessionStart\n" +
 			"hook payload is on stdin (else that cwd), else the git worktree around the working\n" +
-			"directory, else the directory. As a\n" +
+			"directory, else the directory (a repository of the home directory is not looked at\n" +
+			"from below it). As a\n" +
 			"hook, what it gave the agent is recorded in the agent's session. Nothing known of the\n" +
 			"project: nothing is printed.",
 		Flags: []ucli.Flag{

@@ -361,4 +361,13 @@ func TestContextOfTheRepositoryAroundTheStart(t *testing.T) {
 			t.Errorf("%s context at the start of a session in %s: %v\n%s\nwant what agmem context there gives:\n%s", bin, filepath.Join("shop", "src", "cart"), err, out, byHand)
 		}
 	}
+	// A home that is a repository (of its dotfiles) is no project of the directories in
+	// it: a start in ~/scratch is told of nothing.
+	git(t, dir, "init", "-q", dir)
+	if err := os.MkdirAll(filepath.Join(dir, "scratch"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := agmem(t, filepath.Join(dir, "scratch"), []string{"HOME=" + dir}, "", "--repo", repo, "context"); err != nil || out != "" {
+		t.Errorf("agmem context in ~/scratch, ~ a repository: %v\n%s", err, out)
+	}
 }

@@ -63,9 +63,9 @@ func ReadPayload(stdin io.Reader) []byte {
 
 // Ask reads what is asked of "agmem context" in repo, configured by cfg: the project is
 // f.Project, else the git worktree around the hook payload's cwd (else that cwd), else
-// the git worktree around the working directory (else the directory): an agent started
-// in a project's subdirectory is told of the project, as a person who runs agmem
-// context there is. f.Agent reads the payload as that agent's.
+// the git worktree around the working directory (else the directory), below the home
+// directory: an agent started in a project's subdirectory is told of the project, as a
+// person who runs agmem context there is. f.Agent reads the payload as that agent's.
 func Ask(repo memrepo.Repo, cfg *config.Config, getenv func(string) string, f Flags, payload []byte) (Request, error) {
 	format, agent, project := f.Format, f.Agent, f.Project
 	switch format {
@@ -108,9 +108,15 @@ func hookOf(payload []byte, agent string) Hook {
 	return Hook{Session: ev.SessionID, Cwd: ev.Attrs["cwd"], Source: ev.Source}
 }
 
-// worktreeAround is the git worktree at or above dir (absolute), else dir.
+// worktreeAround is the git worktree at or above dir (absolute), else dir. It looks no
+// higher than below the home directory: a home that is a repository of its dotfiles is
+// no project of every directory in it.
 func worktreeAround(dir string) string {
+	home := os.Getenv("HOME")
 	for d := dir; ; d = filepath.Dir(d) {
+		if d == home && d != dir {
+			return dir
+		}
 		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
 			return d
 		}
