@@ -2,10 +2,10 @@ package capture
 
 import (
 	"encoding/json"
-	"path"
 	"strings"
 
 	"github.com/agmem/agmem/internal/jsonscan"
+	"github.com/agmem/agmem/redact"
 )
 
 // Command is the command a call's arguments ran ("command", or "cmd" as some agents
@@ -56,27 +56,11 @@ func commandJSON(args json.RawMessage) string {
 		}
 		var words []string // ["bash", "-lc", "…"]: Codex's shell and exec_command
 		if json.Unmarshal(raw, &words) == nil && len(words) > 0 {
-			if len(words) == 3 && isShell(words[0]) && isCommandFlag(words[1]) {
+			if len(words) == 3 && redact.ShellRunsNext(words[0], words[1]) {
 				return words[2] // the command the shell was given, as the agent wrote it
 			}
 			return strings.Join(words, " ")
 		}
 	}
 	return ""
-}
-
-// isShell says whether program is a POSIX shell, by its name or its path.
-func isShell(program string) bool {
-	switch path.Base(program) {
-	case "sh", "bash", "zsh", "dash", "ksh":
-		return true
-	}
-	return false
-}
-
-// isCommandFlag says whether a shell's first argument is -c, alone or among other
-// one-letter flags (-lc, -ic): the next argument is then the command it runs.
-func isCommandFlag(arg string) bool {
-	return len(arg) >= 2 && arg[0] == '-' && arg[1] != '-' && strings.HasSuffix(arg, "c") &&
-		strings.Trim(arg[1:], "abcefhiklmnprstuvx") == ""
 }

@@ -461,7 +461,11 @@ func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
 		case subject == "":
 		case isEdit(tool) && fail == 0: // a failed edit changed nothing: it is told as failed
 			for f := range strings.Lines(subject) {
-				edited = appendOnce(edited, strings.TrimSuffix(f, "\n"))
+				f = strings.TrimSuffix(f, "\n")
+				if !path.IsAbs(f) && path.IsAbs(s.Cwd) { // one file, whichever way a call named it
+					f = path.Join(s.Cwd, f)
+				}
+				edited = appendOnce(edited, f)
 			}
 		case isCommand(tool):
 			ran = appendOnce(ran, subject)
@@ -490,7 +494,11 @@ func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
 	}
 	var done []string
 	if len(edited) > 0 {
-		done = append(done, "edited "+list(shortPaths(edited), 6))
+		names := shortPaths(edited)
+		for i, name := range names {
+			names[i] = pathEnd(name, maxNameRunes) // a long path keeps its file's name
+		}
+		done = append(done, "edited "+list(names, 6))
 	}
 	if len(ran) > 0 {
 		done = append(done, "ran "+list(ran, 4))
@@ -546,7 +554,7 @@ func orUnknown(s string) string {
 func list(items []string, n int) string {
 	quoted := make([]string, 0, n)
 	for _, it := range items[:min(n, len(items))] {
-		quoted = append(quoted, oneLine(it, 60))
+		quoted = append(quoted, oneLine(it, maxNameRunes))
 	}
 	s := strings.Join(quoted, ", ")
 	if len(items) > n {
@@ -554,6 +562,9 @@ func list(items []string, n int) string {
 	}
 	return s
 }
+
+// maxNameRunes bounds a name in a session's line (list cuts there too, at the end).
+const maxNameRunes = 60
 
 // shortPaths names each of paths (each once) by its base name, or by as many of its
 // last elements as tell it from the others: src/cart.ts and test/cart.ts, where both

@@ -601,7 +601,8 @@ func TestContextCitesWhatItNames(t *testing.T) {
 
 // TestContextEditedIsWhatChanged: a session's line says it edited a file only when
 // the edit was made (one refused or failed is told under what failed alone), and tells
-// files of the same name apart.
+// files of the same name apart, one named relative or absolute as one, a long path by
+// its end.
 func TestContextEditedIsWhatChanged(t *testing.T) {
 	m := newMemRepo(t)
 	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -612,9 +613,16 @@ func TestContextEditedIsWhatChanged(t *testing.T) {
 		record.Observation{Tool: "Write", ToolUseID: "refused", Time: at.Add(time.Second), Arguments: map[string]any{"file_path": "/home/ana/shop/secret.ts"},
 			Error: "The user doesn't want to proceed with this tool use.", Cwd: "/home/ana/shop"},
 		record.Observation{Tool: "Edit", ToolUseID: "test", Time: at.Add(2 * time.Second), Arguments: map[string]any{"file_path": "/home/ana/shop/test/cart.ts"},
-			Result: long, Cwd: "/home/ana/shop"})
+			Result: long, Cwd: "/home/ana/shop"},
+		record.Observation{Tool: "Edit", ToolUseID: "again", Time: at.Add(3 * time.Second), Arguments: map[string]any{"file_path": "src/cart.ts"},
+			Result: long, Cwd: "/home/ana/shop"},
+		record.Observation{Tool: "Edit", ToolUseID: "deep", Time: at.Add(4 * time.Second),
+			Arguments: map[string]any{"file_path": "/home/ana/shop/a/" + strings.Repeat("deeper/", 20) + "cart.ts"}, Result: long, Cwd: "/home/ana/shop"},
+		record.Observation{Tool: "Edit", ToolUseID: "deep2", Time: at.Add(5 * time.Second),
+			Arguments: map[string]any{"file_path": "/home/ana/shop/b/" + strings.Repeat("deeper/", 20) + "cart.ts"}, Result: long, Cwd: "/home/ana/shop"})
 	c := contextOf(t, m, "/home/ana/shop", 0)
-	if !strings.Contains(c.Text, "edited src/cart.ts, test/cart.ts;") || strings.Contains(c.Text, "secret.ts;") ||
+	if !strings.Contains(c.Text, "edited src/cart.ts, test/cart.ts, …") || !strings.Contains(c.Text, "deeper/cart.ts, …") ||
+		!strings.Contains(c.Text, "deeper/cart.ts;") || strings.Contains(c.Text, "secret.ts;") ||
 		!strings.Contains(c.Text, "failed: ") || !strings.Contains(c.Text, "secret.ts") {
 		t.Errorf("%s", c.Text)
 	}

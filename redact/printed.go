@@ -55,7 +55,7 @@ func commandWords(words []string) []string {
 				}
 				words = words[1:]
 			}
-		case isShell(w) && len(words) > 1 && strings.HasPrefix(words[1], "-") && strings.Contains(words[1], "c"):
+		case len(words) > 1 && ShellRunsNext(w, words[1]):
 			words = words[1:]
 		default:
 			out := append([]string{w}, words[1:]...)
@@ -67,6 +67,12 @@ func commandWords(words []string) []string {
 		words = words[1:]
 	}
 	return nil
+}
+
+// ShellRunsNext says whether program, a shell, given flag runs the word after it as a
+// command: sh -c, bash -lc (Codex gives ["bash", "-lc", "…"]), fish -c.
+func ShellRunsNext(program, flag string) bool {
+	return isShell(program) && len(flag) >= 2 && flag[0] == '-' && flag[1] != '-' && strings.Contains(flag, "c")
 }
 
 func isShell(w string) bool {
