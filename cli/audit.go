@@ -103,8 +103,9 @@ func printAudit(e *env, repo memrepo.Repo, r *audit.Report) {
 	}
 	line("commits: %d by agmem (signatures: %s), %d by others; %s", len(r.Commits), strings.Join(counts, ", "), r.Others, ledger)
 	for _, s := range r.Sessions {
-		line("session %s (%s, %s): %d commits, %d observations, %d events, %s to %s", s.ID, cmp.Or(s.Agent, "no agent"),
-			s.Origin, s.Commits, s.Observations, s.Events, s.First.Format(time.DateTime), s.Last.Format(time.DateTime))
+		// The id as it is, or its escapes: a line's spaces collapse, and the id's must not.
+		fmt.Fprintln(e.stdout, "session "+hint.Block(s.ID)+" "+hint.OneLine(fmt.Sprintf("(%s, %s): %d commits, %d observations, %d events, %s to %s",
+			cmp.Or(s.Agent, "no agent"), s.Origin, s.Commits, s.Observations, s.Events, s.First.Format(time.DateTime), s.Last.Format(time.DateTime))))
 		if s.Redactions > 0 {
 			var rules []string
 			for _, rule := range slices.Sorted(maps.Keys(s.Redacted)) {

@@ -78,7 +78,7 @@ func runFlush(e *env, repo memrepo.Repo, o flushOptions) error {
 				"observations": c.Observations, "events": c.Events})
 			fmt.Fprintf(e.stdout, "%s\n", line)
 		} else {
-			fmt.Fprintf(e.stdout, "%s %s %d observations\n", c.Hash, c.Session, c.Observations)
+			fmt.Fprintf(e.stdout, "%s %s %d observations\n", c.Hash, hint.Block(c.Session), c.Observations)
 		}
 	}
 	if err != nil {

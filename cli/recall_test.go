@@ -190,6 +190,18 @@ func TestShowDrivesNoTerminal(t *testing.T) {
 	if out := mustAgmem(t, repo, "", "sessions"); strings.Contains(out, "\u202e") || !strings.Contains(out, `s\u202etxt.exe `) {
 		t.Errorf("sessions: %q", out)
 	}
+	// Nor in status, replay, flush or audit; and audit's line keeps a run of spaces.
+	mustAgmem(t, repo, "", "record", "--session", "fix  bug", "--tool", "Bash", "--arg", "command=make",
+		"--result", "built every package of the module without a single warning")
+	for _, args := range [][]string{{"status"}, {"replay", "--session", "s\u202etxt.exe"}, {"flush"}, {"audit"}} {
+		out := mustAgmem(t, repo, "", args...)
+		if strings.Contains(out, "\u202e") || !strings.Contains(out, `s\u202etxt.exe`) {
+			t.Errorf("%s: %q", args[0], out)
+		}
+		if args[0] == "audit" && !strings.Contains(out, "session fix  bug (") {
+			t.Errorf("audit: %q", out)
+		}
+	}
 }
 
 // TestMCPServeStartsWhileTheIndexCatchesUp: agmem mcp serve answers at once while its

@@ -82,7 +82,7 @@ func runReplay(e *env, repo memrepo.Repo, o replayOptions) error {
 		headed := false // once an entry is found: a session that is nowhere prints nothing
 		show = func(en memory.Entry) error {
 			if !headed {
-				fmt.Fprintf(w, "session %s\n", o.session)
+				fmt.Fprintf(w, "session %s\n", hint.Block(o.session))
 				headed = true
 			}
 			_, err := io.WriteString(w, timelineLine(en))

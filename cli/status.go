@@ -138,7 +138,7 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 			types = append(types, fmt.Sprintf("%s %d", t, n))
 		}
 		sort.Strings(types)
-		fmt.Fprintf(e.stdout, "  %s  %s  events %d\n", p.ID, strings.Join(types, "  "), p.Events)
+		fmt.Fprintf(e.stdout, "  %s  %s  events %d\n", hint.Block(p.ID), strings.Join(types, "  "), p.Events)
 	}
 	if s.LastFlush != nil {
 		fmt.Fprintf(e.stdout, "last flush: %s\n", s.LastFlush.Local().Format(time.DateTime))

@@ -100,7 +100,7 @@ func printRepaired(e *env, done maintain.Repaired) {
 		fmt.Fprintf(e.stdout, "repair: %d entries whose commit the branch lost are pending again\n", done.Requeued)
 	}
 	for _, c := range done.Commits {
-		fmt.Fprintf(e.stdout, "repair: committed %s %s %d observations\n", c.Hash, c.Session, c.Observations)
+		fmt.Fprintf(e.stdout, "repair: committed %s %s %d observations\n", c.Hash, hint.Block(c.Session), c.Observations)
 	}
 	for _, p := range done.Restored {
 		fmt.Fprintf(e.stdout, "repair: restored %s from HEAD\n", p)
