@@ -373,6 +373,15 @@ func TestContextOfTheRepositoryAroundTheStart(t *testing.T) {
 			t.Errorf("%s context at the start of a session in %s: %v\n%s\nwant what agmem context there gives:\n%s", bin, filepath.Join("shop", "src", "cart"), err, out, byHand)
 		}
 	}
+	// A session an older agmem took under an id agmem refuses now, resumed: its start
+	// is told of its project all the same (and nothing is recorded in it).
+	resumed, _ := json.Marshal(map[string]string{"hook_event_name": "SessionStart", "session_id": " padded ",
+		"cwd": filepath.Join(project, "src", "cart"), "source": "resume"})
+	cmd := exec.Command("agmem-record", "context", "--agent", "claude", "--repo", repo)
+	cmd.Dir, cmd.Env, cmd.Stdin = dir, gitEnv(dir), bytes.NewReader(resumed)
+	if out, err := cmd.Output(); err != nil || string(out) != byHand {
+		t.Errorf("agmem-record context at the start of a resumed session of a refused id: %v\n%s", err, out)
+	}
 	// A home that is a repository (of its dotfiles) is no project of the directories in
 	// it: a start in ~/scratch is told of nothing.
 	git(t, dir, "init", "-q", dir)

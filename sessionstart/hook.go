@@ -101,7 +101,20 @@ func hookOf(payload []byte, agent string) Hook {
 		return Hook{}
 	}
 	d, err := capture.Decode(payload, capture.Policy{Agent: agent}, time.Now())
-	if err != nil || len(d.Entries) != 1 || d.Entries[0].Event == nil {
+	if err != nil {
+		// A payload refused as input (a session id an older agmem took, that agmem
+		// refuses now) still says where the session starts: its project's block is
+		// given, and nothing is recorded in the session.
+		var start struct {
+			Event string `json:"hook_event_name"`
+			Cwd   string `json:"cwd"`
+		}
+		if json.Unmarshal(payload, &start) == nil && start.Event == "SessionStart" {
+			return Hook{Cwd: start.Cwd}
+		}
+		return Hook{}
+	}
+	if len(d.Entries) != 1 || d.Entries[0].Event == nil {
 		return Hook{}
 	}
 	ev := d.Entries[0].Event
