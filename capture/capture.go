@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/agmem/agmem/classify"
+	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/memory"
 )
 
@@ -363,7 +364,10 @@ func checkSession(id string) error {
 	if id == "" {
 		return nil
 	}
-	return memory.CheckNewSessionID(id)
+	if err := memory.CheckNewSessionID(id); err != nil {
+		return hint.With(err, memory.SessionIDHint)
+	}
+	return nil
 }
 
 // lastTime is the last instant the journal orders correctly (nanoseconds since 1970
