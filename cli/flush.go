@@ -80,6 +80,10 @@ func runFlush(e *env, repo memrepo.Repo, o flushOptions) error {
 		} else {
 			fmt.Fprintf(e.stdout, "%s %s %d observations\n", c.Hash, hint.Block(c.Session), c.Observations)
 		}
+		if vcs.OneLine(c.Session) != c.Session { // taken by an older agmem, which took such ids
+			warn(e, hint.With(fmt.Errorf("session %q: its commit's Agmem-Session trailer cannot name it as it is (one line, trimmed), so verify and audit report the commit", c.Session),
+				"nothing is lost: replay and search read it; agmem refuses such a session id now"))
+		}
 	}
 	if err != nil {
 		return hint.After(err, "nothing recorded is lost: run \"agmem flush\" again once the cause is fixed")

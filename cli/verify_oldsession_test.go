@@ -12,8 +12,9 @@ import (
 )
 
 // TestRepairOfAnOlderSessionName: a session an older agmem took with white space at an
-// end (committed under a trailer that names it trimmed) leaves verify reporting, and
-// verify --repair failing, as one line and a hint each time: never an internal error.
+// end is committed under a trailer that names it trimmed, and the flush says so; verify
+// reports it, and verify --repair fails, as one line and a hint each time: never an
+// internal error.
 func TestRepairOfAnOlderSessionName(t *testing.T) {
 	dir := t.TempDir()
 	repo := filepath.Join(dir, "memory")
@@ -28,7 +29,10 @@ func TestRepairOfAnOlderSessionName(t *testing.T) {
 	if _, err := journal.At(filepath.Join(repo, ".agmem")).Append([]journal.Prepared{p}, journal.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	mustAgmem(t, repo, "", "flush")
+	cmd, _, stderr := agmemCommand(repo, nil, "", "flush")
+	if err := cmd.Run(); err != nil || !strings.Contains(stderr.String(), `session " padded ": its commit's Agmem-Session trailer cannot name it as it is`) {
+		t.Errorf("flush: %v\n%s", err, stderr)
+	}
 	for range 2 {
 		_, err := agmem(t, repo, nil, "", "verify", "--repair")
 		if err == nil || strings.Contains(err.Error(), "internal error") || !strings.Contains(err.Error(), "exit status 1") {
