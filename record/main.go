@@ -55,6 +55,9 @@ func runMain(args []string, e Env) error {
 		return nil
 	case err != nil:
 		return hint.With(err, help)
+	case fs.NArg() > 0 && fs.Arg(0) == "context":
+		return hint.With(fmt.Errorf("agmem-record takes no arguments, got %q", fs.Arg(0)),
+			`the context hook's command comes first: "agmem-record context --repo DIR …"`)
 	case fs.NArg() > 0:
 		return hint.With(fmt.Errorf("agmem-record takes no arguments, got %q", fs.Arg(0)), help)
 	}
