@@ -327,7 +327,7 @@ func (m *Memory) makeContext(project string, maxChars int, from madeFrom) (Conte
 	// The head says how many sessions the block tells of, known once the lines are cut
 	// to the bound: they are cut beside the head of all of them, which is no shorter.
 	head := func(n int) string {
-		return fmt.Sprintf("agmem remembers %d recent session(s) in %s, newest first:\n", n, pathEnd(hint.OneLine(project), maxPathRunes))
+		return fmt.Sprintf("agmem remembers %d recent session(s) in %s, newest first, times in UTC:\n", n, pathEnd(hint.OneLine(project), maxPathRunes))
 	}
 	keys := map[int64]string{}
 	for _, s := range sessions {
