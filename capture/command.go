@@ -56,8 +56,8 @@ func commandJSON(args json.RawMessage) string {
 		}
 		var words []string // ["bash", "-lc", "…"]: Codex's shell and exec_command
 		if json.Unmarshal(raw, &words) == nil && len(words) > 0 {
-			if len(words) == 3 && redact.ShellRunsNext(words[0], words[1]) {
-				return words[2] // the command the shell was given, as the agent wrote it
+			if at := redact.ShellCommandAt(words); at > 0 && at == len(words)-1 {
+				return words[at] // the command the shell was given, as the agent wrote it
 			}
 			return strings.Join(words, " ")
 		}

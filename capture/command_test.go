@@ -51,6 +51,8 @@ func TestCommandOfAList(t *testing.T) {
 		`{"command":["bash","-lc","npm test","extra"]}`:  "bash -lc npm test extra",
 		`{"command":["python3","-c","print(1)"]}`:        "python3 -c print(1)",
 		`{"command":["rg","-n","TODO"]}`:                 "rg -n TODO",
+		`{"command":["bash","--login","-c","make"]}`:     "make",
+		`{"command":["fish","--command","make"]}`:        "make",
 	} {
 		if got := Command(json.RawMessage(args)); got != want {
 			t.Errorf("Command(%s) = %q, want %q", args, got, want)

@@ -388,7 +388,13 @@ func TestContextOfTheRepositoryAroundTheStart(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "scratch"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := agmem(t, filepath.Join(dir, "scratch"), []string{"HOME=" + dir}, "", "--repo", repo, "context"); err != nil || out != "" {
-		t.Errorf("agmem context in ~/scratch, ~ a repository: %v\n%s", err, out)
+	link := filepath.Join(t.TempDir(), "home") // a home named by a link to it
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, home := range []string{dir, dir + "/", link} {
+		if out, err := agmem(t, filepath.Join(dir, "scratch"), []string{"HOME=" + home}, "", "--repo", repo, "context"); err != nil || out != "" {
+			t.Errorf("agmem context in ~/scratch, ~ (%s) a repository: %v\n%s", home, err, out)
+		}
 	}
 }

@@ -42,6 +42,10 @@ func stepSeparator(c rune) bool {
 // -c (Codex gives ["bash", "-lc", "…"]). Quotes around a word are not the word's.
 func commandWords(words []string) []string {
 	for len(words) > 0 {
+		if at := ShellCommandAt(words); at > 0 {
+			words = words[at:]
+			continue
+		}
 		w := strings.Trim(words[0], `"'`)
 		switch {
 		case w == "":
@@ -55,8 +59,6 @@ func commandWords(words []string) []string {
 				}
 				words = words[1:]
 			}
-		case len(words) > 1 && ShellRunsNext(w, words[1]):
-			words = words[1:]
 		default:
 			out := append([]string{w}, words[1:]...)
 			for i := range out[1:] {
@@ -69,10 +71,27 @@ func commandWords(words []string) []string {
 	return nil
 }
 
-// ShellRunsNext says whether program, a shell, given flag runs the word after it as a
-// command: sh -c, bash -lc (Codex gives ["bash", "-lc", "…"]), fish -c.
-func ShellRunsNext(program, flag string) bool {
-	return isShell(program) && len(flag) >= 2 && flag[0] == '-' && flag[1] != '-' && strings.Contains(flag, "c")
+// ShellCommandAt is where the command a shell is given to run starts among words,
+// words[0] the shell: past -c (alone or among one-letter flags: bash -lc, as Codex
+// gives it; sh -ec) or --command, and the options before it (--login, -o pipefail,
+// --rcfile FILE). It is 0 when words run no shell, or a shell given no command (a
+// script's name comes first).
+func ShellCommandAt(words []string) int {
+	if len(words) == 0 || !isShell(strings.Trim(words[0], `"'`)) {
+		return 0
+	}
+	for i := 1; i < len(words)-1; i++ {
+		switch w := strings.Trim(words[i], `"'`); {
+		case w == "-o" || w == "+o" || w == "-O" || w == "+O" || w == "--rcfile" || w == "--init-file":
+			i++ // and its value
+		case w == "--command" || len(w) >= 2 && w[0] == '-' && w[1] != '-' && strings.Contains(w, "c"):
+			return i + 1
+		case strings.HasPrefix(w, "-") || strings.HasPrefix(w, "+"):
+		default:
+			return 0
+		}
+	}
+	return 0
 }
 
 func isShell(w string) bool {

@@ -18,6 +18,11 @@ func TestPrintedSecret(t *testing.T) {
 		"echo $(echo $API_KEY)":                            "API_KEY",
 		"bash -lc echo $API_KEY":                           "API_KEY", // Codex's ["bash", "-lc", "…"], joined
 		`bash -c "echo $API_KEY"`:                          "API_KEY",
+		`bash --login -c 'echo $TOKEN'`:                    "TOKEN",
+		`bash -o pipefail -c 'printenv API_TOKEN'`:         "API_TOKEN",
+		`fish --command 'echo $TOKEN'`:                     "TOKEN",
+		`sh -ec 'echo $API_KEY'`:                           "API_KEY",
+		`bash script.sh -c 'echo $API_KEY'`:                "",
 		"sudo -u app printenv API_TOKEN":                   "API_TOKEN",
 		"TOKEN=x /usr/bin/printenv TOKEN":                  "TOKEN",
 		"aws configure get aws_secret_access_key":          "aws_secret_access_key",

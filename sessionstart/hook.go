@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -89,7 +90,7 @@ func Ask(repo memrepo.Repo, cfg *config.Config, getenv func(string) string, f Fl
 		if project, err = filepath.Abs(project); err != nil {
 			return r, err
 		}
-		project = worktreeAround(project)
+		project = worktreeAround(project, getenv("HOME"))
 	}
 	r.Project, err = filepath.Abs(project)
 	return r, err
@@ -122,12 +123,18 @@ func hookOf(payload []byte, agent string) Hook {
 }
 
 // worktreeAround is the git worktree at or above dir (absolute), else dir. It looks no
-// higher than below the home directory: a home that is a repository of its dotfiles is
-// no project of every directory in it.
-func worktreeAround(dir string) string {
-	home := os.Getenv("HOME")
+// higher than below home, the home directory, as named or as links resolve it: a home
+// that is a repository of its dotfiles is no project of every directory in it.
+func worktreeAround(dir, home string) string {
+	var homes []string
+	if home != "" {
+		homes = append(homes, filepath.Clean(home))
+		if real, err := filepath.EvalSymlinks(home); err == nil {
+			homes = append(homes, real)
+		}
+	}
 	for d := dir; ; d = filepath.Dir(d) {
-		if d == home && d != dir {
+		if d != dir && slices.Contains(homes, d) {
 			return dir
 		}
 		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {

@@ -26,8 +26,10 @@ import (
 // no block made before, kept in an index or in the kept file, is given again. 2: no
 // format character (a zero width, a tag character) passed on (hint.OneLine), and a line
 // cut to the block's bound cites only what it still names; an edit that failed is not
-// told as a file edited; files of one name are told apart by their paths' ends.
-const Form = 2
+// told as a file edited; files of one name are told apart by their paths' ends. 3:
+// the head says the times are UTC, and a file named relative is one with its absolute
+// name (the blocks of 2 were made by no agmem released).
+const Form = 3
 
 // IdleBound bounds the idle events (IdleAfter) a context leaves for the next update of
 // the index: past that many, the index takes them in first, or, when the hook gives a
