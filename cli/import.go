@@ -66,10 +66,8 @@ func runImport(e *env, repo memrepo.Repo, paths []string) error {
 		notUnderstood, notCaptured = notUnderstood+f.NotUnderstood, notCaptured+len(f.NotCaptured)
 	}
 	switch {
-	case err != nil && len(files) == 0 && hint.For(err) == "":
-		return hint.With(err, "give files agmem can read: JSONL, a Python agmem session, a Claude Code transcript")
 	case err != nil && len(files) == 0:
-		return err // its own advice
+		return hint.Else(err, "give files agmem can read: JSONL, a Python agmem session, a Claude Code transcript")
 	case err != nil:
 		return hint.With(err, "what was imported stays; importing again adds only the rest")
 	}

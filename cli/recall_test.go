@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agmem/agmem/journal"
-	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/recall"
 	"github.com/agmem/agmem/recall/recalltest"
 )
@@ -173,16 +171,7 @@ func TestShowDrivesNoTerminal(t *testing.T) {
 	}
 	// Nor does a session's id that an older agmem took with an override in it (agmem
 	// refuses such an id now), in show or the sessions' table: it shows its escape.
-	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	p, err := journal.Prepare(memory.Entry{Observation: &memory.Observation{ID: memory.NewID(at), SessionID: "s\u202etxt.exe",
-		Timestamp: at, ToolName: "Bash", MemoryType: memory.Episodic, Arguments: json.RawMessage(`{"command":"make reversed"}`),
-		Result: json.RawMessage(`"built every package of the module without a warning"`)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := journal.At(filepath.Join(repo, ".agmem")).Append([]journal.Prepared{p}, journal.AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	recordAsAnOlderAgmem(t, repo, "s\u202etxt.exe", "make reversed")
 	id = strings.Fields(mustAgmem(t, repo, "", "search", "reversed"))[0]
 	if out := mustAgmem(t, repo, "", "show", id); strings.Contains(out, "\u202e") || !strings.Contains(out, `session:  s\u202etxt.exe`) {
 		t.Errorf("show: %q", out)

@@ -19,16 +19,7 @@ func TestRepairOfAnOlderSessionName(t *testing.T) {
 	dir := t.TempDir()
 	repo := filepath.Join(dir, "memory")
 	mustAgmem(t, dir, "", "init", repo)
-	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	p, err := journal.Prepare(memory.Entry{Observation: &memory.Observation{ID: memory.NewID(at), SessionID: " padded ",
-		Timestamp: at, ToolName: "Bash", MemoryType: memory.Episodic, Arguments: json.RawMessage(`{"command":"make"}`),
-		Result: json.RawMessage(`"built every package of the module without a warning"`)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := journal.At(filepath.Join(repo, ".agmem")).Append([]journal.Prepared{p}, journal.AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	recordAsAnOlderAgmem(t, repo, " padded ", "make")
 	cmd, _, stderr := agmemCommand(repo, nil, "", "flush")
 	if err := cmd.Run(); err != nil || !strings.Contains(stderr.String(), `session " padded ": its commit's Agmem-Session trailer cannot name it as it is`) {
 		t.Errorf("flush: %v\n%s", err, stderr)
@@ -38,5 +29,22 @@ func TestRepairOfAnOlderSessionName(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), "internal error") || !strings.Contains(err.Error(), "exit status 1") {
 			t.Errorf("verify --repair: %v", err)
 		}
+	}
+}
+
+// recordAsAnOlderAgmem records a call of command in session as an older agmem did,
+// straight into the journal: it took session ids that agmem refuses now.
+func recordAsAnOlderAgmem(t *testing.T, repo, session, command string) {
+	t.Helper()
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	args, _ := json.Marshal(map[string]string{"command": command})
+	p, err := journal.Prepare(memory.Entry{Observation: &memory.Observation{ID: memory.NewID(at), SessionID: session,
+		Timestamp: at, ToolName: "Bash", MemoryType: memory.Episodic, Arguments: args,
+		Result: json.RawMessage(`"built every package of the module without a warning"`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := journal.At(filepath.Join(repo, ".agmem")).Append([]journal.Prepared{p}, journal.AppendOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }

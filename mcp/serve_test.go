@@ -411,17 +411,7 @@ func TestSearchSaysWhichFilterNamesNothing(t *testing.T) {
 func TestObservationsShowHTMLCharactersAsTheyAre(t *testing.T) {
 	session, _, _ := serveCalls(t, `{"tool_name":"Bash","session_id":"s","tool_use_id":"a","timestamp":"2026-11-29T09:00:00Z","arguments":{"command":"make lint && make <all> > out"},"result":"lint and the whole build passed, every file of the project clean"}
 `)
-	ctx := context.Background()
-	res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "search", Arguments: map[string]any{"query": "lint"}})
-	if err != nil || res.IsError {
-		t.Fatalf("search: %v %+v", err, res)
-	}
-	id := strings.Fields(strings.Split(res.Content[0].(*sdk.TextContent).Text, "\n")[1])[0]
-	res, err = session.CallTool(ctx, &sdk.CallToolParams{Name: "get_observations", Arguments: map[string]any{"ids": []string{id}}})
-	if err != nil || res.IsError {
-		t.Fatalf("get_observations: %v %+v", err, res)
-	}
-	if got := res.Content[0].(*sdk.TextContent).Text; !strings.Contains(got, `arguments: {"command":"make lint && make <all> > out"}`) {
+	if got := firstHitWhole(t, session, "lint"); !strings.Contains(got, `arguments: {"command":"make lint && make <all> > out"}`) {
 		t.Errorf("%s", got)
 	}
 }
@@ -435,8 +425,18 @@ func TestObservationsHideNothingFromAPerson(t *testing.T) {
 		"arguments": map[string]string{"command": "make lint" + smuggled}, "error": "exit 1\x1b[2J\u202e",
 		"result": "lint passed, every file of the project clean\u200b" + smuggled})
 	session, _, _ := serveCalls(t, string(line)+"\n")
+	got := firstHitWhole(t, session, "lint")
+	if strings.ContainsFunc(got, func(r rune) bool { return unicode.Is(unicode.Cf, r) || r == '\x1b' }) ||
+		!strings.Contains(got, `clean\u200b\U000e0069`) || !strings.Contains(got, `exit 1\x1b[2J\u202e`) {
+		t.Errorf("%q", got)
+	}
+}
+
+// firstHitWhole is the first hit of a search for query, as get_observations gives it.
+func firstHitWhole(t *testing.T, session *sdk.ClientSession, query string) string {
+	t.Helper()
 	ctx := context.Background()
-	res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "search", Arguments: map[string]any{"query": "lint"}})
+	res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "search", Arguments: map[string]any{"query": query}})
 	if err != nil || res.IsError {
 		t.Fatalf("search: %v %+v", err, res)
 	}
@@ -445,9 +445,5 @@ func TestObservationsHideNothingFromAPerson(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("get_observations: %v %+v", err, res)
 	}
-	got := res.Content[0].(*sdk.TextContent).Text
-	if strings.ContainsFunc(got, func(r rune) bool { return unicode.Is(unicode.Cf, r) || r == '\x1b' }) ||
-		!strings.Contains(got, `clean\u200b\U000e0069`) || !strings.Contains(got, `exit 1\x1b[2J\u202e`) {
-		t.Errorf("%q", got)
-	}
+	return res.Content[0].(*sdk.TextContent).Text
 }

@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -372,7 +371,7 @@ func (w *writer) writeSegment() error {
 		return nil
 	}
 	if err := os.MkdirAll(w.ix.dir, 0o755); err != nil {
-		return dirDamaged(err)
+		return fulltext.PathDamaged(err) // the segments' directory a file
 	}
 	if err := b.Write(segmentPath(w.ix.dir, w.seg)); err != nil {
 		return err
@@ -400,7 +399,7 @@ func sweepSegments(q querier, dir string) error {
 		return nil
 	}
 	if err != nil {
-		return dirDamaged(err)
+		return fulltext.PathDamaged(err) // the segments' directory a file
 	}
 	for _, f := range files {
 		if !named[f.Name()] {
@@ -410,15 +409,6 @@ func sweepSegments(q querier, dir string) error {
 		}
 	}
 	return nil
-}
-
-// dirDamaged is err, said to be of a damaged index when the segments' directory is a
-// file or a loop of links, which a new index replaces.
-func dirDamaged(err error) error {
-	if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) {
-		return fmt.Errorf("%w: %w", fulltext.ErrDamaged, err)
-	}
-	return err
 }
 
 // rollback ends the transaction, if commit did not, and lets go of what it read.

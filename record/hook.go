@@ -86,11 +86,8 @@ func (r *Recorder) Payload(data []byte) (Outcome, error) {
 	}
 	now := time.Now()
 	d, err := capture.Decode(data, r.policy, now)
-	if err != nil && hint.For(err) == "" {
-		err = hint.With(err, "give a native object {\"tool_name\", \"arguments\", \"result\"} or a hook payload")
-	}
 	if err != nil {
-		return out, err
+		return out, hint.Else(err, "give a native object {\"tool_name\", \"arguments\", \"result\"} or a hook payload")
 	}
 	entries, err := r.admit(d, nil, &out)
 	if err != nil {

@@ -26,16 +26,22 @@ type Segment struct {
 	named   idColumn // their ids
 }
 
+// PathDamaged is err, said to be ErrDamaged when the path it was met on runs through a
+// file or a loop of links, which no index of segments holds and a new one replaces.
+func PathDamaged(err error) error {
+	if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) {
+		return fmt.Errorf("%w: %w", ErrDamaged, err)
+	}
+	return err
+}
+
 // Open opens the segment file at path, refusing one that does not read as a segment
 // (ErrDamaged), or that is no file: a directory, a pipe (opened without waiting for a
 // writer, which would never come), a path through a file or a loop of links.
 func Open(path string) (*Segment, error) {
 	file, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) {
-		return nil, fmt.Errorf("%w: %w", ErrDamaged, err)
-	}
 	if err != nil {
-		return nil, err
+		return nil, PathDamaged(err)
 	}
 	defer file.Close()
 	fi, err := file.Stat()

@@ -27,6 +27,15 @@ func (h *Error) Unwrap() error { return h.Err }
 // With gives err advice.
 func With(err error, advice string) error { return &Error{Err: err, Hint: advice} }
 
+// Else gives err advice when it has none of its own: what its cause advises is the
+// more precise.
+func Else(err error, advice string) error {
+	if For(err) != "" {
+		return err
+	}
+	return With(err, advice)
+}
+
 // After gives err advice that follows what advice it has already: the first says what
 // to do about the cause, the second what else the person should know.
 func After(err error, advice string) error {
