@@ -61,8 +61,9 @@ const (
 // with their strings' escapes decoded (readable); 20: every directory a session worked
 // in (dirs); 21: a fetched branch's entries redacted again (fromFetched), the context
 // hook's events not a session's time, the tips read (meta tips), working directories
-// cleaned (workDir).
-const indexVersion = 21
+// cleaned (workDir); 22: words with their marks, folded to compatibility forms, and
+// Chinese, Japanese and Korean in pairs of characters (fulltext.Terms).
+const indexVersion = 22
 
 // mdHashBytes is how much of its markdown file's blob's hash the index keeps of an
 // entry: enough to name one object of many millions (vcs.Git.PackedWithPrefix says

@@ -914,3 +914,32 @@ func TestRewrittenBranch(t *testing.T) {
 		}
 	}
 }
+
+// Words are found whatever the script they are in, and however their accents were
+// typed: a prompt in Japanese is found by a word of it, as a user types one; a file
+// name as macOS writes it (an accent a mark after its letter) by the name typed.
+func TestSearchWhateverTheScript(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s1",
+		record.Event{Name: "UserPromptSubmit", Text: "決済のテストが失敗する原因を調べて、日本語のエラーメッセージを直してください", Time: t0},
+		call("Read", "t1", time.Second, map[string]any{"file_path": "/Users/ana/Documents/U\u0308berpru\u0308fung.md"},
+			"the report of the Überprüfung, read in full by the agent before it answered"),
+	)
+	m.flush()
+	for _, c := range []struct{ query, mark string }{
+		{"エラーメッセージ", "**エラーメッセージ**"},
+		{"テスト 失敗", "**テスト**"},
+		{"原因", "**原因**"},
+		{"決", "**決済**"},
+		{"Überprüfung.md", "Überprüfung"},
+		{"UBERPRUFUNG", "Überprüfung"},
+	} {
+		res := m.search(recall.Query{Text: c.query})
+		if len(res.Hits) != 1 || !strings.Contains(res.Hits[0].Snippet, c.mark) {
+			t.Errorf("search %q: %d hits %+v, want one marked %q", c.query, len(res.Hits), res.Hits, c.mark)
+		}
+	}
+	if res := m.search(recall.Query{Text: "メッセージを直す"}); len(res.Hits) != 0 {
+		t.Errorf("a phrase the prompt does not hold: %+v", res.Hits)
+	}
+}

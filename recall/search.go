@@ -559,15 +559,25 @@ func around(text string, words []string) (string, bool) {
 	if start > 0 {
 		b.WriteString("…")
 	}
-	at := start
+	at, from, to := start, -1, -1 // what is written, and the mark being made
+	mark := func() {
+		if from >= 0 {
+			b.WriteString(flat[at:from])
+			b.WriteString("**" + flat[from:to] + "**")
+			at = to
+		}
+	}
 	fulltext.Terms(flat[start:end], func(term string, s, e int) bool {
 		if !(s == 0 && cutStart) && !(start+e == end && cutEnd) && matches(term, words) {
-			b.WriteString(flat[at : start+s])
-			b.WriteString("**" + flat[start+s:start+e] + "**")
-			at = start + e
+			if start+s > to { // terms in pairs (日本 本語) overlap: one mark holds both
+				mark()
+				from = start + s
+			}
+			to = start + e
 		}
 		return true
 	})
+	mark()
 	b.WriteString(flat[at:end])
 	if end < len(flat) {
 		b.WriteString("…")

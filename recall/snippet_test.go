@@ -21,7 +21,9 @@ func TestAroundMarksWholeWords(t *testing.T) {
 		{"state-lock.md", []string{"state", "lock"}, "**state**-**lock**.md"},
 		// As the index reads words: case and diacritics aside, whatever the script.
 		{"the Café serves crème brûlée", []string{"cafe", "creme"}, "the **Café** serves **crème** brûlée"},
-		{"日本語 テスト", []string{"テスト"}, "日本語 **テスト**"},
+		{"日本語 テスト", []string{"テス", "スト"}, "日本語 **テスト**"},
+		{"これは日本語テキストです", []string{"テキ", "キス", "スト"}, "これは日本語**テキスト**です"},
+		{"U\u0308berpru\u0308fung failed", []string{"uberprufung"}, "**U\u0308berpru\u0308fung** failed"},
 		// Nothing in it drives a terminal, whoever shows it (the CLI, MCP, the viewer).
 		{"boom \x1b[2J\x1b]0;pwned\x07 \u202eevil\u200b", []string{"boom"}, "**boom** [2J ]0;pwned evil"},
 		{"ÜBERPRÜFUNG läuft", []string{"uber*"}, "**ÜBERPRÜFUNG** läuft"},

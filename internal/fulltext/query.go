@@ -49,8 +49,10 @@ func (*operator) isNode() {}
 //   - AND, OR and NOT (in capitals) combine what stands around them, NOT binding
 //     closest, then AND, then OR, and parentheses group; NOT needs something before it,
 //     and AND NOT is NOT;
-//   - anything else that is not a letter or a digit separates words, so that a path
-//     (src/app.go) or an identifier (parse_config) matches as the phrase of its words.
+//   - anything else that is not a letter, a digit or a mark separates words, so that a
+//     path (src/app.go) or an identifier (parse_config) matches as the phrase of its
+//     words, and a word of Chinese or Japanese as the phrase of its pairs of
+//     characters (Terms); one such character alone matches the pairs it starts.
 //
 // No input is an error other than ErrQuery.
 func Parse(q string) (*Query, error) {
@@ -99,6 +101,9 @@ func lex(q string) ([]token, []string, error) {
 		if len(terms) == 0 {
 			return // punctuation alone: nothing to look for
 		}
+		// A character of Chinese or Japanese alone looks for the pairs it starts (the
+		// terms of 日本語 are 日本 and 本語: 日 finds it, 語 does not).
+		prefix = prefix || alone(terms[len(terms)-1])
 		for i, t := range terms {
 			if prefix && i == len(terms)-1 {
 				t += "*"

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -374,7 +375,9 @@ func TestParse(t *testing.T) {
 		{`"state *" "*"*`, `state`},
 		{"src/app.go", `"src app go"`},
 		{"(a OR b) NOT c", "((a OR b) NOT c)"},
-		{"Straße Über*", "(straße AND uber*)"},
+		{"Straße Über*", "(strasse AND uber*)"},
+		{"日本語 テキスト", `("日本 本語" AND "テキ キス スト")`},
+		{"語", "語*"},
 		{"(a OR b*) AND NOT c", "((a OR b*) NOT c)"},
 		{"a AND NOT b NOT c d", "(((a NOT b) NOT c) AND d)"},
 		{"a b AND NOT c OR d", "(((a AND b) NOT c) OR d)"},
@@ -432,6 +435,44 @@ func TestTerms(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("TermsOf = %q, want %q", got, want)
 	}
+	// What a user types finds what was written otherwise: an accent typed as a mark
+	// after its letter (as macOS names files), full-width forms, a ligature, cases that
+	// fold beyond lower case.
+	for _, same := range [][2]string{
+		{"U\u0308berpru\u0308fung", "Überprüfung"},
+		{"na\u0131ve\u0301", "NAIVE"},
+		{"ｓｔａｔｅ １２３", "state 123"},
+		{"ﬁle", "file"},
+		{"Straße", "STRASSE"},
+		{"ΟΔΟΣ", "οδος"},
+		{"हिन्दी", "हिन्दी"},
+	} {
+		a, b := TermsOf(unquote(same[0])), TermsOf(same[1])
+		if !slices.Equal(a, b) || len(a) == 0 {
+			t.Errorf("TermsOf(%q) = %q, TermsOf(%q) = %q: want the same", same[0], a, same[1], b)
+		}
+	}
+	// Words of scripts written without spaces are pairs of characters, each where it is
+	// in the text, with the marks after it; a mark alone is no term.
+	text := "abc日本語テキストdef 한국 字\ufe00x \u0301"
+	var terms, runs []string
+	Terms(unquote(text), func(term string, start, end int) bool {
+		terms, runs = append(terms, term), append(runs, unquote(text)[start:end])
+		return true
+	})
+	want = []string{"abc", "日本", "本語", "語テ", "テキ", "キス", "スト", "def", "한국", "字", "x"}
+	wantRuns := []string{"abc", "日本", "本語", "語テ", "テキ", "キス", "スト", "def", "한국", unquote("字\ufe00"), "x"}
+	if !slices.Equal(terms, want) || !slices.Equal(runs, wantRuns) {
+		t.Errorf("Terms = %q at %q, want %q at %q", terms, runs, want, wantRuns)
+	}
+}
+
+func unquote(s string) string {
+	u, err := strconv.Unquote(`"` + s + `"`)
+	if err != nil {
+		panic(err)
+	}
+	return u
 }
 
 // Each document's id reads back as given, in 4 bytes where the ids, less the least of
