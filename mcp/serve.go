@@ -16,6 +16,7 @@ import (
 
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/jsonscan"
+	"github.com/agmem/agmem/internal/tokens"
 	"github.com/agmem/agmem/recall"
 )
 
@@ -30,9 +31,9 @@ const Instructions = "This server is your memory of what agents did before: ever
 	"Then look at what came before and after a hit (timeline), and fetch only the observations you " +
 	"need whole (get_observations). sessions lists recent sessions of a project."
 
-// answerChars bounds one answer: about 19,000 tokens, under the 25,000 that Claude Code
-// takes of a tool's answer.
-const answerChars = 76000
+// answerTokens bounds one answer, counted from above (tokens.Count), under the 25,000
+// tokens that Claude Code takes of a tool's answer.
+const answerTokens = 19000
 
 // SearchInput is the search tool's arguments.
 type SearchInput struct {
@@ -109,7 +110,7 @@ func (s *Server) fresh(ctx context.Context) *answer {
 	s.mem.Refresh(ctx)
 	a := &answer{}
 	if note := s.lag(); note != "" {
-		a.b.WriteString(note + "\n")
+		a.write(note + "\n")
 	}
 	return a
 }
@@ -136,18 +137,31 @@ func (s *Server) notFound(err error) error {
 	return err
 }
 
-// answer is a tool's answer, kept under answerChars.
-type answer struct{ b strings.Builder }
+// answer is a tool's answer, kept under answerTokens.
+type answer struct {
+	b      strings.Builder
+	tokens int // b's, counted piece by piece
+}
+
+func (a *answer) write(s string) {
+	a.b.WriteString(s)
+	a.tokens += tokens.Count(s)
+}
+
+func (a *answer) printf(format string, args ...any) { a.write(fmt.Sprintf(format, args...)) }
+
+// room is how many tokens the answer has left, less reserve for what ends it.
+func (a *answer) room(reserve int) int { return answerTokens - a.tokens - reserve }
 
 // add appends item, unless that would take the answer past its bound: then it says that
 // the item and the rest after it, n of what in all, were left out, and what to ask
 // instead, and returns false.
 func (a *answer) add(item string, n int, what, advice string) bool {
-	if a.b.Len()+len(item) > answerChars {
-		fmt.Fprintf(&a.b, "(%d %s left out: the answer's bound; %s)\n", n, what, advice)
+	if tokens.Count(item) > a.room(0) {
+		a.printf("(%d %s left out: the answer's bound; %s)\n", n, what, advice)
 		return false
 	}
-	a.b.WriteString(item)
+	a.write(item)
 	return true
 }
 
@@ -175,30 +189,30 @@ func (s *Server) search(ctx context.Context, _ *sdk.CallToolRequest, in SearchIn
 	// The lines that fit the answer's bound, known first: the head says whether the
 	// limit or the bound ended the hits, and so what to ask instead.
 	var lines []string
-	room := answerChars - a.b.Len() - len(res.Unmatched) - 300
+	room := a.room(tokens.Count(res.Unmatched) + 100)
 	for _, h := range res.Hits {
 		line := fmt.Sprintf("%s — %s (~%d tokens) %s\n", h.Ref.Line(), h.Snippet, h.Tokens, citation(h.Ref))
-		if room -= len(line); room < 0 {
+		if room -= tokens.Count(line); room < 0 {
 			break
 		}
 		lines = append(lines, line)
 	}
-	fmt.Fprintf(&a.b, "%d hit(s)", res.Total)
+	a.printf("%d hit(s)", res.Total)
 	if res.Uncounted() {
-		a.b.WriteString(" or more")
+		a.write(" or more")
 	}
 	switch {
 	case len(lines) < len(res.Hits):
-		fmt.Fprintf(&a.b, "; the first %d, best first, all this answer holds (for others, add filters)", len(lines))
+		a.printf("; the first %d, best first, all this answer holds (for others, add filters)", len(lines))
 	case res.More:
-		fmt.Fprintf(&a.b, "; the first %d, best first (more exist: raise limit, or add filters)", len(lines))
+		a.printf("; the first %d, best first (more exist: raise limit, or add filters)", len(lines))
 	}
-	a.b.WriteString("\n")
+	a.write("\n")
 	if res.Unmatched != "" {
-		a.b.WriteString(res.Unmatched + "\n")
+		a.write(res.Unmatched + "\n")
 	}
 	for _, line := range lines {
-		a.b.WriteString(line)
+		a.write(line)
 	}
 	return text(a.b.String()), nil, nil
 }
@@ -215,7 +229,7 @@ func (s *Server) timeline(ctx context.Context, _ *sdk.CallToolRequest, in Timeli
 	if err != nil {
 		return nil, nil, s.notFound(err)
 	}
-	lines := make([]string, len(around))
+	lines, cost := make([]string, len(around)), make([]int, len(around))
 	c := 0
 	for i, r := range around {
 		mark := "  "
@@ -223,31 +237,32 @@ func (s *Server) timeline(ctx context.Context, _ *sdk.CallToolRequest, in Timeli
 			mark, c = "> ", i
 		}
 		lines[i] = fmt.Sprintf("%s%s %s\n", mark, r.Line(), citation(r))
+		cost[i] = tokens.Count(lines[i])
 	}
 	// Past the bound, the entries farthest from the one asked for are left out, on
 	// either side, so that it and its nearest neighbours stay.
 	lo, hi := c, c+1 // lines[lo:hi] are kept
-	room := answerChars - a.b.Len() - 200 - len(lines[c])
+	room := a.room(60 + cost[c])
 	for room >= 0 && (lo > 0 || hi < len(lines)) {
 		switch {
-		case lo > 0 && (hi == len(lines) || c-lo <= hi-1-c) && len(lines[lo-1]) <= room:
+		case lo > 0 && (hi == len(lines) || c-lo <= hi-1-c) && cost[lo-1] <= room:
 			lo--
-			room -= len(lines[lo])
-		case hi < len(lines) && len(lines[hi]) <= room:
-			room -= len(lines[hi])
+			room -= cost[lo]
+		case hi < len(lines) && cost[hi] <= room:
+			room -= cost[hi]
 			hi++
 		default:
 			room = -1
 		}
 	}
 	if lo > 0 {
-		fmt.Fprintf(&a.b, "(%d earlier entries left out: the answer's bound; ask for fewer before)\n", lo)
+		a.printf("(%d earlier entries left out: the answer's bound; ask for fewer before)\n", lo)
 	}
 	for _, line := range lines[lo:hi] {
-		a.b.WriteString(line)
+		a.write(line)
 	}
 	if hi < len(lines) {
-		fmt.Fprintf(&a.b, "(%d later entries left out: the answer's bound; ask for fewer after)\n", len(lines)-hi)
+		a.printf("(%d later entries left out: the answer's bound; ask for fewer after)\n", len(lines)-hi)
 	}
 	return text(a.b.String()), nil, nil
 }
@@ -279,7 +294,7 @@ func (s *Server) observations(ctx context.Context, _ *sdk.CallToolRequest, in Ob
 	}
 	// Each gets its share of what the bound leaves (the answer may begin with a note);
 	// a longer result is cut, and says so.
-	share := (answerChars-a.b.Len())/len(items) - 1
+	share := a.room(0)/len(items) - 1
 	for i, it := range items {
 		item := it.err
 		if item == "" {
@@ -356,12 +371,12 @@ func (s *Server) sessions(ctx context.Context, _ *sdk.CallToolRequest, in Sessio
 		}
 	}
 	if len(list) == 0 {
-		a.b.WriteString("no session\n")
+		a.write("no session\n")
 	}
 	return text(a.b.String()), nil, nil
 }
 
-// observationText is an observation whole in about share bytes: its head, then its
+// observationText is an observation whole in about share tokens: its head, then its
 // prompt, arguments and error each cut past a part of what the head leaves, its result
 // (an event's text) past what they leave. Only a head longer than share takes more.
 // What it recorded is shown as agmem show shows it (hint.Block): what would drive a
@@ -370,16 +385,17 @@ func observationText(sh recall.Shown, share int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s\nid %s, session %s, %s\n", sh.Ref.Line(), citation(sh.Ref), sh.ID, hint.Block(sh.Session),
 		sh.Time.Format(time.RFC3339))
-	room := max(0, share-b.Len())
+	used := func() int { return tokens.Count(b.String()) }
+	room := max(0, share-used())
 	part := func(label, text string, bound int) {
-		fmt.Fprintf(&b, "%s%s\n", label, cut(hint.Block(text), max(0, bound-len(label)-1), sh.ID))
+		fmt.Fprintf(&b, "%s%s\n", label, cut(hint.Block(text), max(0, bound-tokens.Count(label)-1), sh.ID))
 	}
 	if sh.Prompt != "" {
 		part("prompt: ", hint.OneLine(sh.Prompt), room/8)
 	}
 	o := sh.Entry.Observation
 	if o == nil {
-		part("", sh.Entry.Event.Text, share-b.Len())
+		part("", sh.Entry.Event.Text, share-used())
 		return b.String()
 	}
 	if o.DurationMS != nil {
@@ -391,28 +407,24 @@ func observationText(sh recall.Shown, share int) string {
 		part("error: ", o.Error, room/4)
 	}
 	if r := o.ResultText(); r != "" {
-		part("result:\n", r, share-b.Len())
+		part("result:\n", r, share-used())
 	}
 	return b.String()
 }
 
-// cut is s cut to at most n bytes, its mark within them, where a character ends; the
-// mark says how many characters were left out: the answer's bound is in bytes, which a
-// character outside ASCII takes two to four of. Where n leaves no room for the mark,
-// all of s is left out, and "[…]" says so.
+// cut is s cut to at most n tokens (tokens.Count), its mark within them, where a
+// character ends; the mark says how many characters were left out. Where n leaves no
+// room for the mark, all of s is left out, and "[…]" says so.
 func cut(s string, n int, id string) string {
-	if len(s) <= n {
+	if tokens.Count(s) <= n {
 		return s
 	}
-	mark := len(fmt.Sprintf(cutMark, len(s), id))
+	mark := tokens.Count(fmt.Sprintf(cutMark, len(s), id))
 	if n < mark {
 		return "[…]"
 	}
-	n -= mark
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + fmt.Sprintf(cutMark, utf8.RuneCountInString(s[n:]), id)
+	end := tokens.End(s, n-mark)
+	return s[:end] + fmt.Sprintf(cutMark, utf8.RuneCountInString(s[end:]), id)
 }
 
 // cutMark is what cut puts where it cut: how many characters it left out, and where

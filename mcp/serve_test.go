@@ -1,9 +1,13 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/internal/tokens"
 	"github.com/agmem/agmem/maintain"
 	"github.com/agmem/agmem/mcp"
 	"github.com/agmem/agmem/recall"
@@ -102,8 +107,8 @@ func TestServeBoundsItsAnswers(t *testing.T) {
 
 // TestServeCutsWhatItCannotLeaveOut: an observation is cut to fit, never left out of
 // an answer that asked for it alone: one whose prompt is huge, one whose result is of
-// characters of three bytes each (the bound is in bytes), an event's long text; and a
-// tool's name that holds a newline stays on its hit's line.
+// characters of three bytes each (each byte a token, as the bound counts them), an
+// event's long text; and a tool's name that holds a newline stays on its hit's line.
 func TestServeCutsWhatItCannotLeaveOut(t *testing.T) {
 	huge := strings.Repeat("a pasted compiler log, line after line; ", 2000) // 80 KB
 	ticks := strings.Repeat("  ✓ cart adds an item (3 ms)\n", 3000)          // 90 KB, of three-byte ticks
@@ -446,4 +451,83 @@ func firstHitWhole(t *testing.T, session *sdk.ClientSession, query string) strin
 		t.Fatalf("get_observations: %v %+v", err, res)
 	}
 	return res.Content[0].(*sdk.TextContent).Text
+}
+
+// TestServeAnswersUnderRealTokenizers: what counts is tokens, not bytes. Answers about
+// observations whose results tokenize worst (a JSON log, Chinese, emoji, escapes) and a
+// search of a thousand hits, counted by real tokenizers (cl100k and o200k, js-tiktoken
+// from npm), stay under the 20,000 tokens the README promises, and agmem's own count
+// (tokens.Count) is at least theirs.
+func TestServeAnswersUnderRealTokenizers(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed, so no real tokenizer runs; scripts/test.sh installs it")
+	}
+	script, _ := filepath.Abs(filepath.Join("testdata", "npm", "count-tokens.mjs"))
+	if _, err := os.Stat(filepath.Join("testdata", "npm", "node_modules", "js-tiktoken")); err != nil {
+		t.Fatal("js-tiktoken is not installed: run \"npm ci\" in mcp/testdata/npm (scripts/test.sh does)")
+	}
+	var log, emoji, escapes strings.Builder
+	for i := range 6000 {
+		fmt.Fprintf(&log, `{"ts":%d,"lvl":"info","msg":"GET /api/v1/orders/%d?include=items,customer 200 12ms","trace":"%032x"}`+"\n", 1733456789000+i, i, uint64(i)*0x9e3779b97f4a7c15)
+	}
+	for i := range 20000 {
+		emoji.WriteRune(rune(0x1F600 + i%80))
+		fmt.Fprintf(&escapes, "\x1b[3%dm%d\x1b[0m\x07", i%8, i)
+	}
+	results := map[string]string{"log": log.String(), "cjk": strings.Repeat("決済処理の失敗を調査し原因を特定した。", 3000),
+		"emoji": emoji.String(), "escapes": escapes.String()}
+	quoted := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	var lines strings.Builder
+	i := 0
+	for name, result := range results {
+		fmt.Fprintf(&lines, `{"tool_name":"Bash","session_id":"s","tool_use_id":"%s","timestamp":"2026-11-30T09:00:%02dZ","arguments":{"command":"print %s"},"result":%s}`+"\n", name, i, name, quoted(result))
+		i++
+	}
+	for j := range 1000 {
+		fmt.Fprintf(&lines, `{"tool_name":"Read","session_id":"r","tool_use_id":"r%d","timestamp":"2026-11-30T10:00:00Z","arguments":{"file_path":"src/日本語/ファイル%d.ts"},"result":%s}`+"\n", j, j, quoted(strings.Repeat("ファイルの内容 🙂 ", 20)))
+	}
+	session, _, _ := serveCalls(t, lines.String())
+	ctx := context.Background()
+	call := func(name string, args map[string]any) string {
+		t.Helper()
+		res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", name, err, res)
+		}
+		return res.Content[0].(*sdk.TextContent).Text
+	}
+	answers := map[string]string{"search": call("search", map[string]any{"query": "ファイル OR print", "limit": 1000})}
+	var all []any
+	for name := range results {
+		id := strings.Fields(strings.Split(call("search", map[string]any{"query": "print " + name, "limit": 1}), "\n")[1])[0]
+		answers[name] = call("get_observations", map[string]any{"ids": []any{id}})
+		all = append(all, id)
+		answers[name+" timeline"] = call("timeline", map[string]any{"id": id, "before": 1000, "after": 1000})
+	}
+	answers["all four"] = call("get_observations", map[string]any{"ids": all})
+
+	var names []string
+	var texts []string
+	for name, a := range answers {
+		names, texts = append(names, name), append(texts, a)
+	}
+	in, _ := json.Marshal(texts)
+	cmd := exec.Command(node, script)
+	cmd.Stdin = bytes.NewReader(in)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node count-tokens.mjs: %v", err)
+	}
+	var counts []int
+	if err := json.Unmarshal(out, &counts); err != nil || len(counts) != len(texts) {
+		t.Fatalf("node count-tokens.mjs printed %.200s: %v", out, err)
+	}
+	for i, name := range names {
+		own := tokens.Count(texts[i])
+		t.Logf("%s: %d bytes, %d tokens by the tokenizers, %d by agmem's count", name, len(texts[i]), counts[i], own)
+		if counts[i] > 20000 || own < counts[i] {
+			t.Errorf("%s: %d tokens (agmem counted %d): %.200s", name, counts[i], own, texts[i])
+		}
+	}
 }

@@ -62,7 +62,8 @@ const (
 // in (dirs); 21: a fetched branch's entries redacted again (fromFetched), the context
 // hook's events not a session's time, the tips read (meta tips), working directories
 // cleaned (workDir); 22: words with their marks, folded to compatibility forms, and
-// Chinese, Japanese and Korean in pairs of characters (fulltext.Terms).
+// Chinese, Japanese and Korean in pairs of characters (fulltext.Terms), an entry's size
+// its tokens (shapeOf).
 const indexVersion = 22
 
 // mdHashBytes is how much of its markdown file's blob's hash the index keeps of an
@@ -185,7 +186,7 @@ CREATE TABLE entries (
 	summary TEXT NOT NULL,
 	subject NOT NULL,         -- the files a call named, one a line, or the command it ran, or "";
 	                          -- an integer where the summary ends with it: the length of that end
-	size    INTEGER NOT NULL, -- bytes of the entry's JSON
+	size    INTEGER NOT NULL, -- about the tokens reading the entry whole costs (shapeOf)
 	record  INTEGER NOT NULL, -- the record that holds it; 0 while pending
 	line    INTEGER NOT NULL, -- its line in that record, from 1
 	form    INTEGER NOT NULL, -- its markdown file's name (render.Path): 0 none, 1 short, 2 long

@@ -93,7 +93,7 @@ func scanRef(s scanner) (Ref, error) {
 	var failed, size, form int
 	err := s.Scan(&r.ID, &r.Session, &ts, &r.Event, &r.Source, &r.Type, &r.Tool,
 		&r.Summary, &failed, &size, &r.Commit, &r.record, &r.Origin, &r.line, &form, &r.md, &r.row)
-	r.Time, r.Failed, r.Tokens = time.Unix(0, ts).UTC(), failed != 0, (size+3)/4
+	r.Time, r.Failed, r.Tokens = time.Unix(0, ts).UTC(), failed != 0, size
 	if err != nil {
 		return r, err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/agmem/agmem/internal/fulltext"
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/jsonscan"
+	"github.com/agmem/agmem/internal/tokens"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/render"
@@ -1121,17 +1122,23 @@ func readable(raw json.RawMessage) string {
 }
 
 // shapeOf is an entry's shape, without decoding its text as rowOf does: whether it
-// failed, and about how many bytes it costs to read.
+// failed, and about how many tokens reading it whole costs, as the MCP server counts
+// them (tokens.Count), its head's too.
 func shapeOf(e memory.Entry) shape {
 	if o := e.Observation; o != nil {
 		failed := 0
 		if o.Error != "" {
 			failed = 1
 		}
-		return shape{failed, len(o.Arguments) + len(o.Result) + len(o.Error) + len(o.Summary) + len(o.ToolName) + 200}
+		return shape{failed, tokens.Count(o.Arguments) + tokens.Count(o.Result) + tokens.Count(o.Error) +
+			tokens.Count(o.Summary) + tokens.Count(o.ToolName) + headTokens}
 	}
-	return shape{0, len(e.Event.Text) + 200}
+	return shape{0, tokens.Count(e.Event.Text) + headTokens}
 }
+
+// headTokens is about what the head of an entry whole costs: its line, ids, time,
+// commit and path.
+const headTokens = 60
 
 // oneLine is text on one line, safe for a terminal (hint.OneLine), cut to n runes.
 func oneLine(text string, n int) string {
