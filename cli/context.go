@@ -134,16 +134,15 @@ func newIndexCommand(e *env) *ucli.Command {
 			"anew, which loses nothing.",
 		Flags: []ucli.Flag{&ucli.BoolFlag{Name: "rebuild", Usage: "make the index anew"}},
 		Action: onRepo(e, func(c *ucli.Context, repo memrepo.Repo) error {
-			if c.Bool("rebuild") {
-				if err := recall.RemoveIndex(repo.StateDir()); err != nil {
-					return err
-				}
-			}
 			git, err := vcs.Open(repo.Root)
 			if err != nil {
 				return err
 			}
-			u, err := recall.UpdateIndex(repo.StateDir(), git, repo.Journal())
+			update := recall.UpdateIndex
+			if c.Bool("rebuild") {
+				update = recall.RebuildIndex
+			}
+			u, err := update(repo.StateDir(), git, repo.Journal())
 			if err != nil {
 				return err
 			}

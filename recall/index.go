@@ -246,6 +246,7 @@ type Index struct {
 	dir  string    // the segments'
 	segs []segment // nil until loaded
 	gen  string    // their generation when loaded
+	anew bool      // the next update empties the index first (RebuildIndex)
 }
 
 // segment is a segment file of the index, open.
@@ -566,7 +567,7 @@ func (ix *Index) Update(ctx context.Context, git *vcs.Git, j *journal.Journal) (
 // left for the next one when it is only idle events (onlyIdle).
 func (ix *Index) update(ctx context.Context, git *vcs.Git, j *journal.Journal, idleWait bool) (Updated, error) {
 	start := time.Now()
-	if git != nil && j != nil {
+	if git != nil && j != nil && !ix.anew {
 		if fresh, err := ix.upToDate(git, j, idleWait); err == nil && fresh {
 			return Updated{Took: time.Since(start)}, ix.settle(ctx)
 		}
@@ -576,6 +577,11 @@ func (ix *Index) update(ctx context.Context, git *vcs.Git, j *journal.Journal, i
 		return Updated{}, err
 	}
 	defer w.rollback()
+	if ix.anew {
+		if err := w.forgetAll(); err != nil {
+			return Updated{}, fmt.Errorf("search index: %w", err)
+		}
+	}
 	if git != nil {
 		if j != nil {
 			if err := w.readsJournalAfter(j); err != nil {
@@ -594,6 +600,7 @@ func (ix *Index) update(ctx context.Context, git *vcs.Git, j *journal.Journal, i
 	if err := w.commit(); err != nil {
 		return Updated{}, fmt.Errorf("search index: %w", err)
 	}
+	ix.anew = false
 	if err := ix.settle(ctx); err != nil {
 		return Updated{}, err
 	}
@@ -774,8 +781,21 @@ func mergeGroup(q querier) ([]int64, error) {
 // it makes anew the kept context blocks that what it added changed (refreshBlocks), and
 // the kept file for the context hook (KeepForHook). Updated.Took counts them all.
 func UpdateIndex(stateDir string, git *vcs.Git, j *journal.Journal) (Updated, error) {
+	return updateIndex(stateDir, git, j, false)
+}
+
+// RebuildIndex makes the index in stateDir anew from git and j, as UpdateIndex brings
+// it up to date: in the one transaction that empties it (forgetAll), so that what
+// reads it meanwhile reads it whole as it was, and an update of another process waits
+// its turn, where removing its files pulled them from under both. An index too damaged
+// for that is removed and made anew (openUpdated).
+func RebuildIndex(stateDir string, git *vcs.Git, j *journal.Journal) (Updated, error) {
+	return updateIndex(stateDir, git, j, true)
+}
+
+func updateIndex(stateDir string, git *vcs.Git, j *journal.Journal, anew bool) (Updated, error) {
 	start := time.Now()
-	ix, u, err := openUpdated(context.Background(), stateDir, git, j, false, false)
+	ix, u, err := openUpdated(context.Background(), stateDir, git, j, false, false, anew)
 	if ix == nil {
 		return u, err
 	}
@@ -800,11 +820,12 @@ func UpdateIndex(stateDir string, git *vcs.Git, j *journal.Journal) (Updated, er
 // and to read it opens its segments; an index found damaged (a segment, the SQLite
 // file) is made anew, once. The index comes back open, whatever the update's error,
 // unless it could not be opened.
-func openUpdated(ctx context.Context, stateDir string, git *vcs.Git, j *journal.Journal, idleWait, read bool) (*Index, Updated, error) {
+func openUpdated(ctx context.Context, stateDir string, git *vcs.Git, j *journal.Journal, idleWait, read, anew bool) (*Index, Updated, error) {
 	ix, err := OpenIndex(stateDir)
 	if err != nil {
 		return nil, Updated{}, err
 	}
+	ix.anew = anew
 	u, err := ix.updateToRead(ctx, git, j, idleWait, read)
 	if damaged(err) {
 		ix.Close()
@@ -817,6 +838,24 @@ func openUpdated(ctx context.Context, stateDir string, git *vcs.Git, j *journal.
 		u, err = ix.updateToRead(ctx, git, j, idleWait, read)
 	}
 	return ix, u, err
+}
+
+// errDamaged is damage found in the index's tables: rows its segments name are not there.
+var errDamaged = errors.New("the index is damaged")
+
+// remake makes the memory's index anew, found damaged while it was read: what reads it
+// next reads the index made anew.
+func (m *Memory) remake() error {
+	stateDir := filepath.Dir(m.Index.path)
+	m.Index.Close()
+	if err := RemoveIndex(stateDir); err != nil {
+		return fmt.Errorf("search index: %w", err)
+	}
+	ix, _, err := openUpdated(context.Background(), stateDir, m.git, m.journal, false, true, false)
+	if ix != nil {
+		m.Index = ix
+	}
+	return err
 }
 
 // updateToRead is update, and with read the segments opened after it, whatever its
@@ -835,7 +874,7 @@ func (ix *Index) updateToRead(ctx context.Context, git *vcs.Git, j *journal.Jour
 
 // damaged reports whether err says the index's files are damaged.
 func damaged(err error) bool {
-	if errors.Is(err, fulltext.ErrDamaged) {
+	if errors.Is(err, fulltext.ErrDamaged) || errors.Is(err, errDamaged) {
 		return true
 	}
 	var coded interface{ Code() int }

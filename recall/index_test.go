@@ -278,6 +278,17 @@ func TestIndexMadeAnew(t *testing.T) {
 			os.RemoveAll(dir)
 			os.Symlink(filepath.Base(dir), dir)
 		},
+		// Found only when a search reads them: rows the segments name are gone.
+		"its rows gone": func() {
+			db, err := sql.Open("sqlite", path)
+			if err == nil {
+				_, err = db.Exec("DELETE FROM entries")
+				db.Close()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		},
 		"truncated": func() { os.Truncate(path, 100) },
 		"garbage":   func() { os.WriteFile(path, []byte("not a database at all, not even close to one"), 0o644) },
 		"of another version": func() {
@@ -941,5 +952,47 @@ func TestSearchWhateverTheScript(t *testing.T) {
 	}
 	if res := m.search(recall.Query{Text: "メッセージを直す"}); len(res.Hits) != 0 {
 		t.Errorf("a phrase the prompt does not hold: %+v", res.Hits)
+	}
+}
+
+// TestRebuildWhileRead: agmem index --rebuild, as the hint for a damaged index says to
+// run, makes the index anew while other processes read it: none of their searches
+// fails or finds less (it removed the files from under them).
+func TestRebuildWhileRead(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s", parts(300, time.Second, " of the rebuild, a result long enough to be kept as a call")...)
+	m.flush()
+	m.update()
+	done, git := make(chan error), m.git()
+	go func() {
+		for range 6 {
+			if _, err := recall.RebuildIndex(m.repo.StateDir(), git, m.repo.Journal()); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for searches := 0; ; searches++ {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			if searches < 3 {
+				t.Logf("only %d searches while the index was made anew", searches)
+			}
+			return
+		default:
+		}
+		mem, err := recall.Open(context.Background(), m.repo)
+		if err != nil {
+			t.Fatalf("open while the index is made anew: %v", err)
+		}
+		res, err := mem.Search(recall.Query{Text: "rebuild", Limit: 1000})
+		mem.Close()
+		if err != nil || len(res.Hits) != 300 {
+			t.Fatalf("search %d while the index is made anew: %d hits, %v", searches, len(res.Hits), err)
+		}
 	}
 }

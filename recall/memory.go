@@ -94,7 +94,7 @@ func open(ctx context.Context, repo memrepo.Repo, forContext bool) (*Memory, err
 		return nil, err
 	}
 	j := repo.Journal()
-	ix, _, err := openUpdated(ctx, repo.StateDir(), git, j, forContext, !forContext)
+	ix, _, err := openUpdated(ctx, repo.StateDir(), git, j, forContext, !forContext, false)
 	// Past ctx, or while another process holds the index longer than its busy timeout
 	// (a rebuild), or the journal longer than the journal's, it answers from the index
 	// as it is.

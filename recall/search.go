@@ -130,6 +130,20 @@ func (m *Memory) Search(q Query) (Results, error) {
 	case q.Limit < 0 || q.Limit > MaxLimit:
 		return Results{}, fmt.Errorf("%w: the limit must be 1 to %d", ErrQuery, MaxLimit)
 	}
+	res, err := m.search(q, query)
+	if damaged(err) {
+		// Found damaged only now, reading a segment's postings or the rows they name: the
+		// index is made anew, as when found so on opening it, and asked again.
+		if err := m.remake(); err != nil {
+			return Results{}, err
+		}
+		res, err = m.search(q, query)
+	}
+	return res, err
+}
+
+// search is Search of a query checked and parsed.
+func (m *Memory) search(q Query, query *fulltext.Query) (Results, error) {
 	filter, none, err := m.filter(q)
 	if err != nil {
 		return Results{}, err
@@ -299,7 +313,7 @@ func (m *Memory) hits(found []fulltext.Hit) ([]Hit, error) {
 		return nil, err
 	}
 	if seen != len(found) {
-		return nil, hint.With(fmt.Errorf("search index: %d of %d hits are not in its entries", len(found)-seen, len(found)),
+		return nil, hint.With(fmt.Errorf("search index: %w: %d of %d hits are not in its entries", errDamaged, len(found)-seen, len(found)),
 			`run "agmem index --rebuild"`)
 	}
 	return out, nil
