@@ -35,9 +35,12 @@ func runPull(e *env, repo memrepo.Repo, opts gitsync.Options) error {
 	}
 	updateIndex(e, repo, nil)
 	for _, u := range moved {
-		if u.Old.IsZero() {
+		switch {
+		case u.Old.IsZero():
 			fmt.Fprintf(e.stdout, "%s: new, at %s\n", u.Name, u.New.String()[:7])
-		} else {
+		case u.New.IsZero():
+			fmt.Fprintf(e.stdout, "%s: gone from %s, and from here: what it held is found no more\n", u.Name, opts.Remote)
+		default:
 			fmt.Fprintf(e.stdout, "%s: %s..%s\n", u.Name, u.Old.String()[:7], u.New.String()[:7])
 		}
 	}

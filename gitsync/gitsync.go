@@ -99,11 +99,12 @@ func Push(repo memrepo.Repo, opts Options) (Pushed, error) {
 // Update is a fetched branch that moved.
 type Update struct {
 	Name     string        // "origin/agents/<id>"
-	Old, New plumbing.Hash // Old is zero for a branch fetched the first time
+	Old, New plumbing.Hash // Old is zero for a branch fetched the first time, New for one the remote no longer has
 }
 
 // Pull fetches the branch of every memory repo published on the remote into
-// refs/remotes/<remote>/agents/<id>, and returns those that moved.
+// refs/remotes/<remote>/agents/<id>, removes those the remote no longer has, and
+// returns those that moved or went.
 func Pull(repo memrepo.Repo, opts Options) ([]Update, error) {
 	git, err := vcs.Open(repo.Root)
 	if err != nil {
@@ -134,6 +135,12 @@ func Pull(repo memrepo.Repo, opts Options) ([]Update, error) {
 	for _, f := range after {
 		if old := was[f.Name()]; old != f.Tip {
 			moved = append(moved, Update{Name: f.Name(), Old: old, New: f.Tip})
+		}
+		delete(was, f.Name())
+	}
+	for _, f := range before {
+		if _, gone := was[f.Name()]; gone {
+			moved = append(moved, Update{Name: f.Name(), Old: f.Tip})
 		}
 	}
 	return moved, nil

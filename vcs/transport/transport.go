@@ -142,7 +142,8 @@ func Run(ctx context.Context, req Request) (upToDate bool, err error) {
 			}
 			return remote.PushContext(ctx, &git.PushOptions{RemoteName: req.Remote, RefSpecs: specs, Auth: auth})
 		case OpFetch:
-			return remote.FetchContext(ctx, &git.FetchOptions{RemoteName: req.Remote, RefSpecs: specs, Auth: auth, Tags: git.NoTags})
+			// Prune: a branch deleted on the remote (to purge what it held) goes here too.
+			return remote.FetchContext(ctx, &git.FetchOptions{RemoteName: req.Remote, RefSpecs: specs, Auth: auth, Tags: git.NoTags, Prune: true})
 		}
 		return fmt.Errorf("unknown operation %q", req.Op)
 	}
