@@ -72,22 +72,21 @@ func (f Fetched) Name() string { return f.Remote + "/" + agentsDir + f.ID }
 // FetchedAgents lists the memory repos' branches fetched from every remote, sorted by
 // name; with remote not "", those fetched from that remote only.
 func (r *Git) FetchedAgents(remote string) ([]Fetched, error) {
-	refs, err := r.st.IterReferences()
+	refs, err := r.references()
 	if err != nil {
-		return nil, fmt.Errorf("read refs: %w", err)
+		return nil, err
 	}
 	var out []Fetched
-	err = refs.ForEach(func(ref *plumbing.Reference) error {
+	for _, ref := range refs {
 		rest, ok := strings.CutPrefix(ref.Name().String(), "refs/remotes/")
 		if !ok || ref.Type() != plumbing.HashReference {
-			return nil
+			continue
 		}
 		from, id, ok := strings.Cut(rest, "/"+agentsDir)
 		if ok && id != "" && (remote == "" || from == remote) {
 			out = append(out, Fetched{Remote: from, ID: id, Tip: ref.Hash()})
 		}
-		return nil
-	})
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
-	return out, err
+	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -221,4 +222,30 @@ func resolved(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// TestRefsReadWhileGitRewritesThem: git gc (agmem gc, the daemon's) packs the loose
+// refs, and a ref file it is writing is empty for a moment, which go-git refuses: the
+// branches are read again, not failed, once git is done.
+func TestRefsReadWhileGitRewritesThem(t *testing.T) {
+	r, dir := newRepo(t)
+	commitFiles(t, r, map[string]string{"a.md": "a"}, "one")
+	half := filepath.Join(dir, ".git", "refs", "heads", "being-written")
+	if err := os.WriteFile(half, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(30 * time.Millisecond)
+		os.Remove(half)
+	}()
+	branches, err := r.Branches()
+	<-done
+	if err != nil || len(branches) != 1 {
+		t.Fatalf("branches while a ref is written: %v, %v", branches, err)
+	}
+	if _, err := r.FetchedAgents(""); err != nil {
+		t.Fatal(err)
+	}
 }
