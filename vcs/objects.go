@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 )
 
 // objectStore is go-git's storage with packed objects read by agmem (findPacked,
@@ -18,6 +19,17 @@ type objectStore struct {
 }
 
 func (s objectStore) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	o, err := s.encodedObject(t, h)
+	if errors.Is(err, dotgit.ErrPackfileNotFound) {
+		// A pack listed before was merged into another since (a flush's MergePacks, git
+		// gc): the packs are listed again, and the object read where it is now.
+		s.r.reindex()
+		o, err = s.encodedObject(t, h)
+	}
+	return o, err
+}
+
+func (s objectStore) encodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
 	o, ok, err := s.r.packedObject(h)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package vcs
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -247,5 +248,33 @@ func TestRefsReadWhileGitRewritesThem(t *testing.T) {
 	}
 	if _, err := r.FetchedAgents(""); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestObjectsReadAfterPacksMerged: a reader that listed the packs before another
+// process merged them (a flush's MergePacks, git gc) reads its objects where they are
+// now, rather than failing with "packfile not found".
+func TestObjectsReadAfterPacksMerged(t *testing.T) {
+	r, dir := newRepo(t)
+	var commits []plumbing.Hash
+	for i := range 3 {
+		_, c := commitFiles(t, r, map[string]string{fmt.Sprintf("f%d.md", i): strings.Repeat("x", 100+i)}, fmt.Sprint("commit ", i))
+		commits = append(commits, c)
+	}
+	reader, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reader.Commit(commits[0]); err != nil { // the packs listed, agmem's
+		t.Fatal(err)
+	}
+	if _, err := reader.goGitObject(plumbing.AnyObject, commits[0]); err != nil { // and go-git's
+		t.Fatal(err)
+	}
+	runGit(t, dir, "repack", "-a", "-d", "-q")
+	for _, c := range commits[1:] {
+		if _, err := reader.Commit(c); err != nil {
+			t.Fatalf("after the packs were merged: %v", err)
+		}
 	}
 }
