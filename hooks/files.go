@@ -233,32 +233,66 @@ func (e Edit) Write() (backup string, err error) {
 		return "", fmt.Errorf("%s changed while agmem was reading it; nothing was written", e.Path)
 	}
 	mode := fs.FileMode(0o644)
+	var owner fs.FileInfo // whose the file is, or the directory it is made in
 	if e.Old == nil {
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		if owner, err = makeDirs(filepath.Dir(target)); err != nil {
 			return "", err
 		}
 	} else {
-		fi, err := os.Stat(target)
-		if err != nil {
+		if owner, err = os.Stat(target); err != nil {
 			return "", err
 		}
-		mode = fi.Mode().Perm()
+		mode = owner.Mode().Perm()
+		if mode&0o200 == 0 {
+			// Replacing it would work (it is its directory's permission that counts), but
+			// someone made it read-only so that nothing changes it.
+			return "", fmt.Errorf("%w: %s is read-only (mode %04o), so agmem changes it not (chmod u+w it first)", ErrUnreadable, e.Path, mode)
+		}
 		backup = e.Path + BackupSuffix
 		if _, err := os.Lstat(backup); err == nil {
 			backup = "" // the first version agmem changed is kept already
-		} else if err := writeAtomic(backup, e.Old, mode); err != nil {
+		} else if err := writeAtomic(backup, e.Old, mode, owner); err != nil {
 			return "", fmt.Errorf("back up %s: %w", e.Path, err)
 		}
 	}
-	return backup, writeAtomic(target, e.New, mode)
+	return backup, writeAtomic(target, e.New, mode, owner)
 }
 
-// writeAtomic replaces path with data: a reader sees the old file or the new, never part.
-func writeAtomic(path string, data []byte, mode fs.FileMode) error {
-	return atomicfile.Write(path, "."+filepath.Base(path)+".agmem-*", mode, func(w *bufio.Writer) error {
+// makeDirs makes dir and the directories above it that are missing, each its nearest
+// existing one's owner's (giveBack), and returns what tells whose they are.
+func makeDirs(dir string) (owner fs.FileInfo, err error) {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if owner, err = os.Stat(d); err == nil || !errors.Is(err, fs.ErrNotExist) || d == filepath.Dir(d) {
+			break
+		}
+		missing = append(missing, d)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	for _, d := range missing {
+		if err := giveBack(d, owner); err != nil {
+			return nil, err
+		}
+	}
+	return owner, nil
+}
+
+// writeAtomic replaces path with data: a reader sees the old file or the new, never
+// part. It is owner's owner's (giveBack).
+func writeAtomic(path string, data []byte, mode fs.FileMode, owner fs.FileInfo) error {
+	err := atomicfile.Write(path, "."+filepath.Base(path)+".agmem-*", mode, func(w *bufio.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
+	if err != nil {
+		return err
+	}
+	return giveBack(path, owner)
 }
 
 // Disabled says whether the agent's settings in src switch agmem's hook off by its name

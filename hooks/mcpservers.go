@@ -116,10 +116,43 @@ func (m MCPServers) install(src []byte, srv MCPServer) ([]byte, string, error) {
 		return d.add(servers, MCPServerName, want), "the agmem MCP server added", nil
 	case !m.ours(d, n):
 		return nil, "", fmt.Errorf("%w: it has an MCP server named %q that is not agmem mcp serve; agmem left it alone", ErrUnreadable, MCPServerName)
-	case d.same(n, want):
+	}
+	return m.setJSON(src, want)
+}
+
+// setJSON makes the members of agmem's entry that agmem writes (its type, command and
+// arguments) want's, one at a time, and leaves what a person added to it as it is (its
+// env, a timeout, "trust", "disabled"): installing again over an entry that runs the
+// same changes nothing.
+func (m MCPServers) setJSON(src []byte, want jsonServer) ([]byte, string, error) {
+	members := []struct {
+		key   string
+		value any
+	}{{"command", want.Command}, {"args", want.Args}}
+	if want.Type != "" {
+		members = append(members, struct {
+			key   string
+			value any
+		}{"type", want.Type})
+	}
+	out := src
+	for _, member := range members {
+		d, servers, err := m.openJSON(out)
+		if err != nil {
+			return nil, "", err
+		}
+		entry, _ := servers.get(MCPServerName)
+		switch v, _ := entry.get(member.key); {
+		case v == nil:
+			out = d.add(entry, member.key, member.value)
+		case !d.same(v, member.value):
+			out = d.replace(v, member.value)
+		}
+	}
+	if bytes.Equal(out, src) {
 		return src, "", nil
 	}
-	return d.replace(n, want), "the agmem MCP server updated", nil
+	return out, "the agmem MCP server updated", nil
 }
 
 func (m MCPServers) uninstall(src []byte) ([]byte, string, error) {
@@ -192,23 +225,45 @@ func (m MCPServers) installTOML(src []byte, srv MCPServer) ([]byte, string, erro
 	}
 	table := "[mcp_servers." + MCPServerName + "]" + newline + "command = " + quoted(srv.Binary) + newline +
 		"args = [" + strings.Join(args, ", ") + "]" + newline
+	want := map[string]any{"command": srv.Binary, "args": anyList(srv.args())}
 	var out []byte
 	what := "the agmem MCP server added"
 	if start, end := tomlTable(src); start >= 0 {
-		if string(src[start:end]) == table {
+		// agmem's table: its command and args lines made want's, and every other line of
+		// it left as it is (env, enabled = false, a comment), as setJSON does.
+		if had["command"] == want["command"] && reflect.DeepEqual(had["args"], want["args"]) {
 			return src, "", nil
 		}
-		out = append(append(append([]byte{}, src[:start]...), table...), src[end:]...)
+		header := tomlHeader().FindIndex(src[start:end])
+		body := src[start+header[1] : end]
+		body = setTOMLKey(body, "command", quoted(srv.Binary), newline)
+		body = setTOMLKey(body, "args", "["+strings.Join(args, ", ")+"]", newline)
+		out = slices.Concat(src[:start+header[1]], body, src[end:])
 		what = "the agmem MCP server updated"
+		for k, v := range had {
+			if _, agmems := want[k]; !agmems {
+				want[k] = v
+			}
+		}
 	} else {
 		out = appendTable(src, table, newline)
 	}
 	after, got, err := tomlServers(out)
-	want := map[string]any{"command": srv.Binary, "args": anyList(srv.args())}
 	if err != nil || !reflect.DeepEqual(got, want) || !reflect.DeepEqual(before, after) || tomlInline().Match(out) {
 		return nil, "", fmt.Errorf("%w: agmem cannot write its MCP server into it without changing how the rest reads", ErrUnreadable)
 	}
 	return out, what, nil
+}
+
+// setTOMLKey is a table's body with key's line given value (a value on one line: one
+// that spans more leaves the table reading otherwise, which installTOML refuses), or
+// with the line added first when it has none.
+func setTOMLKey(body []byte, key, value, newline string) []byte {
+	line := regexp.MustCompile(`(?m)^([ \t]*` + key + `[ \t]*=[ \t]*)[^\r\n#]*?([ \t]*(#[^\r\n]*)?)$`)
+	if loc := line.FindSubmatchIndex(body); loc != nil {
+		return slices.Concat(body[:loc[3]], []byte(value), body[loc[4]:])
+	}
+	return slices.Concat([]byte(key+" = "+value+newline), body)
 }
 
 func (m MCPServers) uninstallTOML(src []byte) ([]byte, string, error) {

@@ -69,3 +69,48 @@ func TestMCPServersTOML(t *testing.T) {
 		})
 	}
 }
+
+// Installing over agmem's own entry keeps what a person added to it: an entry the user
+// disabled stays disabled, its env stays, and so do a comment on its table's header
+// and the blank line before the next table. Installing it again with the same agmem
+// and repo changes nothing; with another, only the command and its arguments change.
+func TestMCPInstallKeepsWhatThePersonAdded(t *testing.T) {
+	moved := MCPServer{Binary: "/opt/agmem/bin/agmem", Repo: anaServer.Repo}
+	quoted := strings.ReplaceAll(anaServer.Repo, `"`, `\"`)
+	for name, c := range map[string]struct {
+		servers    MCPServers
+		src        string
+		keep, gone []string
+	}{
+		"codex": {MCPServers{TOML: true},
+			"[mcp_servers.agmem] # memory\ncommand = \"/usr/local/bin/agmem\"\nargs = [\"--repo\", \"" + quoted + "\", \"mcp\", \"serve\"]\nenabled = false\nenv = { AGMEM_LOG = \"1\" }\n\n[profiles.a]\nmodel = \"o3\"\n",
+			[]string{"[mcp_servers.agmem] # memory\n", "enabled = false\n", "env = { AGMEM_LOG = \"1\" }\n\n[profiles.a]"}, []string{"/usr/local/bin/agmem"}},
+		"gemini": {MCPServers{Comments: true},
+			"{\n  // servers\n  \"mcpServers\": {\n    \"agmem\": {\"command\": \"/usr/local/bin/agmem\", \"args\": [\"--repo\", \"" + quoted + "\", \"mcp\", \"serve\"], \"trust\": true, \"timeout\": 30000}\n  }\n}\n",
+			[]string{"// servers", `"trust": true`, `"timeout": 30000`}, []string{"/usr/local/bin/agmem"}},
+		"claude": {MCPServers{Type: "stdio"},
+			"{\"mcpServers\": {\"agmem\": {\"type\": \"stdio\", \"command\": \"/usr/local/bin/agmem\", \"args\": [\"--repo\", \"" + quoted + "\", \"mcp\", \"serve\"], \"env\": {\"AGMEM_LOG\": \"1\"}}}}\n",
+			[]string{`"env": {"AGMEM_LOG": "1"}`}, []string{"/usr/local/bin/agmem"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			same, what, err := c.servers.install([]byte(c.src), anaServer)
+			if err != nil || what != "" || string(same) != c.src {
+				t.Fatalf("installed again, the same: %q, %v:\n%s", what, err, same)
+			}
+			out, what, err := c.servers.install([]byte(c.src), moved)
+			if err != nil || what != "the agmem MCP server updated" || !strings.Contains(string(out), moved.Binary) {
+				t.Fatalf("installed again, moved: %q, %v:\n%s", what, err, out)
+			}
+			for _, s := range c.keep {
+				if !strings.Contains(string(out), s) {
+					t.Errorf("%q lost:\n%s", s, out)
+				}
+			}
+			for _, s := range c.gone {
+				if strings.Contains(string(out), s) {
+					t.Errorf("%q kept:\n%s", s, out)
+				}
+			}
+		})
+	}
+}
