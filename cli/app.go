@@ -35,9 +35,17 @@ func (e *env) recordEnv() record.Env {
 // It never returns 2 (agent hook runners read 2 as "block") and never lets a panic out.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer hint.Recover(stderr, &code)
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	out := &outputWriter{w: stdout}
+	e := &env{stdin: stdin, stdout: out, stderr: stderr, getenv: os.Getenv}
 	app := newApp(e)
-	if err := app.Run(flagsFirst(app, args)); err != nil {
+	args, err := flagsFirst(app, args)
+	if err == nil {
+		err = app.Run(args)
+	}
+	if err == nil && out.err != nil {
+		err = hint.With(fmt.Errorf("the output was not all written: %v", out.err), "the command ran: only what it printed was lost (a full disk, a closed pipe)")
+	}
+	if err != nil {
 		report(stderr, err)
 		return 1
 	}
@@ -45,6 +53,22 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 }
 
 func report(w io.Writer, err error) { hint.Print(w, err, hint.For(err)) }
+
+// outputWriter is the standard output, which keeps the first error a write met: a
+// command that printed into a full disk (search > /dev/full) exits 1, not 0, whichever
+// of its writes failed.
+type outputWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *outputWriter) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	if err != nil && o.err == nil {
+		o.err = err
+	}
+	return n, err
+}
 
 func newApp(e *env) *ucli.App {
 	app := &ucli.App{
@@ -189,8 +213,9 @@ func looksLikeFlag(a string) bool {
 }
 
 // flagsFirst moves the flags of such a command before its arguments, each with its
-// value; what follows "--" stays as it is.
-func flagsFirst(app *ucli.App, args []string) []string {
+// value; what follows "--" stays as it is. A flag that takes a value and ends the line
+// is an error: moved first, it would take the query for its value.
+func flagsFirst(app *ucli.App, args []string) ([]string, error) {
 	at := -1
 	var cmd *ucli.Command
 	for i := 1; i < len(args) && at < 0; i++ {
@@ -199,7 +224,7 @@ func flagsFirst(app *ucli.App, args []string) []string {
 		}
 	}
 	if cmd == nil || !flagsAnywhere[cmd.Name] {
-		return args
+		return args, nil
 	}
 	takesValue := map[string]bool{}
 	for _, f := range cmd.Flags {
@@ -223,10 +248,14 @@ func flagsFirst(app *ucli.App, args []string) []string {
 			continue
 		}
 		flags = append(flags, a)
-		if known && !hasValue && i+1 < len(args) {
+		switch {
+		case !known || hasValue:
+		case i+1 < len(args):
 			i++
 			flags = append(flags, args[i])
+		default:
+			return nil, hint.With(fmt.Errorf("flag needs an argument: %s", a), fmt.Sprintf("give it one: %s %s VALUE", cmd.Name, a))
 		}
 	}
-	return slices.Concat(args[:at+1], flags, rest)
+	return slices.Concat(args[:at+1], flags, rest), nil
 }
