@@ -117,6 +117,29 @@ func Decode(data []byte, p Policy, now time.Time) (Decoded, error) {
 // knows them by, and the source each one's entries are recorded as.
 var Agents = map[string]string{"claude": SourceClaudeCode, "codex": SourceCodex, "gemini": SourceGemini, "cursor": SourceCursor}
 
+// AgentNamed is the agent (of Agents) that name names, by its own name or by its
+// source's: claude-code is claude, as --agent takes either wherever it is given.
+func AgentNamed(name string) (string, bool) {
+	if _, ok := Agents[name]; ok {
+		return name, true
+	}
+	for agent, source := range Agents {
+		if source == name {
+			return agent, true
+		}
+	}
+	return "", false
+}
+
+// SourceNamed is the source that name names: a source as entries are recorded with it,
+// or an agent's name (of Agents), claude being claude-code.
+func SourceNamed(name string) string {
+	if source, ok := Agents[name]; ok {
+		return source
+	}
+	return name
+}
+
 // hookSource is the agent a hook payload came from: the one its hook names (agent, as
 // "agmem-record --agent" is given it), else the one its members tell. Only the hook can
 // say for sure: Codex sends Claude Code's events and members, and its SessionStart and

@@ -859,7 +859,7 @@ func TestUnmatched(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mem.Close()
-	q := recall.Query{Text: "make", Agent: "claude", Tool: "bash", Session: "s9", Project: "/home/bo"}
+	q := recall.Query{Text: "make", Agent: "codex", Tool: "bash", Session: "s9", Project: "/home/bo"}
 	unmatched := func(q recall.Query) (string, error) {
 		res, err := mem.Search(q)
 		if len(res.Hits) > 0 {
@@ -867,18 +867,21 @@ func TestUnmatched(t *testing.T) {
 		}
 		return res.Unmatched, err
 	}
-	if got, err := unmatched(q); err != nil || got != `no agent "claude": the memory holds no agent's work yet; no tool "bash"; no session "s9" (give its whole id); no session worked in /home/bo or under it` {
+	if got, err := unmatched(q); err != nil || got != `no agent "codex": the memory holds no agent's work yet; no tool "bash"; no session "s9" (give its whole id); no session worked in /home/bo or under it` {
 		t.Errorf("empty: %q %v", got, err)
 	}
 	m.record("s1", call("Bash", "t1", 0, map[string]any{"command": "make"}, "the build of the whole project passed, with every test of it"))
 	if err := mem.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := unmatched(q); err != nil || got != `no agent "claude": the agents are claude-code; no tool "bash", but Bash (a tool is named as its agent names it); no session "s9" (give its whole id); no session worked in /home/bo or under it` {
+	if got, err := unmatched(q); err != nil || got != `no agent "codex": the agents are claude-code; no tool "bash", but Bash (a tool is named as its agent names it); no session "s9" (give its whole id); no session worked in /home/bo or under it` {
 		t.Errorf("one session: %q %v", got, err)
 	}
 	if got, err := unmatched(recall.Query{Text: "nothing", Agent: "claude-code", Tool: "Bash", Session: "s1", Project: "/home/ana"}); err != nil || got != "" {
 		t.Errorf("filters that each name something: %q %v", got, err)
+	}
+	if got, err := unmatched(recall.Query{Text: "nothing", Agent: "claude"}); err != nil || got != "" { // as its hooks name it
+		t.Errorf("an agent by its hooks' name: %q %v", got, err)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agmem/agmem/capture"
 	"github.com/agmem/agmem/internal/fulltext"
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/jsonscan"
@@ -113,6 +114,7 @@ const noFile = 0
 // summaries, errors and file paths count more than arguments and results), never by
 // time.
 func (m *Memory) Search(q Query) (Results, error) {
+	q.Agent = capture.SourceNamed(q.Agent) // claude is claude-code, as hooks name it
 	query, err := fulltext.Parse(q.Text)
 	if err != nil {
 		return Results{}, err

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agmem/agmem/capture"
 	"github.com/agmem/agmem/memory"
 )
 
@@ -224,7 +225,7 @@ type SessionFilter struct {
 
 // SessionsOf are the sessions f picks, the latest first, past the first f.Offset.
 func (m *Memory) SessionsOf(f SessionFilter) ([]IndexedSession, error) {
-	where, args := sessionsIn(f.Project, f.Agent)
+	where, args := sessionsIn(f.Project, capture.SourceNamed(f.Agent))
 	if !f.Since.IsZero() {
 		where, args = where+" AND s.last >= ?", append(args, f.Since.UnixNano())
 	}

@@ -74,7 +74,9 @@ func Ask(repo memrepo.Repo, cfg *config.Config, getenv func(string) string, f Fl
 	default:
 		return Request{}, hint.With(fmt.Errorf("--format %q is none of text, claude, json", format), "e.g. --format claude, as a Claude Code hook")
 	}
-	if _, ok := capture.Agents[agent]; !ok && agent != "" {
+	if named, ok := capture.AgentNamed(agent); ok {
+		agent = named
+	} else if agent != "" {
 		return Request{}, hint.With(fmt.Errorf("--agent %q is not an agent agmem reads hooks of", agent), "name one of claude, codex, gemini, cursor, or leave --agent out")
 	}
 	repo.LockWait = StartLockWait
