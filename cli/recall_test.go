@@ -362,6 +362,20 @@ func TestContextOfTheRepositoryAroundTheStart(t *testing.T) {
 			t.Errorf("%s context at the start of a session in %s: %v\n%s\nwant what agmem context there gives:\n%s", bin, filepath.Join("shop", "src", "cart"), err, out, byHand)
 		}
 	}
+	// A shell in a link to the project (macOS's /tmp, a ~/code on another volume) names
+	// it by the link ($PWD), where the agent recorded where it worked with the link
+	// resolved: context and search there find the project all the same.
+	link := filepath.Join(t.TempDir(), "shop-link")
+	if err := os.Symlink(project, link); err != nil {
+		t.Fatal(err)
+	}
+	inLink := filepath.Join(link, "src", "cart")
+	if out, err := agmem(t, inLink, []string{"PWD=" + inLink}, "", "--repo", repo, "context"); err != nil || out != byHand {
+		t.Errorf("agmem context in a link to the project's subdirectory: %v\n%s", err, out)
+	}
+	if out, err := agmem(t, dir, nil, "", "--repo", repo, "search", "npm", "--project", link); err != nil || !strings.Contains(out, "npm test") {
+		t.Errorf("agmem search --project by a link to it: %v\n%s", err, out)
+	}
 	// A session an older agmem took under an id agmem refuses now, resumed: its start
 	// is told of its project all the same (and nothing is recorded in it).
 	resumed, _ := json.Marshal(map[string]string{"hook_event_name": "SessionStart", "session_id": " padded ",
@@ -377,11 +391,11 @@ func TestContextOfTheRepositoryAroundTheStart(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "scratch"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	link := filepath.Join(t.TempDir(), "home") // a home named by a link to it
-	if err := os.Symlink(dir, link); err != nil {
+	homeLink := filepath.Join(t.TempDir(), "home") // a home named by a link to it
+	if err := os.Symlink(dir, homeLink); err != nil {
 		t.Fatal(err)
 	}
-	for _, home := range []string{dir, dir + "/", link} {
+	for _, home := range []string{dir, dir + "/", homeLink} {
 		if out, err := agmem(t, filepath.Join(dir, "scratch"), []string{"HOME=" + home}, "", "--repo", repo, "context"); err != nil || out != "" {
 			t.Errorf("agmem context in ~/scratch, ~ (%s) a repository: %v\n%s", home, err, out)
 		}

@@ -328,8 +328,12 @@ func sessionsIn(project, agent string) (string, []any) {
 	var where string
 	var args []any
 	if project != "" {
-		cond, dirArgs := inDir("d.cwd", projectDir(project))
-		where, args = where+" AND s.rowid IN (SELECT d.session FROM dirs d WHERE "+cond+")", append(args, dirArgs...)
+		var conds []string
+		for _, dir := range projectDirs(project) {
+			cond, dirArgs := inDir("d.cwd", dir)
+			conds, args = append(conds, cond), append(args, dirArgs...)
+		}
+		where += " AND s.rowid IN (SELECT d.session FROM dirs d WHERE " + strings.Join(conds, " OR ") + ")"
 	}
 	if agent != "" {
 		where, args = where+" AND s.source = ?", append(args, agent)
@@ -402,6 +406,17 @@ func projectDir(project string) string {
 		project = abs
 	}
 	return strings.TrimRight(project, "/")
+}
+
+// projectDirs are projectDir, and the directory it is a link to, or under one to, when
+// it is: agents record where they work with its links resolved (getcwd), and a shell in
+// a linked directory names it by the link.
+func projectDirs(project string) []string {
+	dir := projectDir(project)
+	if real, err := filepath.EvalSymlinks(dir); err == nil && strings.TrimRight(real, "/") != dir {
+		return []string{dir, strings.TrimRight(real, "/")}
+	}
+	return []string{dir}
 }
 
 // snippets cuts each hit's snippet from the whole of its entry.

@@ -92,10 +92,21 @@ func Ask(repo memrepo.Repo, cfg *config.Config, getenv func(string) string, f Fl
 		if project, err = filepath.Abs(project); err != nil {
 			return r, err
 		}
-		project = worktreeAround(project, getenv("HOME"))
+		project = worktreeAround(physical(project), getenv("HOME"))
 	}
 	r.Project, err = filepath.Abs(project)
+	r.Project = physical(r.Project)
 	return r, err
+}
+
+// physical is dir with its links resolved, as agents record the directories they work
+// in (their getcwd), where a shell's working directory may be a link to it ($PWD, as
+// os.Getwd gives it); dir itself where it cannot be resolved.
+func physical(dir string) string {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	return dir
 }
 
 // hookOf reads a SessionStart hook payload; anything else is no hook.
