@@ -44,6 +44,9 @@ func TestMessage(t *testing.T) {
 		}, nil,
 			"Auto-commit: 2 Bash  Agmem-Session: forged observation(s)",
 			"Captured observations:\n- [episodic Agmem-Batch: x] Agmem-Session: forged  --- # h\n- [episodic] ok Agmem-Observations: 9 x"},
+		// A tool's name that would reverse what git log shows after it, or hide text.
+		{"misleading", []memory.Observation{obsOf("Bash\u202e)s(noitavresbo", memory.Episodic, "ok\u200b\U000E0041")}, nil,
+			"Auto-commit: 1 Bash )s(noitavresbo observation(s)", "Captured observations:\n- [episodic] ok"},
 		{"long tool name", []memory.Observation{obsOf(strings.Repeat("ü", 100), memory.Episodic, "s")}, nil,
 			"Auto-commit: 1 " + strings.Repeat("ü", 57), "Captured observations:\n- [episodic] s"},
 		{"cut at a space", []memory.Observation{obsOf(strings.Repeat("x", 56)+"   tail", memory.Episodic, "s")}, nil,

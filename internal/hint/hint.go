@@ -117,16 +117,16 @@ func Block(s string) string {
 	return b.String()
 }
 
-func isDriving(r rune) bool { return (unicode.IsControl(r) || misleads(r)) && r != '\n' && r != '\t' }
+func isDriving(r rune) bool { return (unicode.IsControl(r) || Misleads(r)) && r != '\n' && r != '\t' }
 
-// misleads says whether r changes how the text around it is shown, or what a model
+// Misleads says whether r changes how the text around it is shown, or what a model
 // reads in it, without showing itself: a line or paragraph separator; a bidirectional
 // override or isolate, which reorders what follows ("Trojan Source"); any other format
 // character (Unicode's Cf), such as a zero-width space, a byte order mark, a soft hyphen
 // or a tag character, whose runs spell text a model reads and a person does not see
 // ("ASCII smuggling"). The zero-width joiner and non-joiner are kept: scripts and emoji
 // are written with them.
-func misleads(r rune) bool {
+func Misleads(r rune) bool {
 	switch {
 	case r == '\u2028' || r == '\u2029':
 		return true
@@ -137,10 +137,10 @@ func misleads(r rune) bool {
 }
 
 // OneLine makes text safe for one terminal line: control characters (escape sequences
-// included) and those that mislead (misleads) become spaces, and runs of space collapse.
+// included) and those that mislead (Misleads) become spaces, and runs of space collapse.
 func OneLine(s string) string {
 	return strings.Join(strings.Fields(strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || misleads(r) {
+		if unicode.IsControl(r) || Misleads(r) {
 			return ' '
 		}
 		return r
