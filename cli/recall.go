@@ -174,6 +174,9 @@ func runSearch(e *env, m *recall.Memory, q recall.Query, asJSON bool) error {
 	if err != nil {
 		return recallError(err)
 	}
+	if res.AnyWord {
+		report(e.stderr, errors.New("no entry holds every word: these hold some of them, best first"))
+	}
 	w := bufio.NewWriter(e.stdout)
 	defer w.Flush()
 	for _, h := range res.Hits {

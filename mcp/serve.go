@@ -201,6 +201,9 @@ func (s *Server) search(ctx context.Context, _ *sdk.CallToolRequest, in SearchIn
 	if res.Uncounted() {
 		a.write(" or more")
 	}
+	if res.AnyWord {
+		a.write(" holding some of the words (none holds them all)")
+	}
 	switch {
 	case len(lines) < len(res.Hits):
 		a.printf("; the first %d, best first, all this answer holds (for others, add filters)", len(lines))

@@ -843,15 +843,14 @@ func openUpdated(ctx context.Context, stateDir string, git *vcs.Git, j *journal.
 // errDamaged is damage found in the index's tables: rows its segments name are not there.
 var errDamaged = errors.New("the index is damaged")
 
-// remake makes the memory's index anew, found damaged while it was read: what reads it
-// next reads the index made anew.
+// remake makes the memory's index anew, found damaged while it was read, as
+// RebuildIndex does: in one transaction, so that others reading or updating it
+// meanwhile are not pulled from under, and by removing it only when that fails as
+// damaged too (openUpdated). What reads it next reads the index made anew.
 func (m *Memory) remake() error {
 	stateDir := filepath.Dir(m.Index.path)
 	m.Index.Close()
-	if err := RemoveIndex(stateDir); err != nil {
-		return fmt.Errorf("search index: %w", err)
-	}
-	ix, _, err := openUpdated(context.Background(), stateDir, m.git, m.journal, false, true, false)
+	ix, _, err := openUpdated(context.Background(), stateDir, m.git, m.journal, false, true, true)
 	if ix != nil {
 		m.Index = ix
 	}

@@ -72,6 +72,9 @@ type Results struct {
 	Total     int    `json:"total"`
 	More      bool   `json:"more"`
 	Unmatched string `json:"unmatched,omitempty"`
+	// AnyWord says that no entry held every word of the query, and the hits are those
+	// that hold some of them, best first (fulltext.Query.AnyWord).
+	AnyWord bool `json:"any_word,omitempty"`
 }
 
 // Uncounted says the hits were counted only as far as maxCounted: there may be more
@@ -114,7 +117,6 @@ const noFile = 0
 // summaries, errors and file paths count more than arguments and results), never by
 // time.
 func (m *Memory) Search(q Query) (Results, error) {
-	q.Agent = capture.SourceNamed(q.Agent) // claude is claude-code, as hooks name it
 	query, err := fulltext.Parse(q.Text)
 	if err != nil {
 		return Results{}, err
@@ -133,13 +135,24 @@ func (m *Memory) Search(q Query) (Results, error) {
 		return Results{}, fmt.Errorf("%w: the limit must be 1 to %d", ErrQuery, MaxLimit)
 	}
 	res, err := m.search(q, query)
-	if damaged(err) {
-		// Found damaged only now, reading a segment's postings or the rows they name: the
-		// index is made anew, as when found so on opening it, and asked again.
-		if err := m.remake(); err != nil {
+	for try := 0; damaged(err) && try < 2; try++ {
+		// Found damaged only now, reading a segment's postings or the rows they name:
+		// first the segments are read anew (another update may have swept one as this
+		// read their list), then the index is made anew, and asked again.
+		if try == 0 {
+			m.Index.closeSegments()
+		} else if err := m.remake(); err != nil {
 			return Results{}, err
 		}
 		res, err = m.search(q, query)
+	}
+	if any, ok := query.AnyWord(); ok && err == nil && res.Total == 0 {
+		// A question typed whole, as agents ask their memory: what holds some of its
+		// words, its rarer ones first, rather than nothing.
+		if some, err := m.search(q, any); err != nil || some.Total > 0 {
+			some.AnyWord = true
+			return some, err
+		}
 	}
 	return res, err
 }
@@ -197,7 +210,7 @@ func (m *Memory) filter(q Query) (f fulltext.Filter, none bool, err error) {
 			f.Keys[key] = []string{v}
 		}
 	}
-	one(keySource, q.Agent)
+	one(keySource, capture.SourceNamed(q.Agent)) // claude is claude-code, as hooks name it
 	one(keyType, q.Type)
 	one(keyTool, q.Tool)
 	one(keySession, q.Session)
@@ -248,7 +261,7 @@ func (m *Memory) unmatched(q Query) (string, error) {
 		switch {
 		case len(agents) == 0:
 			says = append(says, fmt.Sprintf("no agent %q: the memory holds no agent's work yet", q.Agent))
-		case !slices.Contains(agents, q.Agent):
+		case !slices.Contains(agents, capture.SourceNamed(q.Agent)):
 			says = append(says, fmt.Sprintf("no agent %q: the agents are %s", q.Agent, strings.Join(agents, ", ")))
 		}
 	}

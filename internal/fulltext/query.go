@@ -3,6 +3,7 @@ package fulltext
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -19,6 +20,35 @@ type Query struct {
 	root node
 	// Words are the query's terms, in order, a prefix ending in *: what a snippet marks.
 	Words []string
+	said  bool // it says how its parts combine: an operator or a parenthesis
+}
+
+// AnyWord is the query that matches what holds any of q's words and phrases, when q is
+// only words and phrases side by side, each of which must match: a question typed whole
+// ("how do I unlock the terraform state") has words no entry holds all of. It is false
+// for a query of one word, or one that says how its parts combine (AND, OR, NOT,
+// parentheses).
+func (q *Query) AnyWord() (*Query, bool) {
+	var parts []node
+	var side func(n node) bool
+	side = func(n node) bool {
+		switch n := n.(type) {
+		case *phrase:
+			parts = append(parts, n)
+			return true
+		case *operator:
+			return n.op == "AND" && side(n.left) && side(n.right)
+		}
+		return false
+	}
+	if q.said || !side(q.root) || len(parts) < 2 {
+		return nil, false
+	}
+	root := parts[0]
+	for _, p := range parts[1:] {
+		root = &operator{"OR", root, p}
+	}
+	return &Query{root: root, Words: q.Words, said: true}, true
 }
 
 // node is a phrase, or an operator and its two sides.
@@ -84,7 +114,8 @@ func Parse(q string) (*Query, error) {
 	case len(words) == 0:
 		return nil, noWord
 	}
-	return &Query{root: root, Words: words}, nil
+	said := slices.ContainsFunc(toks, func(t token) bool { return t.kind != "phrase" })
+	return &Query{root: root, Words: words, said: said}, nil
 }
 
 // token is a phrase, a parenthesis, or an operator.

@@ -684,3 +684,29 @@ func TestDamage(t *testing.T) {
 		}
 	}
 }
+
+// A query of words side by side has a relaxed form, any of its words; one that says
+// how its parts combine, or has one part, has none.
+func TestAnyWord(t *testing.T) {
+	for in, want := range map[string]string{
+		"how do I unlock the state":     "(((((how OR do) OR i) OR unlock) OR the) OR state)",
+		`unlock "terraform state" src/`: `((unlock OR "terraform state") OR src)`,
+		"unlock":                        "",
+		"unlock AND state":              "",
+		"unlock OR state":               "",
+		"unlock NOT state":              "",
+		"(unlock state)":                "",
+	} {
+		q, err := Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if any, ok := q.AnyWord(); ok {
+			got = show(any.root)
+		}
+		if got != want {
+			t.Errorf("AnyWord(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
