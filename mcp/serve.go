@@ -80,7 +80,7 @@ func NewServer(mem *recall.Memory, version string) *Server {
 	s := &Server{mem: mem, sdk: sdk.NewServer(&sdk.Implementation{Name: "agmem", Version: version},
 		&sdk.ServerOptions{Instructions: Instructions})}
 	sdk.AddTool(s.sdk, &sdk.Tool{Name: "search", Description: "Search every agent's memory, ranked by relevance: " +
-		"one line per hit (short id, time, agent, type, tool, summary, where it matched, its tokens, its commit and file)."}, s.search)
+		"one line per hit (short id, time in UTC, agent, type, tool, summary, where it matched, its tokens, its commit and file)."}, s.search)
 	sdk.AddTool(s.sdk, &sdk.Tool{Name: "timeline", Description: "An observation among what its session did before " +
 		"and after it: calls, prompts and session events, in time order."}, s.timeline)
 	sdk.AddTool(s.sdk, &sdk.Tool{Name: "get_observations", Description: "Observations whole: arguments, result, " +
