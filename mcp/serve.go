@@ -46,7 +46,7 @@ type SearchInput struct {
 	Until   string `json:"until,omitempty" jsonschema:"only before this time, written as since"`
 	Project string `json:"project,omitempty" jsonschema:"only sessions that worked in this directory or under it"`
 	Failed  bool   `json:"failed,omitempty" jsonschema:"only calls that failed"`
-	Limit   int    `json:"limit,omitempty" jsonschema:"at most this many hits (default 20)"`
+	Limit   *int   `json:"limit,omitempty" jsonschema:"at most this many hits, 1 to 1000 (default 20)"`
 }
 
 // TimelineInput is the timeline tool's arguments.
@@ -65,7 +65,7 @@ type ObservationsInput struct {
 type SessionsInput struct {
 	Project string `json:"project,omitempty" jsonschema:"only sessions that worked in this directory or under it"`
 	Agent   string `json:"agent,omitempty" jsonschema:"only sessions of this agent"`
-	Limit   int    `json:"limit,omitempty" jsonschema:"at most this many sessions (default 10)"`
+	Limit   *int   `json:"limit,omitempty" jsonschema:"at most this many sessions, 1 to 1000 (default 10)"`
 }
 
 // Server is the memory's MCP server.
@@ -171,7 +171,10 @@ func text(s string) *sdk.CallToolResult {
 
 func (s *Server) search(ctx context.Context, _ *sdk.CallToolRequest, in SearchInput) (*sdk.CallToolResult, any, error) {
 	q := recall.Query{Text: in.Query, Session: in.Session, Agent: in.Agent, Type: in.Type, Tool: in.Tool,
-		Project: in.Project, Failed: in.Failed, Limit: in.Limit}
+		Project: in.Project, Failed: in.Failed, Limit: orDefault(in.Limit, recall.DefaultLimit)}
+	if q.Limit < 1 || q.Limit > recall.MaxLimit { // 0 given is no limit the CLI takes either
+		return nil, nil, fmt.Errorf("limit must be 1 to %d", recall.MaxLimit)
+	}
 	var err error
 	if q.Since, err = timeOf("since", in.Since); err != nil {
 		return nil, nil, err
@@ -346,11 +349,8 @@ func (s *Server) shown(ids []string) ([]shownItem, error) {
 }
 
 func (s *Server) sessions(ctx context.Context, _ *sdk.CallToolRequest, in SessionsInput) (*sdk.CallToolResult, any, error) {
-	limit := in.Limit
-	if limit == 0 {
-		limit = 10
-	}
-	if limit < 0 || limit > recall.MaxLimit {
+	limit := orDefault(in.Limit, 10)
+	if limit < 1 || limit > recall.MaxLimit {
 		return nil, nil, fmt.Errorf("limit must be 1 to %d", recall.MaxLimit)
 	}
 	s.mu.Lock()

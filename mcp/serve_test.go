@@ -351,8 +351,10 @@ func TestToolsRefuseWhatTheCLIRefuses(t *testing.T) {
 	}{
 		{"search", map[string]any{"query": "lint", "type": "trivia"}},
 		{"search", map[string]any{"query": "lint", "limit": -1}},
+		{"search", map[string]any{"query": "lint", "limit": 0}}, // as the CLI's --limit 0
 		{"timeline", map[string]any{"id": "x", "before": -1}},
 		{"sessions", map[string]any{"limit": -1}},
+		{"sessions", map[string]any{"limit": 0}},
 	} {
 		if text, isError := call(c.tool, c.args); !isError {
 			t.Errorf("%s %v: %q", c.tool, c.args, text)
