@@ -600,12 +600,31 @@ func (ix *Index) update(ctx context.Context, git *vcs.Git, j *journal.Journal, i
 	if err := w.commit(); err != nil {
 		return Updated{}, fmt.Errorf("search index: %w", err)
 	}
-	ix.anew = false
+	if ix.anew {
+		// The segments of the index before, as big as the new ones, go now rather than at
+		// the next update that writes one.
+		ix.anew = false
+		if err := ix.sweep(); err != nil {
+			return Updated{}, fmt.Errorf("search index: %w", err)
+		}
+	}
 	if err := ix.settle(ctx); err != nil {
 		return Updated{}, err
 	}
 	w.done.Took = time.Since(start)
 	return w.done, nil
+}
+
+// sweep removes the segment files the index names no more, under its write lock (a
+// transaction, which _txlock makes immediate): another update's new file, written
+// before its transaction names it, is not swept.
+func (ix *Index) sweep() error {
+	tx, err := ix.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return sweepSegments(tx, ix.dir)
 }
 
 // settle merges what segments an update left to merge (one cut short by its deadline

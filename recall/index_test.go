@@ -985,6 +985,17 @@ func TestRebuildWhileRead(t *testing.T) {
 			if searches < 3 {
 				t.Logf("only %d searches while the index was made anew", searches)
 			}
+			// and the segments of the index before are gone with it
+			files, _ := filepath.Glob(filepath.Join(m.repo.StateDir(), recall.SegmentsDir, "*"))
+			db, err := sql.Open("sqlite", filepath.Join(m.repo.StateDir(), recall.IndexFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			var named int
+			if err := db.QueryRow(`SELECT count(*) FROM segments`).Scan(&named); err != nil || named != len(files) {
+				t.Errorf("%d segment files, %d named: %v", len(files), named, err)
+			}
 			return
 		default:
 		}
