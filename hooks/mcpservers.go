@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -226,40 +227,52 @@ func (m MCPServers) installTOML(src []byte, srv MCPServer) ([]byte, string, erro
 	table := "[mcp_servers." + MCPServerName + "]" + newline + "command = " + quoted(srv.Binary) + newline +
 		"args = [" + strings.Join(args, ", ") + "]" + newline
 	want := map[string]any{"command": srv.Binary, "args": anyList(srv.args())}
-	var out []byte
-	what := "the agmem MCP server added"
-	if start, end := tomlTable(src); start >= 0 {
-		// agmem's table: its command and args lines made want's, and every other line of
-		// it left as it is (env, enabled = false, a comment), as setJSON does.
-		if had["command"] == want["command"] && reflect.DeepEqual(had["args"], want["args"]) {
-			return src, "", nil
-		}
-		header := tomlHeader().FindIndex(src[start:end])
-		body := src[start+header[1] : end]
-		body = setTOMLKey(body, "command", quoted(srv.Binary), newline)
-		body = setTOMLKey(body, "args", "["+strings.Join(args, ", ")+"]", newline)
-		out = slices.Concat(src[:start+header[1]], body, src[end:])
-		what = "the agmem MCP server updated"
-		for k, v := range had {
-			if _, agmems := want[k]; !agmems {
-				want[k] = v
-			}
-		}
-	} else {
-		out = appendTable(src, table, newline)
+	reads := func(out []byte, want map[string]any) bool {
+		after, got, err := tomlServers(out)
+		return err == nil && reflect.DeepEqual(got, want) && reflect.DeepEqual(before, after) && !tomlInline().Match(out)
 	}
-	after, got, err := tomlServers(out)
-	if err != nil || !reflect.DeepEqual(got, want) || !reflect.DeepEqual(before, after) || tomlInline().Match(out) {
-		return nil, "", fmt.Errorf("%w: agmem cannot write its MCP server into it without changing how the rest reads", ErrUnreadable)
+	start, end := tomlTable(src)
+	if start < 0 {
+		if out := appendTable(src, table, newline); reads(out, want) {
+			return out, "the agmem MCP server added", nil
+		}
+		return nil, "", errRewrite
 	}
-	return out, what, nil
+	if had["command"] == want["command"] && reflect.DeepEqual(had["args"], want["args"]) {
+		return src, "", nil
+	}
+	// agmem's table: its command and args lines made want's, and every other line of it
+	// left as it is (env, enabled = false, a comment), as setJSON does.
+	header := tomlHeader().FindIndex(src[start:end])
+	body := src[start+header[1] : end]
+	body = setTOMLKey(body, "command", quoted(srv.Binary), newline)
+	body = setTOMLKey(body, "args", "["+strings.Join(args, ", ")+"]", newline)
+	kept := maps.Clone(want)
+	for k, v := range had {
+		if _, agmems := want[k]; !agmems {
+			kept[k] = v
+		}
+	}
+	if out := slices.Concat(src[:start+header[1]], body, src[end:]); reads(out, kept) {
+		return out, "the agmem MCP server updated", nil
+	}
+	// A line of it agmem cannot edit alone (args written over several lines): a table
+	// that holds nothing but agmem's own keys is written whole again.
+	if len(kept) == len(want) {
+		if out := slices.Concat(src[:start], []byte(table), src[end:]); reads(out, want) {
+			return out, "the agmem MCP server updated", nil
+		}
+	}
+	return nil, "", errRewrite
 }
+
+var errRewrite = fmt.Errorf("%w: agmem cannot write its MCP server into it without changing how the rest reads", ErrUnreadable)
 
 // setTOMLKey is a table's body with key's line given value (a value on one line: one
 // that spans more leaves the table reading otherwise, which installTOML refuses), or
 // with the line added first when it has none.
 func setTOMLKey(body []byte, key, value, newline string) []byte {
-	line := regexp.MustCompile(`(?m)^([ \t]*` + key + `[ \t]*=[ \t]*)[^\r\n#]*?([ \t]*(#[^\r\n]*)?)$`)
+	line := regexp.MustCompile(`(?m)^([ \t]*` + key + `[ \t]*=[ \t]*)[^\r\n#]*?([ \t]*(#[^\r\n]*)?)\r?$`)
 	if loc := line.FindSubmatchIndex(body); loc != nil {
 		return slices.Concat(body[:loc[3]], []byte(value), body[loc[4]:])
 	}

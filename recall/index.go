@@ -567,7 +567,9 @@ func (ix *Index) Update(ctx context.Context, git *vcs.Git, j *journal.Journal) (
 // left for the next one when it is only idle events (onlyIdle).
 func (ix *Index) update(ctx context.Context, git *vcs.Git, j *journal.Journal, idleWait bool) (Updated, error) {
 	start := time.Now()
-	if git != nil && j != nil && !ix.anew {
+	anew := ix.anew
+	ix.anew = false // this update's only, whatever becomes of it
+	if git != nil && j != nil && !anew {
 		if fresh, err := ix.upToDate(git, j, idleWait); err == nil && fresh {
 			return Updated{Took: time.Since(start)}, ix.settle(ctx)
 		}
@@ -577,7 +579,7 @@ func (ix *Index) update(ctx context.Context, git *vcs.Git, j *journal.Journal, i
 		return Updated{}, err
 	}
 	defer w.rollback()
-	if ix.anew {
+	if anew {
 		if err := w.forgetAll(); err != nil {
 			return Updated{}, fmt.Errorf("search index: %w", err)
 		}
@@ -600,10 +602,9 @@ func (ix *Index) update(ctx context.Context, git *vcs.Git, j *journal.Journal, i
 	if err := w.commit(); err != nil {
 		return Updated{}, fmt.Errorf("search index: %w", err)
 	}
-	if ix.anew {
+	if anew {
 		// The segments of the index before, as big as the new ones, go now rather than at
 		// the next update that writes one.
-		ix.anew = false
 		if err := ix.sweep(); err != nil {
 			return Updated{}, fmt.Errorf("search index: %w", err)
 		}
@@ -867,10 +868,9 @@ var errDamaged = errors.New("the index is damaged")
 // meanwhile are not pulled from under, and by removing it only when that fails as
 // damaged too (openUpdated). What reads it next reads the index made anew.
 func (m *Memory) remake() error {
-	stateDir := filepath.Dir(m.Index.path)
-	m.Index.Close()
-	ix, _, err := openUpdated(context.Background(), stateDir, m.git, m.journal, false, true, true)
-	if ix != nil {
+	ix, _, err := openUpdated(context.Background(), filepath.Dir(m.Index.path), m.git, m.journal, false, true, true)
+	if ix != nil { // the one before is read no more; where none opened, it stays
+		m.Index.Close()
 		m.Index = ix
 	}
 	return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/memory"
 )
 
@@ -33,13 +34,13 @@ func Message(obs []memory.Observation, events []memory.Event) (subject, body str
 			tools[obs[i].ToolName] = true
 		}
 		if len(tools) == 1 {
-			subject = fmt.Sprintf("Auto-commit: %d %s observation(s)", len(obs), oneLine(obs[0].ToolName))
+			subject = fmt.Sprintf("Auto-commit: %d %s observation(s)", len(obs), messageText(obs[0].ToolName))
 		} else {
 			subject = fmt.Sprintf("Auto-commit: %d observations from %d tools", len(obs), len(tools))
 		}
 		lines = append(lines, "Captured observations:")
 		for i := range obs[:min(len(obs), maxListed)] {
-			lines = append(lines, fmt.Sprintf("- [%s] %s", oneLine(string(obs[i].MemoryType)), title(&obs[i])))
+			lines = append(lines, fmt.Sprintf("- [%s] %s", messageText(string(obs[i].MemoryType)), messageText(title(&obs[i]))))
 		}
 		if len(obs) > maxListed {
 			lines = append(lines, fmt.Sprintf("... and %d more", len(obs)-maxListed))
@@ -53,6 +54,19 @@ func Message(obs []memory.Observation, events []memory.Event) (subject, body str
 		lines = append(lines, fmt.Sprintf("Session events: %d", len(events)))
 	}
 	return cutRunes(subject, maxSubjectRunes), strings.Join(lines, "\n")
+}
+
+// messageText is oneLine, with what misleads (hint.Misleads) a space too, and no space
+// at its ends: a tool named with a right-to-left override had git log show what
+// followed it reversed. Only the message: the markdown files stay as audit renders
+// them again.
+func messageText(s string) string {
+	return strings.TrimSpace(strings.Map(func(r rune) rune {
+		if hint.Misleads(r) {
+			return ' '
+		}
+		return r
+	}, oneLine(s)))
 }
 
 // cutRunes keeps the first n runes of s, without the spaces a cut may leave at the end.

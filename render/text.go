@@ -4,17 +4,15 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/agmem/agmem/internal/hint"
 )
 
 // oneLine makes input text fit on one line of a heading or a commit message: control
-// characters and those that mislead (hint.Misleads: the Unicode line and paragraph
-// separators, a bidirectional override that would reverse what git log shows after it,
-// invisible format characters) become spaces, invalid UTF-8 becomes U+FFFD.
+// characters and the Unicode line and paragraph separators become spaces, invalid UTF-8
+// becomes U+FFFD. (What the markdown files hold stays as it was: audit renders each
+// committed observation again and compares the bytes.)
 func oneLine(s string) string {
 	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || hint.Misleads(r) {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
 			return ' '
 		}
 		return r

@@ -83,25 +83,31 @@ func Ask(repo memrepo.Repo, cfg *config.Config, getenv func(string) string, f Fl
 	r := Request{Repo: repo, MaxChars: cfg.Context.MaxChars, Format: format, Hook: hookOf(payload, agent),
 		Off: !cfg.Context.Enabled, Getenv: getenv}
 	var err error
-	if project == "" {
+	given := project != ""
+	if !given {
+		// The payload's cwd is the directory as its agent records where it works; a
+		// person's working directory is taken as agents take theirs (physical).
 		if project = r.Hook.Cwd; project == "" {
 			if project, err = os.Getwd(); err != nil {
 				return r, err
 			}
+			project = physical(project)
 		}
 		if project, err = filepath.Abs(project); err != nil {
 			return r, err
 		}
-		project = worktreeAround(physical(project), getenv("HOME"))
+		project = worktreeAround(project, getenv("HOME"))
 	}
-	r.Project, err = filepath.Abs(project)
-	r.Project = physical(r.Project)
+	if r.Project, err = filepath.Abs(project); given {
+		r.Project = physical(r.Project)
+	}
 	return r, err
 }
 
 // physical is dir with its links resolved, as agents record the directories they work
 // in (their getcwd), where a shell's working directory may be a link to it ($PWD, as
-// os.Getwd gives it); dir itself where it cannot be resolved.
+// os.Getwd gives it, and so --project as typed there); dir itself where it cannot be
+// resolved.
 func physical(dir string) string {
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		return real

@@ -513,7 +513,7 @@ func TestSearchPage(t *testing.T) {
 	if !strings.Contains(got, "60 hits, best first") || strings.Count(got, `<li class="hit">`) != 60 || strings.Contains(got, "more hits") {
 		t.Errorf("all 60 hits, since ten years ago:\n%s", got)
 	}
-	if got = page("/search?q=needle&agent=claude"); !strings.Contains(got, "no hits: no agent &#34;claude&#34;") {
+	if got = page("/search?q=needle&agent=cursor"); !strings.Contains(got, "no hits: no agent &#34;cursor&#34;") {
 		t.Errorf("an agent that is none:\n%s", got)
 	}
 	if got = page("/search?q=needle&type=trivia"); !strings.Contains(got, "type &#34;trivia&#34; is not a memory type") {

@@ -467,6 +467,19 @@ func TestTerms(t *testing.T) {
 	}
 }
 
+// No term is longer than MaxTermBytes, however many marks follow a character of a
+// pair: a segment keeps a term's length in a byte, and a term of 256 bytes read back
+// as "" hid half the terms of its segment from their searches.
+func TestNoTermTooLong(t *testing.T) {
+	text := "日" + strings.Repeat("\u0489", 2) + strings.Repeat("\u20dd", 83) + " 한 " + strings.Repeat("e\u20dd", 100)
+	Terms(unquote(text), func(term string, _, _ int) bool {
+		if len(term) > MaxTermBytes || term == "" {
+			t.Errorf("term of %d bytes: %q", len(term), term)
+		}
+		return true
+	})
+}
+
 func unquote(s string) string {
 	u, err := strconv.Unquote(`"` + s + `"`)
 	if err != nil {

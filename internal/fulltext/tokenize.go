@@ -101,7 +101,7 @@ func pairs(text string, i int, folded []byte, fn func(term string, start, end in
 		if isPaired(r) {
 			if n >= 2 {
 				var term string
-				if term, folded = fold(text[first:i], folded); !fn(term, first, i) {
+				if term, folded = fold(text[first:i], folded); !fn(cut(term), first, i) {
 					return i, folded, false
 				}
 				first = second
@@ -111,7 +111,7 @@ func pairs(text string, i int, folded []byte, fn func(term string, start, end in
 		i += size
 	}
 	term, folded := fold(text[first:i], folded)
-	return i, folded, fn(term, first, i)
+	return i, folded, fn(cut(term), first, i) // a pair with marks after it is long: a segment keeps a term's length in a byte
 }
 
 // fold is term in lower case, without its diacritics and in its compatibility form
