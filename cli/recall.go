@@ -231,24 +231,36 @@ func newShowCommand(e *env) *ucli.Command {
 }
 
 func runShow(e *env, m *recall.Memory, ids []string, asJSON bool) error {
-	shown, err := m.Show(ids)
+	items, err := m.ShowEach(ids)
 	if err != nil {
 		return recallError(err)
 	}
 	w := bufio.NewWriter(e.stdout)
-	defer w.Flush()
-	for i, s := range shown {
-		if asJSON {
-			w.Write(shownJSON(s))
+	var wrong []error // each id that names no entry, said after the others are shown
+	shown := 0
+	for _, it := range items {
+		switch {
+		case it.Err != nil:
+			wrong = append(wrong, it.Err)
+		case asJSON:
+			w.Write(shownJSON(it.Shown))
 			w.WriteByte('\n')
-			continue
+		default:
+			if shown > 0 {
+				w.WriteString("\n")
+			}
+			writeShown(w, it.Shown)
+			shown++
 		}
-		if i > 0 {
-			w.WriteString("\n")
-		}
-		writeShown(w, s)
 	}
-	return nil
+	w.Flush()
+	if len(wrong) == 0 {
+		return nil
+	}
+	for _, err := range wrong[:len(wrong)-1] {
+		report(e.stderr, recallError(err))
+	}
+	return recallError(wrong[len(wrong)-1]) // exit 1, as for one id alone
 }
 
 // shownJSON is an entry in the native shape, with where git holds it, and <, > and &

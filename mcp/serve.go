@@ -283,15 +283,15 @@ func (s *Server) observations(ctx context.Context, _ *sdk.CallToolRequest, in Ob
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a := s.fresh(ctx)
-	items, err := s.shown(in.IDs)
+	items, err := s.mem.ShowEach(in.IDs) // the answer's head says if the index is behind
 	if err != nil {
 		return nil, nil, err
 	}
-	if !slices.ContainsFunc(items, func(it shownItem) bool { return it.err == "" }) {
+	if !slices.ContainsFunc(items, func(it recall.ShownOrNot) bool { return it.Err == nil }) {
 		// Not one id names an entry: the call failed, for the reasons each says.
 		why := make([]string, len(items))
 		for i, it := range items {
-			why[i] = strings.TrimSuffix(it.err, "\n")
+			why[i] = it.Err.Error()
 		}
 		if note := s.lag(); note != "" {
 			why = append(why, note)
@@ -302,8 +302,10 @@ func (s *Server) observations(ctx context.Context, _ *sdk.CallToolRequest, in Ob
 	// a longer result is cut, and says so.
 	share := a.room(0)/len(items) - 1
 	for i, it := range items {
-		item := it.err
-		if item == "" {
+		var item string
+		if it.Err != nil {
+			item = it.Err.Error() + "\n"
+		} else {
 			item = observationText(it.Shown, share)
 		}
 		if i > 0 {
@@ -314,38 +316,6 @@ func (s *Server) observations(ctx context.Context, _ *sdk.CallToolRequest, in Ob
 		}
 	}
 	return text(a.b.String()), nil, nil
-}
-
-// shownItem is an observation get_observations gives, or why it gives none for its id.
-type shownItem struct {
-	recall.Shown
-	err string
-}
-
-// shown is each of ids whole, in order: an id that names no entry, or more than one,
-// is said in its place, so that one wrong id does not cost the agent the others. The
-// others are read together, one git lookup a record (recall.Show).
-func (s *Server) shown(ids []string) ([]shownItem, error) {
-	items := make([]shownItem, len(ids))
-	var good []string
-	var at []int // of each good id in ids
-	for i, id := range ids {
-		_, err := s.mem.Resolve(id)
-		var ambiguous *recall.AmbiguousError
-		switch {
-		case errors.Is(err, recall.ErrNotFound) || errors.As(err, &ambiguous):
-			items[i].err = err.Error() + "\n" // the answer's head says if the index is behind
-		case err != nil:
-			return nil, err
-		default:
-			good, at = append(good, id), append(at, i)
-		}
-	}
-	all, err := s.mem.Show(good)
-	for k, sh := range all {
-		items[at[k]].Shown = sh
-	}
-	return items, err
 }
 
 func (s *Server) sessions(ctx context.Context, _ *sdk.CallToolRequest, in SessionsInput) (*sdk.CallToolResult, any, error) {

@@ -152,6 +152,38 @@ func (m *Memory) Show(ids []string) ([]Shown, error) {
 	return out, nil
 }
 
+// ShownOrNot is an entry ShowEach gives, or why it gives none for its id.
+type ShownOrNot struct {
+	Shown
+	Err error // an id that names no entry (ErrNotFound), or more than one (AmbiguousError)
+}
+
+// ShowEach is Show of each of ids, in order, where an id that names no entry, or more
+// than one, is said in its place: one wrong id does not cost the others. The others are
+// read together, one git lookup a record.
+func (m *Memory) ShowEach(ids []string) ([]ShownOrNot, error) {
+	out := make([]ShownOrNot, len(ids))
+	var good []string
+	var at []int // of each good id in ids
+	for i, id := range ids {
+		_, err := m.Resolve(id)
+		var ambiguous *AmbiguousError
+		switch {
+		case errors.Is(err, ErrNotFound) || errors.As(err, &ambiguous):
+			out[i].Err = err
+		case err != nil:
+			return nil, err
+		default:
+			good, at = append(good, id), append(at, i)
+		}
+	}
+	shown, err := m.Show(good)
+	for k, sh := range shown {
+		out[at[k]].Shown = sh
+	}
+	return out, err
+}
+
 // Timeline is the entry id names among its session's neighbours, before of them before
 // it and after after it, prompts and session events with the calls, in time order.
 func (m *Memory) Timeline(id string, before, after int) (center Ref, around []Ref, err error) {
