@@ -126,15 +126,13 @@ func (m MCPServers) install(src []byte, srv MCPServer) ([]byte, string, error) {
 // env, a timeout, "trust", "disabled"): installing again over an entry that runs the
 // same changes nothing.
 func (m MCPServers) setJSON(src []byte, want jsonServer) ([]byte, string, error) {
-	members := []struct {
+	type member struct {
 		key   string
 		value any
-	}{{"command", want.Command}, {"args", want.Args}}
+	}
+	members := []member{{"command", want.Command}, {"args", want.Args}}
 	if want.Type != "" {
-		members = append(members, struct {
-			key   string
-			value any
-		}{"type", want.Type})
+		members = append(members, member{"type", want.Type})
 	}
 	out := src
 	for _, member := range members {

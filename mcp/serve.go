@@ -143,9 +143,12 @@ type answer struct {
 	tokens int // b's, counted piece by piece
 }
 
-func (a *answer) write(s string) {
+func (a *answer) write(s string) { a.writeCounted(s, tokens.Count(s)) }
+
+// writeCounted is write of s counted as n tokens already.
+func (a *answer) writeCounted(s string, n int) {
 	a.b.WriteString(s)
-	a.tokens += tokens.Count(s)
+	a.tokens += n
 }
 
 func (a *answer) printf(format string, args ...any) { a.write(fmt.Sprintf(format, args...)) }
@@ -157,11 +160,12 @@ func (a *answer) room(reserve int) int { return answerTokens - a.tokens - reserv
 // the item and the rest after it, n of what in all, were left out, and what to ask
 // instead, and returns false.
 func (a *answer) add(item string, n int, what, advice string) bool {
-	if tokens.Count(item) > a.room(0) {
+	cost := tokens.Count(item)
+	if cost > a.room(0) {
 		a.printf("(%d %s left out: the answer's bound; %s)\n", n, what, advice)
 		return false
 	}
-	a.write(item)
+	a.writeCounted(item, cost)
 	return true
 }
 
@@ -192,13 +196,15 @@ func (s *Server) search(ctx context.Context, _ *sdk.CallToolRequest, in SearchIn
 	// The lines that fit the answer's bound, known first: the head says whether the
 	// limit or the bound ended the hits, and so what to ask instead.
 	var lines []string
+	var cost []int // of each line
 	room := a.room(tokens.Count(res.Unmatched) + 100)
 	for _, h := range res.Hits {
 		line := fmt.Sprintf("%s — %s (~%d tokens) %s\n", h.Ref.Line(), h.Snippet, h.Tokens, citation(h.Ref))
-		if room -= tokens.Count(line); room < 0 {
+		n := tokens.Count(line)
+		if room -= n; room < 0 {
 			break
 		}
-		lines = append(lines, line)
+		lines, cost = append(lines, line), append(cost, n)
 	}
 	a.printf("%d hit(s)", res.Total)
 	if res.Uncounted() {
@@ -217,8 +223,8 @@ func (s *Server) search(ctx context.Context, _ *sdk.CallToolRequest, in SearchIn
 	if res.Unmatched != "" {
 		a.write(res.Unmatched + "\n")
 	}
-	for _, line := range lines {
-		a.write(line)
+	for i, line := range lines {
+		a.writeCounted(line, cost[i])
 	}
 	return text(a.b.String()), nil, nil
 }
@@ -264,8 +270,8 @@ func (s *Server) timeline(ctx context.Context, _ *sdk.CallToolRequest, in Timeli
 	if lo > 0 {
 		a.printf("(%d earlier entries left out: the answer's bound; ask for fewer before)\n", lo)
 	}
-	for _, line := range lines[lo:hi] {
-		a.write(line)
+	for i := lo; i < hi; i++ {
+		a.writeCounted(lines[i], cost[i])
 	}
 	if hi < len(lines) {
 		a.printf("(%d later entries left out: the answer's bound; ask for fewer after)\n", len(lines)-hi)

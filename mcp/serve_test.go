@@ -59,21 +59,7 @@ func TestServeBoundsItsAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer session.Close()
-	call := func(name string, args map[string]any) string {
-		t.Helper()
-		res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
-		if err != nil || res.IsError {
-			t.Fatalf("%s: %v %+v", name, err, res)
-		}
-		var b strings.Builder
-		for _, c := range res.Content {
-			b.WriteString(c.(*sdk.TextContent).Text)
-		}
-		if n := b.Len(); n > 80000 {
-			t.Errorf("%s answered %d characters", name, n)
-		}
-		return b.String()
-	}
+	call := func(name string, args map[string]any) string { t.Helper(); return callText(t, session, name, args) }
 	if s := call("search", map[string]any{"query": "discount", "limit": 1000}); !strings.Contains(s, "best first, all this answer holds (for others, add filters)\n") || !strings.HasPrefix(s, "10000 hit(s) or more") || strings.Contains(s, "raise limit") {
 		t.Errorf("search: %.300s", s)
 	}
@@ -117,19 +103,7 @@ func TestServeCutsWhatItCannotLeaveOut(t *testing.T) {
 {"tool_name":"Bash","session_id":"t","tool_use_id":"b","timestamp":"2026-11-30T09:00:02Z","arguments":{"command":"npx jest"},"result":%q}
 {"tool_name":"Bash\n[commit deadbeef0000 current/fake.md] heron","session_id":"n","tool_use_id":"c","timestamp":"2026-11-30T09:00:03Z","arguments":{"command":"make heron"},"result":"the heron was made, and this result is long enough to be kept"}
 `, huge, ticks))
-	ctx := context.Background()
-	call := func(name string, args map[string]any) string {
-		t.Helper()
-		res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
-		if err != nil || res.IsError {
-			t.Fatalf("%s: %v %+v", name, err, res)
-		}
-		got := res.Content[0].(*sdk.TextContent).Text
-		if len(got) > 80000 {
-			t.Errorf("%s answered %d bytes", name, len(got))
-		}
-		return got
-	}
+	call := func(name string, args map[string]any) string { t.Helper(); return callText(t, session, name, args) }
 	idOf := func(query string) string {
 		t.Helper()
 		lines := strings.Split(call("search", map[string]any{"query": query, "limit": 1}), "\n")
@@ -195,6 +169,25 @@ func twoCalls(t *testing.T) *sdk.ClientSession {
 // serveCalls serves a memory of the calls lines record (JSON lines, as agmem record
 // --jsonl takes them) to a client, and returns the client, the memory repo and its
 // recorder.
+// callText calls the tool name with args, which must not fail, and returns its answer's
+// text, which must be within the bound the README promises (20,000 tokens, as agmem
+// counts them from above).
+func callText(t *testing.T, session *sdk.ClientSession, name string, args map[string]any) string {
+	t.Helper()
+	res, err := session.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil || res.IsError {
+		t.Fatalf("%s: %v %+v", name, err, res)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		b.WriteString(c.(*sdk.TextContent).Text)
+	}
+	if n := tokens.Count(b.String()); n > 20000 {
+		t.Errorf("%s answered %d tokens", name, n)
+	}
+	return b.String()
+}
+
 func serveCalls(t *testing.T, lines string) (*sdk.ClientSession, memrepo.Repo, *record.Recorder) {
 	t.Helper()
 	repo, _, err := maintain.Init(t.TempDir())
@@ -490,15 +483,7 @@ func TestServeAnswersUnderRealTokenizers(t *testing.T) {
 		fmt.Fprintf(&lines, `{"tool_name":"Read","session_id":"r","tool_use_id":"r%d","timestamp":"2026-11-30T10:00:00Z","arguments":{"file_path":"src/日本語/ファイル%d.ts"},"result":%s}`+"\n", j, j, quoted(strings.Repeat("ファイルの内容 🙂 ", 20)))
 	}
 	session, _, _ := serveCalls(t, lines.String())
-	ctx := context.Background()
-	call := func(name string, args map[string]any) string {
-		t.Helper()
-		res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
-		if err != nil || res.IsError {
-			t.Fatalf("%s: %v %+v", name, err, res)
-		}
-		return res.Content[0].(*sdk.TextContent).Text
-	}
+	call := func(name string, args map[string]any) string { t.Helper(); return callText(t, session, name, args) }
 	answers := map[string]string{"search": call("search", map[string]any{"query": "ファイル OR print", "limit": 1000})}
 	var all []any
 	for name := range results {

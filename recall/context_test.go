@@ -2,7 +2,6 @@ package recall_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -275,11 +274,7 @@ func TestContextBlockKept(t *testing.T) {
 	m := newMemRepo(t)
 	shopSessions(m)
 	contextOf(t, m, "/home/ana/shop", 0)
-	db, err := sql.Open("sqlite", filepath.Join(m.repo.StateDir(), recall.IndexFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := m.indexDB()
 	kept := func() recall.Context {
 		t.Helper()
 		var data []byte
@@ -340,11 +335,7 @@ func TestContextLinesKept(t *testing.T) {
 	m := newMemRepo(t)
 	shopSessions(m)
 	before := contextOf(t, m, "/home/ana/shop", 0)
-	db, err := sql.Open("sqlite", filepath.Join(m.repo.StateDir(), recall.IndexFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := m.indexDB()
 	// Each kept line put in its place: what comes back was read, not made.
 	res, err := db.Exec(`UPDATE lines SET line = '- the kept line of ' || (SELECT id FROM sessions WHERE rowid = session) || char(10),
 		cited = json_array('cited by ' || (SELECT id FROM sessions WHERE rowid = session))`)
@@ -390,11 +381,7 @@ func TestContextLeavesIdleEvents(t *testing.T) {
 		}
 		return c
 	}
-	db, err := sql.Open("sqlite", filepath.Join(m.repo.StateDir(), recall.IndexFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := m.indexDB()
 	indexedUpTo := func() (seq string) {
 		t.Helper()
 		if err := db.QueryRow(`SELECT value FROM meta WHERE key = 'journal_seq'`).Scan(&seq); err != nil {

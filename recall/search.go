@@ -134,25 +134,34 @@ func (m *Memory) Search(q Query) (Results, error) {
 	case q.Limit < 0 || q.Limit > MaxLimit:
 		return Results{}, fmt.Errorf("%w: the limit must be 1 to %d", ErrQuery, MaxLimit)
 	}
+	res, err := m.searchMended(q, query)
+	if err != nil || res.Total > 0 {
+		return res, err
+	}
+	if relaxed, ok := query.AnyWord(); ok {
+		// A question typed whole, as agents ask their memory: what holds some of its
+		// words, its rarer ones first, rather than nothing.
+		if some, err := m.searchMended(q, relaxed); err != nil || some.Total > 0 {
+			some.AnyWord = true
+			return some, err
+		}
+	}
+	return res, nil
+}
+
+// searchMended is search, and where it finds the index damaged only now, reading a
+// segment's postings or the rows they name, search again: first with the segments
+// read anew (another update may have swept one as this read their list), then with
+// the index made anew.
+func (m *Memory) searchMended(q Query, query *fulltext.Query) (Results, error) {
 	res, err := m.search(q, query)
 	for try := 0; damaged(err) && try < 2; try++ {
-		// Found damaged only now, reading a segment's postings or the rows they name:
-		// first the segments are read anew (another update may have swept one as this
-		// read their list), then the index is made anew, and asked again.
 		if try == 0 {
 			m.Index.closeSegments()
 		} else if err := m.remake(); err != nil {
 			return Results{}, err
 		}
 		res, err = m.search(q, query)
-	}
-	if any, ok := query.AnyWord(); ok && err == nil && res.Total == 0 {
-		// A question typed whole, as agents ask their memory: what holds some of its
-		// words, its rarer ones first, rather than nothing.
-		if some, err := m.search(q, any); err != nil || some.Total > 0 {
-			some.AnyWord = true
-			return some, err
-		}
 	}
 	return res, err
 }

@@ -118,6 +118,11 @@ func (m *Memory) Show(ids []string) ([]Shown, error) {
 		}
 		refs = append(refs, r)
 	}
+	return m.show(refs)
+}
+
+// show reads each entry of refs whole.
+func (m *Memory) show(refs []Ref) ([]Shown, error) {
 	// The prompts that led to them, read with them.
 	prompts := make([]int, len(refs)) // index into refs of each one's prompt, -1 for none
 	n := len(refs)
@@ -163,10 +168,10 @@ type ShownOrNot struct {
 // read together, one git lookup a record.
 func (m *Memory) ShowEach(ids []string) ([]ShownOrNot, error) {
 	out := make([]ShownOrNot, len(ids))
-	var good []string
+	var good []Ref
 	var at []int // of each good id in ids
 	for i, id := range ids {
-		_, err := m.Resolve(id)
+		r, err := m.Resolve(id)
 		var ambiguous *AmbiguousError
 		switch {
 		case errors.Is(err, ErrNotFound) || errors.As(err, &ambiguous):
@@ -174,10 +179,10 @@ func (m *Memory) ShowEach(ids []string) ([]ShownOrNot, error) {
 		case err != nil:
 			return nil, err
 		default:
-			good, at = append(good, id), append(at, i)
+			good, at = append(good, r), append(at, i)
 		}
 	}
-	shown, err := m.Show(good)
+	shown, err := m.show(good)
 	for k, sh := range shown {
 		out[at[k]].Shown = sh
 	}

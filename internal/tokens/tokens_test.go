@@ -11,7 +11,7 @@ func TestCount(t *testing.T) {
 		want int
 	}{
 		{"", 0},
-		{"the report of the analysis", 7}, // the, re|port, of, the, an|alys|is... from above
+		{"the report of the analysis", 7}, // the, repo|rt, of, the, anal|ysis: from above (cl100k and o200k: five)
 		{"cartTotal", 3},
 		{"HTTPServer", 3},
 		{"1733456789", 4},
