@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -449,7 +450,8 @@ func firstHitWhole(t *testing.T, session *sdk.ClientSession, query string) strin
 }
 
 // TestServeAnswersUnderRealTokenizers: what counts is tokens, not bytes. Answers about
-// observations whose results tokenize worst (a JSON log, Chinese, emoji, escapes) and a
+// observations whose results tokenize worst (a JSON log, Chinese, emoji, escapes, a
+// lockfile's base64 hashes, random letters, white space of every kind) and a
 // search of a thousand hits, counted by real tokenizers (cl100k and o200k, js-tiktoken
 // from npm), stay under the 20,000 tokens the README promises, and agmem's own count
 // (tokens.Count) is at least theirs.
@@ -462,7 +464,20 @@ func TestServeAnswersUnderRealTokenizers(t *testing.T) {
 	if _, err := os.Stat(filepath.Join("testdata", "npm", "node_modules", "js-tiktoken")); err != nil {
 		t.Fatal("js-tiktoken is not installed: run \"npm ci\" in mcp/testdata/npm (scripts/test.sh does)")
 	}
-	var log, emoji, escapes strings.Builder
+	var log, emoji, escapes, lockfile, letters, spacing strings.Builder
+	random := rand.New(rand.NewPCG(1, 2))
+	pick := func(from string) byte { return from[random.IntN(len(from))] }
+	for i := range 1000 {
+		fmt.Fprintf(&lockfile, "\"node_modules/p%d\": {\"integrity\": \"sha512-", i)
+		for range 88 {
+			lockfile.WriteByte(pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"))
+		}
+		lockfile.WriteString("==\"},\n")
+	}
+	for range 80000 {
+		letters.WriteByte(pick("abcdefghijklmnopqrstuvwxyz    "))
+		spacing.WriteByte(pick(" \t\n\r"))
+	}
 	for i := range 6000 {
 		fmt.Fprintf(&log, `{"ts":%d,"lvl":"info","msg":"GET /api/v1/orders/%d?include=items,customer 200 12ms","trace":"%032x"}`+"\n", 1733456789000+i, i, uint64(i)*0x9e3779b97f4a7c15)
 	}
@@ -471,7 +486,8 @@ func TestServeAnswersUnderRealTokenizers(t *testing.T) {
 		fmt.Fprintf(&escapes, "\x1b[3%dm%d\x1b[0m\x07", i%8, i)
 	}
 	results := map[string]string{"log": log.String(), "cjk": strings.Repeat("決済処理の失敗を調査し原因を特定した。", 3000),
-		"emoji": emoji.String(), "escapes": escapes.String()}
+		"emoji": emoji.String(), "escapes": escapes.String(), "lockfile": lockfile.String(), "letters": letters.String(),
+		"spacing": spacing.String()}
 	quoted := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	var lines strings.Builder
 	i := 0
@@ -492,7 +508,7 @@ func TestServeAnswersUnderRealTokenizers(t *testing.T) {
 		all = append(all, id)
 		answers[name+" timeline"] = call("timeline", map[string]any{"id": id, "before": 1000, "after": 1000})
 	}
-	answers["all four"] = call("get_observations", map[string]any{"ids": all})
+	answers["all"] = call("get_observations", map[string]any{"ids": all})
 
 	var names []string
 	var texts []string

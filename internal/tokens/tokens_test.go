@@ -16,6 +16,11 @@ func TestCount(t *testing.T) {
 		{"HTTPServer", 3},
 		{"1733456789", 4},
 		{"a  b\n\nc", 5},
+		{"xqzvjk", 6},     // no pair of them common: random letters are a token for every one or two
+		{"kubernetes", 4}, // k|uber|nete|s: words run on, by fours
+		{"\n\t\n\t", 4},   // white space of more than one kind
+		{"1 2", 3},        // a space before a digit is a token of its own
+		{strings.Repeat(" ", 40), 3},
 		{`{"a":1}`, 7},
 		{"日本語", 9},
 		{"🙂", 4},
