@@ -42,16 +42,21 @@ type sanitizer struct {
 // file is withheld is decided on the arguments as given, before anything is redacted.
 func (p *Policy) sanitize(o *memory.Observation) error {
 	s := sanitizer{p: p}
+	command := Command(o.Arguments)
 	if glob := p.withheldBy(FilePath(o.Arguments)); glob != "" {
 		o.Withheld = glob
 		o.Arguments = withhold(o.Arguments, glob)
+		o.Result, _ = json.Marshal(withheldMark(glob))
+	} else if glob = redact.PrintedFile(command, p.withheldBy); glob != "" {
+		// A shell command that prints the file: its output is the file's contents.
+		o.Withheld = glob
 		o.Result, _ = json.Marshal(withheldMark(glob))
 	}
 	// What a command that prints a secret gives back is held under the secret's name:
 	// its output is the secret's value, bare.
 	printed := ""
 	if p.Redactor != nil {
-		printed = redact.PrintedSecret(Command(o.Arguments))
+		printed = redact.PrintedSecret(command)
 	}
 	for pass := 0; pass == 0 || pass == 1 && s.seen.Any(); pass++ {
 		s.again = pass == 1
@@ -286,13 +291,15 @@ func (wk *walk) stringKey(key string) string {
 // container rewrites an object or an array that opens with open. A value below a
 // secret's key is held under that key; so is the "value" of an object whose "name" or
 // "key" names a secret ({"name": "DB_PASSWORD", "value": "…"}, as HAR headers and
-// Kubernetes env lists write them).
+// Kubernetes env lists write them, "Name" and "Value" as AWS's, "ParameterKey" and
+// "ParameterValue" as CloudFormation's). A value written before its name is seen as
+// the name's secret once the name is read, for the second pass to hide.
 func (wk *walk) container(open byte, where, key string, depth int) error {
 	w := &wk.w
 	end := open + 2 // '}' and ']' are two past '{' and '['
 	w.WriteByte(open)
 	secretParent := redact.SecretKey(key)
-	var named string
+	var named, valueFirst string
 	for i, more := 0, wk.r.Open(end); more; i++ {
 		if i > 0 {
 			w.WriteByte(',')
@@ -311,7 +318,7 @@ func (wk *walk) container(open byte, where, key string, depth int) error {
 			w.WriteByte(':')
 			switch {
 			case secretParent:
-			case (name == "value" || name == "val") && named != "":
+			case valueMember(name) && named != "":
 				childKey = named
 			default:
 				childKey = name
@@ -324,15 +331,33 @@ func (wk *walk) container(open byte, where, key string, depth int) error {
 		if err != nil {
 			return err
 		}
-		if name == "name" || name == "key" {
+		switch {
+		case nameMember(name):
 			named = str
+		case valueMember(name) && named == "":
+			valueFirst = str
 		}
 		if more, err = wk.r.More(end); err != nil {
 			return err
 		}
 	}
 	w.WriteByte(end)
+	if valueFirst != "" && named != "" && !secretParent && !wk.s.again && wk.s.p.Redactor != nil {
+		wk.s.p.Redactor.Field(named, valueFirst, &wk.s.seen)
+	}
 	return nil
+}
+
+// nameMember and valueMember say whether a member's name is that of one that names
+// its object's value, and of the value.
+func nameMember(name string) bool {
+	return strings.EqualFold(name, "name") || strings.EqualFold(name, "key") || strings.EqualFold(name, "ParameterKey") ||
+		strings.EqualFold(name, "OptionName")
+}
+
+func valueMember(name string) bool {
+	return strings.EqualFold(name, "value") || strings.EqualFold(name, "val") || strings.EqualFold(name, "ParameterValue") ||
+		strings.EqualFold(name, "OptionValue")
 }
 
 // number redacts a number held under a secret's key ("pin_code": 48213377), or seen.

@@ -115,6 +115,26 @@ func TestSanitizeWithholdsSecretFiles(t *testing.T) {
 	}
 }
 
+// TestSanitizeWithholdsSecretFilesPrinted: a shell command that prints a withheld file
+// gives back its contents, withheld as a read of it is; the command is kept.
+func TestSanitizeWithholdsSecretFilesPrinted(t *testing.T) {
+	o := sanitized(t, defaultPolicy(), `{"tool_name":"Bash","arguments":{"command":"cat ~/.netrc"},"result":"machine h login bob password Zx9 plus a long enough result"}`)
+	if o.Withheld != "**/.netrc" || strings.Contains(string(o.Result), "Zx9") || Command(o.Arguments) != "cat ~/.netrc" {
+		t.Errorf("withheld %q: %s %s", o.Withheld, o.Arguments, o.Result)
+	}
+}
+
+// TestSanitizeNamedValues: a value is held under the name its object gives it, in
+// either order and case, as AWS and CloudFormation write them too.
+func TestSanitizeNamedValues(t *testing.T) {
+	o := sanitized(t, defaultPolicy(), `{"tool_name":"t","arguments":{"env":[{"value":"Qw900VeryRandomValue9x","name":"DB_PASSWORD"},`+
+		`{"ParameterKey":"DBPassword","ParameterValue":"Qw901VeryRandomValue9x"},{"Name":"API_TOKEN","Value":"Qw902VeryRandomValue9x"},`+
+		`{"value":"db.local","name":"DB_HOST"}]},"result":"printed Qw900VeryRandomValue9x and more of a result"}`)
+	if s := string(o.Arguments) + string(o.Result); strings.Contains(s, "Qw90") || !strings.Contains(s, "db.local") {
+		t.Errorf("%s %s", o.Arguments, o.Result)
+	}
+}
+
 func TestWithheldBy(t *testing.T) {
 	for _, c := range []struct {
 		glob, path string

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agmem/agmem/redact"
 )
 
 const (
@@ -25,11 +27,14 @@ const (
 //     subject is a paragraph of its own, which git never reads as trailers, and keeps
 //     its "fix: …" form);
 //   - the subject is cut to 50 runes at a word boundary, each body line to 100, and the
-//     body to 15 lines and 1000 bytes.
+//     body to 15 lines and 1000 bytes;
+//   - a secret is redacted (redact.Default): the model saw none, but a server that
+//     answers as one may write one.
 //
 // The subject is "" when the answer has none (its first line is a bullet, or nothing
 // is left): the caller keeps its own. Both "" means nothing usable is left.
 func Clean(answer string) (subject, body string) {
+	answer, _ = redact.Default().Text(answer[:min(len(answer), maxAnswerBytes)])
 	lines := answerLines(answer)
 	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
 		lines = lines[1:]

@@ -20,6 +20,8 @@ var answers = []struct {
 	{"plain", "Add login form validation\n\n- Check the e-mail field\n- Show errors inline",
 		"Add login form validation", "- Check the e-mail field\n- Show errors inline"},
 	{"subject only", "Fix flaky build", "Fix flaky build", ""},
+	{"a secret", "Rotate ghp_hGAkWvj7FAc9QeWJKY40uvSwMFLZDe1f8rES\n\n- token ghp_hGAkWvj7FAc9QeWJKY40uvSwMFLZDe1f8rES leaked",
+		"Rotate [REDACTED:github-pat]", "- token [REDACTED:github-pat] leaked"},
 	{"fenced", "```\nUpdate parser tests\n\n- Cover empty input\n```", "Update parser tests", "- Cover empty input"},
 	{"fenced with a language", "```text\nUpdate parser tests\n```\n", "Update parser tests", ""},
 	{"quoted", `"Refactor the session store"`, "Refactor the session store", ""},

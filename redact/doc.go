@@ -12,7 +12,8 @@
 // match starts with a keyword, match only at the keywords.
 //
 // Where agmem differs from gitleaks, it redacts more: it does not decode base64, hex
-// or percent-encoded text (gitleaks' --max-decode-depth), it ignores "gitleaks:allow"
+// or percent-encoded text (gitleaks' --max-decode-depth), but reads JSON's escapes
+// (JSON written in a string, where a quote is \" and a slash \/), it ignores "gitleaks:allow"
 // comments (input must not be able to switch redaction off), and gitleaks' global
 // allowlist, whose "true|false|null" is mended to mean those words alone, applies to
 // gitleaks' rules only.

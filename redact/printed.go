@@ -2,6 +2,7 @@ package redact
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -24,6 +25,31 @@ func PrintedSecret(command string) string {
 	}
 	return ""
 }
+
+// PrintedFile is the glob of a withheld file (withheldBy's answer for a path, "" for
+// none) that a shell command prints: "cat ~/.netrc", "head -5 .env", "sort < .env",
+// in any step of it, as PrintedSecret reads steps.
+func PrintedFile(command string, withheldBy func(path string) string) string {
+	for _, step := range strings.FieldsFunc(command, stepSeparator) {
+		words := commandWords(strings.Fields(step))
+		if len(words) == 0 || !slices.Contains(fileReaders, path.Base(words[0])) {
+			continue
+		}
+		for _, w := range words[1:] {
+			if w = strings.Trim(strings.TrimLeft(w, "<"), `"'`); w != "" && w[0] != '-' {
+				if glob := withheldBy(w); glob != "" {
+					return glob
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// fileReaders are the commands that print what is in the files they are given.
+var fileReaders = []string{"cat", "tac", "nl", "head", "tail", "less", "more", "bat", "batcat", "view", "strings",
+	"xxd", "od", "hexdump", "base64", "grep", "egrep", "rg", "ag", "awk", "sed", "sort", "uniq", "cut", "column",
+	"jq", "yq", "type", "Get-Content", "gc"}
 
 // stepSeparator says whether c ends a step of a shell command: a list's ";", "&&",
 // "||" and "&", a pipeline's "|", a line's end, a subshell's parentheses, and a

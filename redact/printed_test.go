@@ -1,6 +1,9 @@
 package redact
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestPrintedSecret(t *testing.T) {
 	for command, want := range map[string]string{
@@ -65,6 +68,28 @@ func TestPrintedSecret(t *testing.T) {
 	} {
 		if got := PrintedSecret(command); got != want {
 			t.Errorf("PrintedSecret(%q) = %q, want %q", command, got, want)
+		}
+	}
+}
+
+func TestPrintedFile(t *testing.T) {
+	withheld := func(path string) string {
+		if strings.HasSuffix(path, ".netrc") || strings.Contains(path, ".env") {
+			return "a glob"
+		}
+		return ""
+	}
+	for command, want := range map[string]string{
+		"cat ~/.netrc ~/.pgpass":         "a glob",
+		"cd app && head -5 .env | wc":    "a glob",
+		"sort < .env.local":              "a glob",
+		`bash -lc "grep API '.env'"`:     "a glob",
+		"cat README.md":                  "",
+		"cp .env .env.bak":               "", // prints nothing
+		"grep -r --include=.env TOKEN .": "",
+	} {
+		if got := PrintedFile(command, withheld); got != want {
+			t.Errorf("PrintedFile(%q) = %q, want %q", command, got, want)
 		}
 	}
 }

@@ -136,8 +136,73 @@ func RuleIDs() []string {
 
 // Find returns the secrets in text, in order, none overlapping: overlapping findings
 // become one, named by the most specific rule among them (github-pat rather than
-// secret-assignment).
-func (r *Redactor) Find(text string) []Finding { return r.find(text, true) }
+// secret-assignment). Text that holds JSON's escapes (JSON written into a string, as a
+// log or a command prints it: {\"password\":\"…\"}, https:\/\/user:pw@, ghp\u005f…) is
+// searched as it reads with them written as their characters too, and each secret found
+// so is where the escapes that spell it are.
+func (r *Redactor) Find(text string) []Finding { return r.findEscaped(text, 0) }
+
+// maxUnescaped is how many times over Find reads escapes written as their characters:
+// JSON in a string in JSON in a string, as a log of a log holds it. Each reading
+// costs a search of the whole text again.
+const maxUnescaped = 3
+
+func (r *Redactor) findEscaped(text string, depth int) []Finding {
+	found := r.find(text, true)
+	if depth == maxUnescaped || !holdsEscapes(text) {
+		return found
+	}
+	plain, at := jsonscan.AppendTextAt(nil, []byte(text), nil)
+	if len(at) == 0 {
+		return found
+	}
+	for _, f := range r.findEscaped(string(plain), depth+1) {
+		f.Start, f.End = escapedStart(at, f.Start), escapedEnd(at, f.End)
+		found = append(found, f)
+	}
+	return merge(found)
+}
+
+// holdsEscapes says whether text holds an escape that hides what a rule reads: a quote,
+// a slash or a character by its code.
+func holdsEscapes(text string) bool {
+	for i := strings.IndexByte(text, '\\'); i >= 0 && i+1 < len(text); {
+		if c := text[i+1]; c == '"' || c == '/' || c == 'u' {
+			return true
+		}
+		j := strings.IndexByte(text[i+2:], '\\')
+		if j < 0 {
+			return false
+		}
+		i += 2 + j
+	}
+	return false
+}
+
+// escapedStart is where in the escaped text the character at offset i of its plain
+// text (jsonscan.AppendTextAt's, which said where each escape was) starts; escapedEnd
+// where the one before offset i ends.
+func escapedStart(at []jsonscan.Escape, i int) int {
+	k := sort.Search(len(at), func(k int) bool { return at[k].Text > i }) - 1
+	switch {
+	case k < 0:
+		return i
+	case i < at[k].TextEnd:
+		return at[k].Src
+	}
+	return at[k].SrcEnd + i - at[k].TextEnd
+}
+
+func escapedEnd(at []jsonscan.Escape, i int) int {
+	k := sort.Search(len(at), func(k int) bool { return at[k].Text >= i }) - 1
+	switch {
+	case k < 0:
+		return i
+	case i <= at[k].TextEnd:
+		return at[k].SrcEnd
+	}
+	return at[k].SrcEnd + i - at[k].TextEnd
+}
 
 // find is Find; atKeywords false has every rule's regex search the whole of each window
 // around its keywords, as Find did before rules whose matches start at a keyword ran

@@ -46,6 +46,19 @@ func TestText(t *testing.T) {
 		{"private key cut short", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk", "[REDACTED:private-key]"},
 		{"github token", "pushed with ghp_1234567890abcdefghijABCDEFGHIJ123456 ok", "pushed with [REDACTED:github-pat] ok"},
 		{"aws key", "AKIAZ5GMHYJK7Q2XWN4P", "[REDACTED:aws-access-token]"},
+		{"json in a string", `{\"password\":\"Zx9SecretPw77qq\"}`, `{\"password\":\"[REDACTED:secret-assignment]\"}`},
+		{"json in a string twice", `{\\\"password\\\":\\\"Zx9SecretPw77qq\\\"}`, `{\\\"password\\\":\\\"[REDACTED:secret-assignment]\\\"}`},
+		{"slashes escaped", `postgres:\/\/bob:Zx9SecretPw77q@db.example.com\/app`, `postgres:\/\/bob:[REDACTED:url-credentials]@db.example.com\/app`},
+		{"characters escaped", `ghp\u005fhGAkWvj7FAc9QeWJKY40uvSwMFLZDe1f8rES end`, `[REDACTED:github-pat] end`},
+		{"netrc", "machine github.com login bob password Zx9SecretPw77q", "machine github.com login bob password [REDACTED:secret-assignment]"},
+		{"netrc lines", "machine api.example.com\n  login bob\n  password Zx9Secret\nmachine x", "machine api.example.com\n  login bob\n  password [REDACTED:secret-assignment]\nmachine x"},
+		{"bearer alone", `H=$(echo Bearer eyJhbGciOiJIUzI1NiJ9xyzabc1234567890)`, `H=$(echo Bearer [REDACTED:auth-header])`},
+		{"bearer in prose", "uses Bearer authentication for its requests", "uses Bearer authentication for its requests"},
+		{"env as json", `[{"name":"DB_PASSWORD","value":"Qw964VeryRandom9x"},{"name":"HOST","value":"db"}]`, `[{"name":"DB_PASSWORD","value":"[REDACTED:secret-assignment]"},{"name":"HOST","value":"db"}]`},
+		{"env as json, value first", `{"value":"Qw900VeryRandom9x", "name":"API_TOKEN"}`, `{"value":"[REDACTED:secret-assignment]", "name":"API_TOKEN"}`},
+		{"env as yaml", "- name: DB_PASSWORD\n  value: Qw900VeryRandom9x\n- name: HOST\n  value: db.local", "- name: DB_PASSWORD\n  value: [REDACTED:secret-assignment]\n- name: HOST\n  value: db.local"},
+		{"escapes of nothing", `\uZZZZ \q password`, `\uZZZZ \q password`},
+		{"escapes of escapes", strings.Repeat(`\u005c`, 5000) + "u005c", strings.Repeat(`\u005c`, 5000) + "u005c"}, // read thrice, not 5,000 times
 
 		{"placeholder var", "password=${DB_PASSWORD}", "password=${DB_PASSWORD}"},
 		{"placeholder mask", "password: ****", "password: ****"},
@@ -74,6 +87,11 @@ func TestField(t *testing.T) {
 		{"apiKey", "abcdef", Mark(RuleAssignment)},
 		{"Authorization", "Bearer abcdefgh", "Bearer " + Mark(RuleAuthHeader)},
 		{"token", "${TOKEN}", "${TOKEN}"},
+		{"SENTRY_DSN", "https://3f9a@o1.ingest.sentry.io/7", Mark(RuleAssignment)},
+		{"ssh_key", "AAAAC3NzaC1lZDI1NTE5AAAA", Mark(RuleAssignment)},
+		{"slackWebhookUrl", "https://hooks.example.com/T0/B0/x", Mark(RuleAssignment)},
+		{"bearer", "eyJhbGciOiJIUzI1NiJ9", Mark(RuleAssignment)},
+		{"dsname", "payments", "payments"}, // a word that holds dsn
 		{"command", "echo $HOME", "echo $HOME"},
 		{"command", "export GITHUB_TOKEN=ghp_1234567890abcdefghijABCDEFGHIJ123456", "export GITHUB_TOKEN=" + Mark("github-pat")},
 	} {

@@ -641,12 +641,54 @@ func ownRules() []*rule {
 			keywords: []string{"authorization", "cookie"},
 			secret:   group(1),
 		},
+		// A token after "Bearer" without its header's name (what a log or a variable
+		// holds of a header): a long word, of a token's characters and random enough.
+		{
+			id:       RuleAuthHeader,
+			keyed:    true,
+			regex:    `(?i)\bbearer[ \t]+([a-z0-9._~+/-]{16,}=*)`,
+			keywords: []string{"bearer"},
+			entropy:  3,
+			secret:   firstValue,
+		},
+		// A .netrc's password, on the machine's line or a line after it.
+		{
+			id:       RuleAssignment,
+			keyed:    true,
+			regex:    `(?i)\bmachine[ \t]+\S+(?:\s+(?:login|account)[ \t]+\S+)*\s+password[ \t]+` + quotedOrBare,
+			keywords: []string{"machine"},
+			secret:   firstValue,
+		},
 		{
 			id:          RuleAssignment,
 			keyed:       true,
 			anchoredKey: true,
 			// KEY=VALUE, KEY: VALUE, "KEY": "VALUE", KEY := VALUE, KEY => VALUE.
 			regex:    `(?i)([a-z0-9_.-]+)["']?[ \t]*(?::=|=>|\|\|=|=|:)[ \t]*` + quotedOrBare,
+			keywords: assignmentKeywords,
+			secret:   assignedValue,
+		},
+		// A value named by the member beside it, in JSON or YAML written as text (what
+		// kubectl get -o json or -o yaml prints, a HAR): {"name": "DB_PASSWORD", "value":
+		// "…"}, whichever comes first, and "- name: DB_PASSWORD" over "  value: …".
+		{
+			id:       RuleAssignment,
+			keyed:    true,
+			regex:    `(?i)"name"[ \t]*:[ \t]*"([a-z0-9_.-]+)"[ \t]*,[ \t]*"value"[ \t]*:[ \t]*` + quotedOrBare,
+			keywords: assignmentKeywords,
+			secret:   assignedValue,
+		},
+		{
+			id:       RuleAssignment,
+			keyed:    true,
+			regex:    `(?i)"value"[ \t]*:[ \t]*"((?:[^"\\\n]|\\.)+)"[ \t]*,[ \t]*"name"[ \t]*:[ \t]*"([a-z0-9_.-]+)"`,
+			keywords: assignmentKeywords,
+			secret:   valueBeforeName,
+		},
+		{
+			id:       RuleAssignment,
+			keyed:    true,
+			regex:    `(?i)\bname:[ \t]*["']?([a-z0-9_.-]+)["']?[ \t]*\r?\n[ \t]*value:[ \t]*` + quotedOrBare,
 			keywords: assignmentKeywords,
 			secret:   assignedValue,
 		},
@@ -738,16 +780,22 @@ func assignedValue(text string, m []int) (int, int, bool) {
 	return 0, 0, false
 }
 
+// valueBeforeName accepts a value (submatch 1) whose name comes after it (submatch 2)
+// when the name names a secret and the value is not a placeholder.
+func valueBeforeName(text string, m []int) (int, int, bool) {
+	return m[2], m[3], SecretKey(text[m[4]:m[5]]) && !Placeholder(text[m[2]:m[3]])
+}
+
 // secretKeyWords are what a key that names a secret holds, once lower-cased and
 // stripped of "-", "_", "." and spaces.
 var secretKeyWords = []string{
 	"password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey",
 	"privatekey", "credential", "authkey", "sessionkey", "signingkey", "encryptionkey",
-	"masterkey", "connectionstring",
+	"masterkey", "connectionstring", "sshkey", "webhookurl",
 }
 
 // assignmentKeywords are in every key SecretKey accepts, as the key is written.
-var assignmentKeywords = []string{"pass", "pwd", "secret", "token", "key", "credential", "connection"}
+var assignmentKeywords = []string{"pass", "pwd", "secret", "token", "key", "credential", "connection", "webhook", "dsn", "bearer"}
 
 // notSecretKeys are keys that hold a secret word and count or describe something else.
 var notSecretKeys = []string{"tokens", "tokencount", "tokentype", "tokenizer", "tokenlimit", "secretname", "secretref"}
@@ -773,11 +821,12 @@ func SecretKey(key string) bool {
 			return true
 		}
 	}
-	// "pass" and "pwd" name a secret as a word of the key, not inside one ("bypass");
+	// "pass", "pwd", "dsn" (a database's, with its password; Sentry's, with its key)
+	// and "bearer" name a secret as a word of the key, not inside one ("bypass");
 	// "PWD" alone is the shell's working directory.
 	words := keyWords(key)
 	for _, w := range words {
-		if w == "pass" || w == "pwd" && len(words) > 1 {
+		if w == "pass" || w == "dsn" || w == "bearer" || w == "pwd" && len(words) > 1 {
 			return true
 		}
 	}

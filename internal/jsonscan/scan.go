@@ -541,11 +541,22 @@ func AppendString(dst []byte, s string, html bool) []byte {
 // words are words ("\nwalrus" is a line end and walrus). In valid JSON only strings hold
 // a backslash; one that starts no escape is kept.
 func AppendText(dst, src []byte) []byte {
+	dst, _ = AppendTextAt(dst, src, nil)
+	return dst
+}
+
+// Escape is where an escape that AppendTextAt wrote as its character was: src[Src:SrcEnd]
+// became the text's [Text:TextEnd], counted from where AppendTextAt began to append.
+type Escape struct{ Src, SrcEnd, Text, TextEnd int }
+
+// AppendTextAt is AppendText, and appends to at each escape it wrote as its character,
+// in order: what reads the text for something may say where src holds it.
+func AppendTextAt(dst, src []byte, at []Escape) ([]byte, []Escape) {
 	i := bytes.IndexByte(src, '\\')
 	if i < 0 {
-		return append(dst, src...)
+		return append(dst, src...), at
 	}
-	start := 0
+	base, start := len(dst), 0
 	for i >= 0 {
 		dst = append(dst, src[start:i]...)
 		r, n := escape(src[i:])
@@ -558,16 +569,18 @@ func AppendText(dst, src []byte) []byte {
 					r, n = pair, n+m
 				}
 			}
-			dst = utf8.AppendRune(dst, r) // a lone half is written as U+FFFD
+			fallthrough // a lone half is written as U+FFFD
 		default:
+			from := len(dst)
 			dst = utf8.AppendRune(dst, r)
+			at = append(at, Escape{Src: i, SrcEnd: i + n, Text: from - base, TextEnd: len(dst) - base})
 		}
 		start = i + n
 		if i = bytes.IndexByte(src[start:], '\\'); i >= 0 {
 			i += start
 		}
 	}
-	return append(dst, src[start:]...)
+	return append(dst, src[start:]...), at
 }
 
 // AppendHTMLUnescape appends src, JSON, to dst with the escapes AppendHTMLEscape makes of
