@@ -319,11 +319,11 @@ func TestContextBlockKept(t *testing.T) {
 		t.Errorf("the block read is not the block made:\n%s\nmade:\n%s", c.Text, made.Text)
 	}
 
-	m.codex(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_use_id":"call_1"}`)
+	m.hook("codex", `{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_use_id":"call_1"}`)
 	if c := contextOf(t, m, "/w", 0); !strings.Contains(c.Text, "failed: ") {
 		t.Fatalf("the call waiting for its result is not told as failed:\n%s", c.Text)
 	}
-	m.codex(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_response":"ok, all 12 tests of the shop ran green at last","tool_use_id":"call_1"}`)
+	m.hook("codex", `{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_response":"ok, all 12 tests of the shop ran green at last","tool_use_id":"call_1"}`)
 	if c := contextOf(t, m, "/w", 0); strings.Contains(c.Text, "failed: ") || !strings.Contains(c.Text, "ran make test") {
 		t.Errorf("the answered call is still told as failed:\n%s", c.Text)
 	}

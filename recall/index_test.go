@@ -58,10 +58,10 @@ func (m *memRepo) record(session string, inputs ...record.Input) record.Outcome 
 	return out
 }
 
-// codex records a Codex hook payload, as Codex's hooks give it.
-func (m *memRepo) codex(payload string) {
+// hook records an agent's hook payload, as its hooks give it.
+func (m *memRepo) hook(agent, payload string) {
 	m.t.Helper()
-	r, err := record.Open(m.repo.Root, record.Options{Agent: "codex", Getenv: func(string) string { return "" }})
+	r, err := record.Open(m.repo.Root, record.Options{Agent: agent, Getenv: func(string) string { return "" }})
 	if err != nil {
 		m.t.Fatal(err)
 	}
@@ -320,13 +320,13 @@ func TestIndexMadeAnew(t *testing.T) {
 // found by its result, not failed, pending and then in its commit.
 func TestAnsweredCallIndexedAgain(t *testing.T) {
 	m := newMemRepo(t)
-	m.codex(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_use_id":"call_1"}`)
+	m.hook("codex", `{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_use_id":"call_1"}`)
 	m.record("other", call("Read", "r1", time.Second, map[string]any{"file_path": "/w/a.go"}, strings.Repeat("package a ", 8)))
 	m.flush() // commits the other session's call; the report waits for its result
 	if res := m.search(recall.Query{Text: "make"}); len(res.Hits) != 1 || !res.Hits[0].Failed {
 		t.Fatalf("the waiting report: %+v, want one failed hit", res.Hits)
 	}
-	m.codex(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_response":"ok zebrafish passed, all 12 tests of the shop ran green","tool_use_id":"call_1"}`)
+	m.hook("codex", `{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_response":"ok zebrafish passed, all 12 tests of the shop ran green","tool_use_id":"call_1"}`)
 	check := func(committed bool) {
 		t.Helper()
 		res := m.search(recall.Query{Text: "zebrafish"})
@@ -338,7 +338,7 @@ func TestAnsweredCallIndexedAgain(t *testing.T) {
 		}
 	}
 	check(false)
-	m.codex(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"Stop","last_assistant_message":"done"}`)
+	m.hook("codex", `{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"Stop","last_assistant_message":"done"}`)
 	m.flush()
 	check(true)
 }
@@ -349,13 +349,13 @@ func TestAnsweredCallIndexedAgain(t *testing.T) {
 // answered.
 func TestCommitAndJournalInOneUpdate(t *testing.T) {
 	m := newMemRepo(t)
-	m.codex(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_use_id":"call_1"}`)
+	m.hook("codex", `{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_use_id":"call_1"}`)
 	for i := range 3 {
 		m.record("other", call("Bash", fmt.Sprint("r", i), time.Duration(i)*time.Second, map[string]any{"command": fmt.Sprint("grep -n quokka zoo", i, ".txt")},
 			fmt.Sprint("zoo", i, ".txt:1: the quokka smiles at the keeper, who feeds it leaves at noon")))
 	}
 	m.flush() // commits the calls; the index is not updated
-	m.codex(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_response":"ok zebrafish passed","tool_use_id":"call_1"}`)
+	m.hook("codex", `{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_response":"ok zebrafish passed","tool_use_id":"call_1"}`)
 	res := m.search(recall.Query{Text: "quokka"})
 	if res.Total != 3 || len(res.Hits) != 3 {
 		t.Fatalf("the committed calls: %d hits of %d, want 3", len(res.Hits), res.Total)
@@ -384,11 +384,11 @@ func TestUpdateReadsSegmentsAnew(t *testing.T) {
 	if res, err := early.Search(recall.Query{Text: "walrus"}); err != nil || len(res.Hits) != 1 {
 		t.Fatalf("the call before the reader opened: %+v, %v", res.Hits, err)
 	}
-	m.codex(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_use_id":"call_1"}`)
+	m.hook("codex", `{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_use_id":"call_1"}`)
 	m.record("other", call("Read", "r1", time.Second, map[string]any{"file_path": "/w/b.go"}, "package b"))
 	m.flush()
 	m.update() // indexes the waiting report, in a segment the reader has not read
-	m.codex(`{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_response":"ok zebrafish passed","tool_use_id":"call_1"}`)
+	m.hook("codex", `{"session_id":"x1","turn_id":"t1","cwd":"/w","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"make test"},"tool_response":"ok zebrafish passed","tool_use_id":"call_1"}`)
 	if err := early.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -558,6 +558,33 @@ func TestUpdateStoppedMidway(t *testing.T) {
 // that named it were merged, an event (no document of a segment) too; a reader opened
 // before shows what another process indexed since, without updating; and the 300th
 // call of one flushed record (read in parts) is whole.
+// TestShowThePromptACallCameOf: a call recorded after the next prompt (Claude Code runs
+// the hooks of calls in the background) is shown with the prompt its prompt_id names.
+func TestShowThePromptACallCameOf(t *testing.T) {
+	m := newMemRepo(t)
+	m.hook("claude", `{"session_id":"a1","cwd":"/w","prompt_id":"pa","hook_event_name":"UserPromptSubmit","prompt":"run the slow build"}`)
+	m.hook("claude", `{"session_id":"a1","cwd":"/w","prompt_id":"pb","hook_event_name":"UserPromptSubmit","prompt":"now something else"}`)
+	m.hook("claude", `{"session_id":"a1","cwd":"/w","prompt_id":"pa","hook_event_name":"PostToolUse","tool_name":"Bash",`+
+		`"tool_input":{"command":"make slow-build"},"tool_response":{"stdout":"the slow build finished after a long while","stderr":""},"tool_use_id":"tu1"}`)
+	m.hook("claude", `{"session_id":"a1","cwd":"/w","prompt_id":"pb","hook_event_name":"PostToolUse","tool_name":"Bash",`+
+		`"tool_input":{"command":"make other"},"tool_response":{"stdout":"the other thing was made, as it was asked","stderr":""},"tool_use_id":"tu2"}`)
+	for _, flushed := range []bool{false, true} {
+		if flushed {
+			m.flush()
+		}
+		for command, want := range map[string]string{"slow": "run the slow build", "other": "now something else"} {
+			hits := m.search(recall.Query{Text: command, Tool: "Bash"}).Hits
+			if len(hits) != 1 {
+				t.Fatalf("%s: %d hits", command, len(hits))
+			}
+			shown, err := m.open().Show([]string{hits[0].ID})
+			if err != nil || len(shown) != 1 || shown[0].Prompt != want {
+				t.Errorf("flushed %v: make %s shown with %+v, %v; want the prompt %q", flushed, command, shown, err, want)
+			}
+		}
+	}
+}
+
 func TestShowByIDs(t *testing.T) {
 	m := newMemRepo(t)
 	early := m.open()
@@ -589,8 +616,8 @@ func TestShowByIDs(t *testing.T) {
 	if err != nil || len(obs) != 1 || obs[0].Entry.Observation == nil || !strings.Contains(string(obs[0].Entry.Observation.Result), "part 299 of the otter") {
 		t.Fatalf("Show(%s): %+v, %v", last.Short, obs, err)
 	}
-	m.codex(`{"session_id":"x9","turn_id":"t1","cwd":"/w","hook_event_name":"UserPromptSubmit","prompt":"ask the otter about the beaver's lodge"}`)
-	m.codex(`{"session_id":"x9","turn_id":"t1","cwd":"/w","hook_event_name":"Stop","last_assistant_message":"done"}`)
+	m.hook("codex", `{"session_id":"x9","turn_id":"t1","cwd":"/w","hook_event_name":"UserPromptSubmit","prompt":"ask the otter about the beaver's lodge"}`)
+	m.hook("codex", `{"session_id":"x9","turn_id":"t1","cwd":"/w","hook_event_name":"Stop","last_assistant_message":"done"}`)
 	m.flush()
 	m.update()
 	prompts := m.search(recall.Query{Text: "beaver lodge"})

@@ -150,11 +150,46 @@ func (m *Memory) show(refs []Ref) ([]Shown, error) {
 	out := make([]Shown, n)
 	for i := range out {
 		out[i] = Shown{Ref: refs[i], Entry: entries[i]}
-		if p := prompts[i]; p >= 0 {
-			out[i].Prompt = entries[p].Event.Text
+		p := prompts[i]
+		if p < 0 {
+			continue
 		}
+		prompt := entries[p]
+		if o := entries[i].Observation; o != nil && o.PromptID != "" && prompt.Event.Attrs["prompt_id"] != "" &&
+			prompt.Event.Attrs["prompt_id"] != o.PromptID {
+			if prompt, err = m.promptNamed(refs[i], o.PromptID, prompt); err != nil {
+				return nil, err
+			}
+		}
+		out[i].Prompt = prompt.Event.Text
 	}
 	return out, nil
+}
+
+// promptsBack bounds how many prompts before a call promptNamed reads for its own.
+const promptsBack = 50
+
+// promptNamed is the prompt of ref's session before it whose prompt_id is id, or
+// latest when none of the last promptsBack is: the prompt a call came of, when the
+// call was recorded after the next prompt (Claude Code runs the hooks of calls in the
+// background, and a hook may wait its turn at the journal).
+func (m *Memory) promptNamed(ref Ref, id string, latest memory.Entry) (memory.Entry, error) {
+	refs, err := m.refs(`SELECT `+refColumns+` FROM `+refFrom+`
+		WHERE `+inSession+` AND e.event = 'UserPromptSubmit' AND e.ts <= ? ORDER BY e.ts DESC LIMIT ?`,
+		ref.Session, ref.Time.UnixNano(), promptsBack)
+	if err != nil {
+		return latest, err
+	}
+	entries, err := m.entries(refs)
+	if err != nil {
+		return latest, err
+	}
+	for _, e := range entries {
+		if e.Event != nil && e.Event.Attrs["prompt_id"] == id {
+			return e, nil
+		}
+	}
+	return latest, nil
 }
 
 // ShownOrNot is an entry ShowEach gives, or why it gives none for its id.
