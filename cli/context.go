@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -83,7 +84,10 @@ func runContext(e *env, repo memrepo.Repo, f sessionstart.Flags) error {
 	behind, _ := m.Lag()
 	late := ctx.Err() != nil || behind != ""
 	if late {
+		// An empty or short block looks like a project nothing is known of: say why.
 		sessionstart.IndexInBackground(self, repo)
+		warn(e, hint.With(errors.New("the search index is behind the memory, and is brought up to date in the background: this block may leave out what it has not read yet"),
+			"run agmem context again in a moment, or agmem index to wait for it"))
 	}
 	block, err := m.Context(r.Project, r.MaxChars)
 	if err != nil {

@@ -193,6 +193,45 @@ func TestShowDrivesNoTerminal(t *testing.T) {
 	}
 }
 
+// TestContextSaysTheIndexIsBehind: agmem context that answers before its index has read
+// what is new says so on stderr, where its block alone would look like all there is.
+func TestContextSaysTheIndexIsBehind(t *testing.T) {
+	// Not t.TempDir: the agmem index context starts in the background may still be
+	// ending when the test does.
+	dir, err := os.MkdirTemp("", "agmem-behind-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	mustAgmem(t, dir, "", "init", ".")
+	mustAgmem(t, dir, "", "record", "--session", "first", "--cwd", dir, "--tool", "Bash", "--arg", "command=make heron",
+		"--result", "the heron target ran every test of the project, and all of them passed")
+	mustAgmem(t, dir, "", "flush")
+	release := recalltest.HoldWriteLock(t, filepath.Join(dir, ".agmem"))
+	mustAgmem(t, dir, "", "record", "--session", "later", "--cwd", dir, "--tool", "Bash", "--arg", "command=make egret",
+		"--result", "the egret target ran every test of the project, and all of them passed")
+	context := func() (string, string) {
+		t.Helper()
+		cmd, out, errb := agmemCommand(dir, []string{"AGMEM_CONTEXT_BUDGET=300ms"}, "", "context", "--project", dir)
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("agmem context: %v: %s", err, errb)
+		}
+		return out.String(), errb.String()
+	}
+	if _, stderr := context(); !strings.Contains(stderr, "the search index is behind the memory") {
+		t.Errorf("agmem context while its index is held said nothing of it: %q", stderr)
+	}
+	release()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if out, stderr := context(); stderr == "" && strings.Contains(out, "make egret") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the index was not brought up to date in the background")
+		}
+	}
+}
+
 // TestMCPServeStartsWhileTheIndexCatchesUp: agmem mcp serve answers at once while its
 // index cannot be brought up to date (another update holds it, as a rebuild after a
 // clone or an upgrade does), and its calls say the index is catching up; the agmem
@@ -375,6 +414,14 @@ func TestContextOfTheRepositoryAroundTheStart(t *testing.T) {
 	}
 	if out, err := agmem(t, dir, nil, "", "--repo", repo, "search", "npm", "--project", link); err != nil || !strings.Contains(out, "npm test") {
 		t.Errorf("agmem search --project by a link to it: %v\n%s", err, out)
+	}
+	// A session recorded where the link names it, and one where it resolves, are both
+	// of the project --project names by the link, as search finds them.
+	mustAgmem(t, repo, "", "record", "--session", "by-link", "--cwd", link, "--tool", "Bash", "--arg", "command=npm run lint",
+		"--result", "the linter found nothing to say of the shop's cart, in 1.1 seconds")
+	if out, err := agmem(t, dir, nil, "", "--repo", repo, "context", "--project", link); err != nil || !strings.Contains(out, "ran npm test") ||
+		!strings.Contains(out, "ran npm run lint") {
+		t.Errorf("agmem context --project by a link to it: %v\n%s", err, out)
 	}
 	// A session an older agmem took under an id agmem refuses now, resumed: its start
 	// is told of its project all the same (and nothing is recorded in it).

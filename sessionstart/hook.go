@@ -83,8 +83,7 @@ func Ask(repo memrepo.Repo, cfg *config.Config, getenv func(string) string, f Fl
 	r := Request{Repo: repo, MaxChars: cfg.Context.MaxChars, Format: format, Hook: hookOf(payload, agent),
 		Off: !cfg.Context.Enabled, Getenv: getenv}
 	var err error
-	given := project != ""
-	if !given {
+	if project == "" {
 		// The payload's cwd is the directory as its agent records where it works; a
 		// person's working directory is taken as agents take theirs (physical).
 		if project = r.Hook.Cwd; project == "" {
@@ -98,9 +97,9 @@ func Ask(repo memrepo.Repo, cfg *config.Config, getenv func(string) string, f Fl
 		}
 		project = worktreeAround(project, getenv("HOME"))
 	}
-	if r.Project, err = filepath.Abs(project); given {
-		r.Project = physical(r.Project)
-	}
+	// A project given is read as search reads it: the directory as named, and as its
+	// links resolve (recall.projectDirs).
+	r.Project, err = filepath.Abs(project)
 	return r, err
 }
 
