@@ -148,7 +148,7 @@ func noSession(session string) error {
 
 // timelineLine is one entry as a person reads it in a terminal: one line, time first.
 func timelineLine(en memory.Entry) string {
-	at := en.Time().Local().Format(time.DateTime)
+	at := en.Time().UTC().Format(time.DateTime)
 	if ev := en.Event; ev != nil {
 		text := ev.Text
 		switch ev.Name {
