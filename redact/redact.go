@@ -138,45 +138,65 @@ func RuleIDs() []string {
 // become one, named by the most specific rule among them (github-pat rather than
 // secret-assignment). Text that holds JSON's escapes (JSON written into a string, as a
 // log or a command prints it: {\"password\":\"…\"}, https:\/\/user:pw@, ghp\u005f…) is
-// searched as it reads with them written as their characters too, and each secret found
-// so is where the escapes that spell it are.
+// searched around them as it reads with them written as their characters too, and each
+// secret found so is where the escapes that spell it are.
 func (r *Redactor) Find(text string) []Finding { return r.findEscaped(text, 0) }
 
 // maxUnescaped is how many times over Find reads escapes written as their characters:
-// JSON in a string in JSON in a string, as a log of a log holds it. Each reading
-// costs a search of the whole text again.
+// JSON in a string in JSON in a string, as a log of a log holds it.
 const maxUnescaped = 3
 
 func (r *Redactor) findEscaped(text string, depth int) []Finding {
 	found := r.find(text, true)
-	if depth == maxUnescaped || !holdsEscapes(text) {
+	if depth == maxUnescaped {
 		return found
 	}
-	plain, at := jsonscan.AppendTextAt(nil, []byte(text), nil)
-	if len(at) == 0 {
-		return found
+	more := false
+	for _, w := range escapeWindows(text) {
+		plain, at := jsonscan.AppendTextAt(make([]byte, 0, w[1]-w[0]), []byte(text[w[0]:w[1]]), nil)
+		for _, f := range r.findEscaped(string(plain), depth+1) {
+			f.Start, f.End = w[0]+escapedStart(at, f.Start), w[0]+escapedEnd(at, f.End)
+			found, more = append(found, f), true
+		}
 	}
-	for _, f := range r.findEscaped(string(plain), depth+1) {
-		f.Start, f.End = escapedStart(at, f.Start), escapedEnd(at, f.End)
-		found = append(found, f)
+	if !more {
+		return found
 	}
 	return merge(found)
 }
 
-// holdsEscapes says whether text holds an escape that hides what a rule reads: a quote,
-// a slash or a character by its code.
-func holdsEscapes(text string) bool {
-	for i := strings.IndexByte(text, '\\'); i >= 0 && i+1 < len(text); {
-		if c := text[i+1]; c == '"' || c == '/' || c == 'u' {
-			return true
+// escapeReach is how far around an escape that hides what a rule reads Find reads the
+// text again: reading all of a source file again for the one \u00e9 in it would cost
+// as much as the first reading.
+const escapeReach = 1024
+
+// escapeWindows are the spans of text around each escape that hides what a rule reads,
+// as JSON in a string holds them: a member's name in escaped quotes (\"password\":), a
+// slash escaped (https:\/\/), a character by its code (Go's \u0026 for &), merged where
+// they overlap. A span ends at a white space past escapeReach, as a keyword's window
+// does: a value in JSON is not cut short. A quote escaped alone, as source code is full
+// of, starts none.
+func escapeWindows(text string) [][2]int {
+	var out [][2]int
+	for i := strings.IndexByte(text, '\\'); i >= 0 && i+2 < len(text); {
+		if c := text[i+1]; c == '/' || c == 'u' || c == '"' && text[i+2] == ':' {
+			start, end := boundary(text, max(0, i-escapeReach)), min(len(text), i+escapeReach)
+			for end < len(text) && !isSpace(text[end]) {
+				end++
+			}
+			if n := len(out); n > 0 && start <= out[n-1][1] {
+				out[n-1][1] = max(out[n-1][1], end)
+			} else {
+				out = append(out, [2]int{start, end})
+			}
 		}
 		j := strings.IndexByte(text[i+2:], '\\')
 		if j < 0 {
-			return false
+			break
 		}
 		i += 2 + j
 	}
-	return false
+	return out
 }
 
 // escapedStart is where in the escaped text the character at offset i of its plain
