@@ -155,7 +155,7 @@ func (j *Journal) with(readOnly bool, fn func(*bolt.DB) error) error {
 	return j.guard(&file, func() error {
 		// Our own lock already serialises agmem processes; bbolt's flock only guards
 		// against other programs opening the file, so its timeout can stay short.
-		db, err := bolt.Open(j.path, 0o644, &bolt.Options{Timeout: time.Second, ReadOnly: readOnly,
+		db, err := bolt.Open(j.path, 0o644, &bolt.Options{Timeout: min(time.Second, j.Timeout), ReadOnly: readOnly,
 			// Mapped, not read: a map large enough from the start spares a big transaction
 			// the remaps (each copies every node it holds) of a file that grows.
 			InitialMmapSize: initialMmap,

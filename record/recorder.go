@@ -67,7 +67,7 @@ func Open(dir string, o Options) (*Recorder, error) {
 }
 
 // OpenRepo is Open of a memory repo found already; its journal waits for the
-// journal's lock as repo.LockWait says.
+// journal's lock as repo.LockUntil says.
 func OpenRepo(repo memrepo.Repo, o Options) (*Recorder, error) {
 	getenv := o.Getenv
 	if getenv == nil {

@@ -79,7 +79,7 @@ func Ask(repo memrepo.Repo, cfg *config.Config, getenv func(string) string, f Fl
 	} else if agent != "" {
 		return Request{}, hint.With(fmt.Errorf("--agent %q is not an agent agmem reads hooks of", agent), "name one of claude, codex, gemini, cursor, or leave --agent out")
 	}
-	repo.LockWait = StartLockWait
+	repo.LockUntil = time.Now().Add(StartLockWait)
 	r := Request{Repo: repo, MaxChars: cfg.Context.MaxChars, Format: format, Hook: hookOf(payload, agent),
 		Off: !cfg.Context.Enabled, Getenv: getenv}
 	var err error
@@ -202,10 +202,11 @@ func IndexInBackground(agmem string, repo memrepo.Repo) (done <-chan struct{}) {
 	return ended
 }
 
-// StartLockWait is how long each read or write of the journal a session's start makes
-// waits for the journal's lock, where others wait 10 s: the agent waits on its context,
-// and a flush holds the lock only for moments. Past it, the context is given from what
-// the index holds, and what was given is not recorded (said on stderr).
+// StartLockWait is how long the reads and writes of the journal a session's start makes
+// wait for the journal's lock, all together (but memrepo.MinLockWait each), where
+// others wait 10 s each: the agent waits on its context, and a flush holds the lock
+// only for moments. Past it, the context is given from what the index holds, and what
+// was given is not recorded (said on stderr).
 const StartLockWait = 300 * time.Millisecond
 
 // Give prints block as r asks, and when a hook asked, records what the agent was told
@@ -217,7 +218,7 @@ func (r Request) Give(stdout, stderr io.Writer, block kept.Block) {
 		return
 	}
 	if r.Hook.Session != "" {
-		rec, err := record.OpenRepo(r.Repo, record.Options{Getenv: r.Getenv}) // waiting StartLockWait, as Ask set it
+		rec, err := record.OpenRepo(r.Repo, record.Options{Getenv: r.Getenv}) // waiting what is left of StartLockWait, as Ask set it
 		if err == nil {
 			_, err = rec.Record(record.Event{Session: r.Hook.Session, Name: memory.ContextGiven, Text: block.Text,
 				Source: r.Hook.Source, Attrs: map[string]string{"cwd": block.Project, "cited": strings.Join(block.Cited, " ")}})

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/agmem/agmem/internal/config"
 	"github.com/agmem/agmem/internal/hint"
@@ -76,6 +77,9 @@ func givenKept(agmem string, args []string, payload []byte, stdout, stderr io.Wr
 		return false
 	}
 	r, err := Ask(repo, cfg, os.Getenv, f, payload)
+	// The journal held, agmem context waits for it what a session's start may: here
+	// only a moment's hold is waited out.
+	r.Repo.LockUntil = time.Now()
 	return err == nil && r.GiveKept(agmem, stdout, stderr)
 }
 

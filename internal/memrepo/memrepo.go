@@ -25,10 +25,14 @@ var ErrNotFound = errors.New("no memory repo")
 // Repo is a memory repo: paths only, nothing held open.
 type Repo struct {
 	Root string
-	// LockWait is how long each call of its journal waits for the journal's lock; 0 is
-	// journal.DefaultTimeout.
-	LockWait time.Duration
+	// LockUntil is when waiting for the journal's lock ends, for all its journal's calls
+	// together: each waits what is left, but at least MinLockWait (a moment's hold of
+	// another hook's). Zero: each waits journal.DefaultTimeout.
+	LockUntil time.Time
 }
+
+// MinLockWait is the least a call of a journal with a LockUntil waits for its lock.
+const MinLockWait = 50 * time.Millisecond
 
 // StateDir is where the journal and agmem's locks live.
 func (r Repo) StateDir() string { return filepath.Join(r.Root, StateDirName) }
@@ -39,8 +43,8 @@ func (r Repo) GitDir() string { return filepath.Join(r.Root, ".git") }
 // Journal is the repo's journal.
 func (r Repo) Journal() *journal.Journal {
 	j := journal.At(r.StateDir())
-	if r.LockWait > 0 {
-		j.Timeout = r.LockWait
+	if !r.LockUntil.IsZero() {
+		j.Timeout = max(time.Until(r.LockUntil), MinLockWait)
 	}
 	return j
 }
