@@ -186,11 +186,7 @@ func runSearch(e *env, m *recall.Memory, q recall.Query, asJSON bool) error {
 			w.WriteByte('\n')
 			continue
 		}
-		pending := ""
-		if h.Commit == "" {
-			pending = " (pending)" // in no commit yet: in the journal, until a flush
-		}
-		fmt.Fprintf(w, "%s%s — %s (~%d tokens)\n", h.Ref.Line(), pending, h.Snippet, h.Tokens)
+		fmt.Fprintf(w, "%s%s — %s (~%d tokens)\n", h.Ref.Line(), pendingMark(h.Ref), h.Snippet, h.Tokens)
 	}
 	if !asJSON && res.More {
 		fmt.Fprintf(w, "(%s hits in all; --limit shows more, the filters fewer)\n", total(res))
@@ -348,10 +344,18 @@ func newTimelineCommand(e *env) *ucli.Command {
 					if r.ID == center.ID {
 						mark = "> "
 					}
-					fmt.Fprintf(w, "%s%s\n", mark, r.Line())
+					fmt.Fprintf(w, "%s%s%s\n", mark, r.Line(), pendingMark(r))
 				}
 				return nil
 			})
 		},
 	}
+}
+
+// pendingMark says of an entry in no commit yet that it is in the journal, until a flush.
+func pendingMark(r recall.Ref) string {
+	if r.Commit == "" {
+		return " (pending)"
+	}
+	return ""
 }

@@ -18,6 +18,7 @@ func TestParseTime(t *testing.T) {
 		{"", time.Time{}},
 		{"2026-11-30", time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)},
 		{" 2026-11-30T09:00:00Z ", time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)},
+		{"2026-11-30t09:00:00z", time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}, // RFC 3339 allows lower case
 		{"2026-11-30T09:00", time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)},
 		{"2026-11-30T09:00:30", time.Date(2026, 11, 30, 9, 0, 30, 0, time.UTC)},
 		{"2026-11-30T09:00+01:00", time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)},

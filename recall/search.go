@@ -380,7 +380,7 @@ func ParseTime(s string, now time.Time) (t time.Time, ok bool) {
 		return time.Time{}, true
 	}
 	for _, layout := range timeLayouts {
-		if t, err := time.Parse(layout, s); err == nil {
+		if t, err := time.Parse(layout, strings.ToUpper(s)); err == nil { // RFC 3339 allows t and z
 			return held(t), true
 		}
 	}
