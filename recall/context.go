@@ -443,8 +443,8 @@ func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
 		return "", nil, err
 	}
 	defer rows.Close()
-	var edited, ran, failed []string
-	var failedIDs []string // the call of each of failed
+	var edited, ran []string
+	var failures [][2]string // the id and what of each failed call
 	var lastID string
 	calls := 0
 	for rows.Next() {
@@ -475,13 +475,22 @@ func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
 			if what == "" {
 				what = tool
 			}
-			if item := shortID(id) + " " + what; !slices.Contains(failed, item) {
-				failed, failedIDs = append(failed, item), append(failedIDs, id)
-			}
+			failures = append(failures, [2]string{id, what})
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return "", nil, err
+	}
+	rows.Close() // the index's one connection, which citedID asks
+	var failed, failedIDs []string // each failure told, and its call's id
+	for _, f := range failures {
+		cited, err := m.citedID(f[0])
+		if err != nil {
+			return "", nil, err
+		}
+		if item := cited + " " + f[1]; !slices.Contains(failed, item) {
+			failed, failedIDs = append(failed, item), append(failedIDs, f[0])
+		}
 	}
 	var b strings.Builder
 	of := "" // the calls what was done is told of, when not all of them
@@ -515,17 +524,23 @@ func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
 	// took.
 	last := ""
 	if lastID != "" {
-		last = fmt.Sprintf(" [last call %s]", shortID(lastID))
+		cited, err := m.citedID(lastID)
+		if err != nil {
+			return "", nil, err
+		}
+		last = fmt.Sprintf(" [last call %s]", cited)
 		ids = appendOnce(ids, lastID)
 	}
 	line := oneLine(b.String(), lineRunes-utf8.RuneCountInString(last)) + last
 	return line + "\n", namedIn(line, ids), nil
 }
 
-// namedIn is those of ids whose short id line names, in their order: what a line cut
-// short still cites.
+// namedIn is those of ids that line names, by their short ids or whole (citedID), in
+// their order: what a line cut short still cites.
 func namedIn(line string, ids []string) []string {
-	return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !strings.Contains(line, shortID(id)) })
+	return slices.DeleteFunc(slices.Clone(ids), func(id string) bool {
+		return !strings.Contains(line, shortID(id)) && !strings.Contains(line, id)
+	})
 }
 
 // shownFailures bounds the failed calls a session's line names, and lineRunes the line.

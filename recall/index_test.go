@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -582,6 +583,44 @@ func TestShowThePromptACallCameOf(t *testing.T) {
 				t.Errorf("flushed %v: make %s shown with %+v, %v; want the prompt %q", flushed, command, shown, err, want)
 			}
 		}
+	}
+}
+
+// TestCitedIDsShowTakes: two UUIDv7s of one millisecond share their short id (their
+// time): search, timeline and context cite each by its whole id, which show takes;
+// a ULID is cited by its short id.
+func TestCitedIDsShowTakes(t *testing.T) {
+	m := newMemRepo(t)
+	failing := call("Bash", "u1", time.Second, map[string]any{"command": "make alpha"}, "")
+	failing.ID, failing.Error = "0193a1b2-c3d5-7111-8a9b-0c1d2e3f4a5b", "make alpha failed: the kestrel target is missing"
+	edit := call("Edit", "u2", 2*time.Second, map[string]any{"file_path": "/home/ana/shop/alpha.go"}, "edited alpha.go, where the kestrel target is made now")
+	edit.ID = "0193a1b2-c3d5-7222-9a9b-0c1d2e3f4a5c"
+	m.record("uuids", failing, edit, call("Read", "u3", 3*time.Second, map[string]any{"file_path": "/home/ana/shop/beta.go"}, "package beta, read whole for the kestrel target's test"))
+	m.flush()
+	mem := m.open()
+	hits := m.search(recall.Query{Text: "kestrel", Limit: 10}).Hits
+	if len(hits) != 3 {
+		t.Fatalf("%d hits", len(hits))
+	}
+	for _, h := range hits {
+		want := h.ID
+		if h.Tool == "Read" {
+			want = strings.ToLower(memory.ShortID(h.ID))
+		}
+		if h.Short != want {
+			t.Errorf("%s is cited as %s, want %s", h.ID, h.Short, want)
+		}
+		if shown, err := mem.Show([]string{h.Short}); err != nil || shown[0].ID != h.ID {
+			t.Errorf("show %s: %v", h.Short, err)
+		}
+	}
+	_, around, err := mem.Timeline(hits[0].Short, 5, 5)
+	if err != nil || len(around) != 3 || around[0].Short != failing.ID || around[1].Short != edit.ID {
+		t.Errorf("timeline: %+v, %v", around, err)
+	}
+	block, err := mem.Context("/home/ana/shop", 6000)
+	if err != nil || !strings.Contains(block.Text, "failed: "+failing.ID+" make alpha") || !slices.Contains(block.Cited, failing.ID) {
+		t.Errorf("context: %v\n%s\ncites %v", err, block.Text, block.Cited)
 	}
 }
 

@@ -182,6 +182,11 @@ func (m *Memory) search(q Query, query *fulltext.Query) (Results, error) {
 		if res.Hits, err = m.hits(found.Hits); err != nil {
 			return Results{}, err
 		}
+		for i := range res.Hits {
+			if res.Hits[i].Short, err = m.citedID(res.Hits[i].ID); err != nil {
+				return Results{}, err
+			}
+		}
 		if err := m.snippets(res.Hits, query.Words); err != nil {
 			return Results{}, err
 		}

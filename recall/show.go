@@ -245,8 +245,38 @@ func (m *Memory) Timeline(id string, before, after int) (center Ref, around []Re
 	for i := len(earlier) - 1; i >= 0; i-- {
 		around = append(around, earlier[i])
 	}
-	around = append(around, center)
-	return center, append(around, later...), nil
+	around = append(append(around, center), later...)
+	if err := m.cite(around); err != nil {
+		return Ref{}, nil, err
+	}
+	return around[len(earlier)], around, nil
+}
+
+// citedID is the id a line cites an entry by: its short id, the one its file's name
+// carries, or where another entry shares that (two UUIDv7s of one millisecond, whose
+// short id is their time), its whole id, which show takes as well.
+func (m *Memory) citedID(id string) (string, error) {
+	short := shortID(id)
+	if len(id) == ulidLen { // sixty random bits: no other entry's
+		return short, nil
+	}
+	found, err := m.named(shortName(short), shortIDOf("e.id")+` = ?`, short)
+	if err != nil || len(found) < 2 {
+		return short, err
+	}
+	return id, nil
+}
+
+// cite gives each of refs the id a line cites it by (citedID) as its Short.
+func (m *Memory) cite(refs []Ref) error {
+	for i := range refs {
+		cited, err := m.citedID(refs[i].ID)
+		if err != nil {
+			return err
+		}
+		refs[i].Short = cited
+	}
+	return nil
 }
 
 func (m *Memory) refs(query string, args ...any) ([]Ref, error) {

@@ -93,32 +93,28 @@ func (r *Git) openPacked(h plumbing.Hash) (io.ReadCloser, error) {
 	if p == nil || err != nil {
 		return nil, err
 	}
-	f, err := os.Open(p.path)
+	f, err := p.open()
 	if err != nil {
 		return nil, nil // gone since it was indexed: go-git has its say
 	}
 	var head [16]byte
 	n, err := f.ReadAt(head[:], at)
 	if n == 0 {
-		f.Close()
 		return nil, fmt.Errorf("read %s: %w", p.path, err)
 	}
 	typ, size, hlen, err := entryHeader(head[:n])
 	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("read %s: object %s: %w", p.path, h, err)
 	}
 	switch typ {
 	case plumbing.BlobObject:
 		zr, err := newInflater(f, at+int64(hlen))
 		if err != nil {
-			f.Close()
 			return nil, fmt.Errorf("read %s: blob %s: %w", p.path, h, err)
 		}
-		return &blobStream{f: f, zr: zr, left: size, hash: h}, nil
+		return &blobStream{zr: zr, left: size, hash: h}, nil
 	case plumbing.OFSDeltaObject, plumbing.REFDeltaObject:
 		o, err := r.resolve(f, *p, at, 0)
-		f.Close()
 		switch {
 		case errors.Is(err, errOtherPack) || err == nil && o.typ != plumbing.BlobObject:
 			return nil, nil
@@ -127,7 +123,6 @@ func (r *Git) openPacked(h plumbing.Hash) (io.ReadCloser, error) {
 		}
 		return resolvedBlob{bytes.NewReader(o.data), o.data}, nil
 	}
-	f.Close()
 	return nil, nil
 }
 
@@ -148,11 +143,10 @@ func (r *Git) packedObject(h plumbing.Hash) (o unpackedObject, ok bool, err erro
 	if p == nil || err != nil {
 		return o, false, err
 	}
-	f, err := os.Open(p.path)
+	f, err := p.open()
 	if err != nil {
 		return o, false, nil // gone since it was indexed
 	}
-	defer f.Close()
 	o, err = r.resolve(f, *p, at, 0)
 	if errors.Is(err, errOtherPack) {
 		return o, false, nil
@@ -261,7 +255,7 @@ func (r *Git) openLoose(h plumbing.Hash) (io.ReadCloser, error) {
 // blobStream is a blob inflated from its pack entry or loose object as it is read,
 // checked against the size its header gives.
 type blobStream struct {
-	f    *os.File
+	f    *os.File // a loose object's, closed with the stream; nil for a pack's (sharedPack)
 	zr   io.ReadCloser
 	left int64
 	hash plumbing.Hash
@@ -284,6 +278,9 @@ func (b *blobStream) Close() error {
 	}
 	b.zr.Close()
 	b.zr = nil
+	if b.f == nil {
+		return nil
+	}
 	return b.f.Close()
 }
 
@@ -297,6 +294,23 @@ type packIndexes struct {
 type packIndex struct {
 	path string // the .pack
 	idx  *packIdx
+	file *sharedPack
+}
+
+// sharedPack is a pack's file, opened when first read and shared by every read of the
+// pack after (ReadAt only): opening it for each object was half of what an audit of a
+// thousand commits took. A pack's file forgotten (packIndexes.forget) is closed once no
+// reader holds it any longer, by os.File's own cleanup.
+type sharedPack struct {
+	once sync.Once
+	f    *os.File
+	err  error
+}
+
+// open is the pack's file, opened once.
+func (p packIndex) open() (*os.File, error) {
+	p.file.once.Do(func() { p.file.f, p.file.err = os.Open(p.path) })
+	return p.file.f, p.file.err
 }
 
 // load returns the indexes of the packs in dir, reading them the first time.
@@ -320,7 +334,7 @@ func (c *packIndexes) load(dir string) ([]packIndex, error) {
 		if err != nil {
 			return nil, err
 		}
-		packs = append(packs, packIndex{base + ".pack", idx})
+		packs = append(packs, packIndex{base + ".pack", idx, &sharedPack{}})
 	}
 	c.packs = packs
 	return packs, nil

@@ -61,7 +61,21 @@ func TestOpenFileAgreesWithGit(t *testing.T) {
 	check("after git gc, deltas")
 	h := revParse(t, dir, "HEAD")
 	os.Remove(packs[0]) // the index read says it is there
+	// Read through the pack's file this Git holds open (as every read of a pack after
+	// its first does), the blob is what it was; through one that never opened it, an
+	// error: never other data.
 	if rd, err := r.OpenFile(h, "sessions/s1/b1.jsonl"); err == nil {
+		data, err := io.ReadAll(rd)
+		rd.Close()
+		if err == nil && string(data) != files["sessions/s1/b1.jsonl"] {
+			t.Errorf("OpenFile of a blob whose pack is gone, held open: %q", data)
+		}
+	}
+	fresh, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rd, err := fresh.OpenFile(h, "sessions/s1/b1.jsonl"); err == nil {
 		rd.Close()
 		t.Errorf("OpenFile of a blob whose pack is gone: no error")
 	}
