@@ -104,8 +104,8 @@ type Options struct {
 	// the ledger under the flush lock, so that both tell of the same flushes.
 	Tip plumbing.Hash
 	// Since leaves out the commits of each line of history before the first one made at
-	// or after it (by position: a later commit whose date says older is audited all the
-	// same); zero: the whole history.
+	// or after it, or dated before its parent (by position: a later commit whose date
+	// says older is audited all the same); zero: the whole history.
 	Since time.Time
 	// RequireSigned makes every unsigned agmem commit a problem, on every branch.
 	RequireSigned bool
@@ -143,6 +143,14 @@ func Run(repo *vcs.Git, settings sign.Settings, o Options) (*Report, error) {
 	}
 	if !o.Since.IsZero() {
 		a.report.Since = &o.Since
+	}
+	replaced, err := repo.Replacements()
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range replaced {
+		a.problem(strings.TrimPrefix(name, "refs/replace/"), "local", "replaced",
+			"%s makes git show another object than the one committed, which agmem reads (git replace -d; for info/grafts, remove it)", name)
 	}
 	local, err := a.line("local", tip)
 	if err != nil {
@@ -213,6 +221,7 @@ func (a *auditor) line(origin string, tip plumbing.Hash) ([]seen, error) {
 	var out []seen
 	a.signedLine = false
 	checking := a.since.IsZero()
+	var parentWhen time.Time // of the commit before on the line
 	for _, h := range hashes {
 		c, err := a.repo.Commit(h)
 		if err != nil {
@@ -222,7 +231,9 @@ func (a *auditor) line(origin string, tip plumbing.Hash) ([]seen, error) {
 		if claimsAgmem(trailers) {
 			out = append(out, seen{hash: h.String(), batch: vcs.TrailerValue(trailers, vcs.TrailerBatch)})
 		}
-		checking = checking || !c.Committer.When.Before(a.since)
+		// A commit dated before its parent says a date that whoever wrote it chose.
+		checking = checking || !c.Committer.When.Before(a.since) || c.Committer.When.Before(parentWhen)
+		parentWhen = c.Committer.When
 		if !checking || a.audited[h] {
 			continue
 		}
@@ -358,7 +369,8 @@ func (a *auditor) agmemCommit(origin string, c *object.Commit, trailers []vcs.Tr
 		switch {
 		case a.requireSigned:
 			a.problem(h, origin, "signature", "not signed (--require-signed)")
-		case a.signing && origin == "local":
+		case a.signing && (origin == "local" || strings.HasPrefix(origin, "local, merged by ")):
+			// Merged into this repo's branch, it is of its history as its own are.
 			a.problem(h, origin, "signature", "not signed, though this repo signs its commits")
 		case a.signedLine:
 			a.problem(h, origin, "signature", "not signed, though agmem's commits before it are")

@@ -121,7 +121,11 @@ func printAudit(e *env, repo memrepo.Repo, r *audit.Report) {
 		line("problems: none")
 	}
 	for _, p := range r.Problems {
-		line("FAIL %s %s (%s): %s", p.Kind, vcs.Short(p.Commit), p.Origin, p.What)
+		at := "" // the commit, where the problem is one commit's
+		if p.Commit != "" {
+			at = vcs.Short(p.Commit) + " "
+		}
+		line("FAIL %s %s(%s): %s", p.Kind, at, p.Origin, p.What)
 	}
 }
 

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -64,3 +67,23 @@ const (
 	refTries = 20
 	refWait  = 10 * time.Millisecond
 )
+
+// Replacements are what makes git read other objects than a commit's own, which go-git
+// (and so agmem) does not follow: each refs/replace/ reference, by the object it
+// replaces, and info/grafts when there is one. git show and git log answer from them.
+func (r *Git) Replacements() ([]string, error) {
+	refs, err := r.references()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, ref := range refs {
+		if name := ref.Name().String(); strings.HasPrefix(name, "refs/replace/") {
+			out = append(out, name)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(r.gitDir, "info", "grafts")); err == nil {
+		out = append(out, "info/grafts")
+	}
+	return out, nil
+}
