@@ -6,7 +6,9 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/gitsync"
+	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
+	"github.com/agmem/agmem/internal/shell"
 )
 
 func newPullCommand(e *env) *ucli.Command {
@@ -40,6 +42,11 @@ func runPull(e *env, repo memrepo.Repo, opts gitsync.Options) error {
 			fmt.Fprintf(e.stdout, "%s: new, at %s\n", u.Name, u.New.String()[:7])
 		case u.New.IsZero():
 			fmt.Fprintf(e.stdout, "%s: gone from %s, and from here: what it held is found no more\n", u.Name, opts.Remote)
+		case u.Lost > 0:
+			fmt.Fprintf(e.stdout, "%s: %s..%s, rewritten\n", u.Name, u.Old.String()[:7], u.New.String()[:7])
+			warn(e, hint.With(fmt.Errorf("%s was rewritten on %s: %d commit(s) of what it held are on it no more, and are found no more",
+				u.Name, opts.Remote, u.Lost), fmt.Sprintf("to keep them here: git -C %s branch rescued-%s %s",
+				shell.Readable(repo.Root), u.Old.String()[:7], u.Old.String())))
 		default:
 			fmt.Fprintf(e.stdout, "%s: %s..%s\n", u.Name, u.Old.String()[:7], u.New.String()[:7])
 		}

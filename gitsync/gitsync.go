@@ -100,6 +100,9 @@ func Push(repo memrepo.Repo, opts Options) (Pushed, error) {
 type Update struct {
 	Name     string        // "origin/agents/<id>"
 	Old, New plumbing.Hash // Old is zero for a branch fetched the first time, New for one the remote no longer has
+	// Lost are the commits of the line Old ends that New's holds no more: a branch
+	// rewritten on the remote (a commit dropped, the branch moved back).
+	Lost int
 }
 
 // Pull fetches the branch of every memory repo published on the remote into
@@ -134,7 +137,13 @@ func Pull(repo memrepo.Repo, opts Options) ([]Update, error) {
 	var moved []Update
 	for _, f := range after {
 		if old := was[f.Name()]; old != f.Tip {
-			moved = append(moved, Update{Name: f.Name(), Old: old, New: f.Tip})
+			u := Update{Name: f.Name(), Old: old, New: f.Tip}
+			if !old.IsZero() {
+				if u.Lost, err = lost(git, old, f.Tip); err != nil {
+					return nil, err
+				}
+			}
+			moved = append(moved, u)
 		}
 		delete(was, f.Name())
 	}
@@ -144,6 +153,29 @@ func Pull(repo memrepo.Repo, opts Options) ([]Update, error) {
 		}
 	}
 	return moved, nil
+}
+
+// lost counts the commits of the first-parent line old ends that new's does not hold.
+func lost(git *vcs.Git, old, tip plumbing.Hash) (int, error) {
+	was, err := git.FirstParents(old)
+	if err != nil {
+		return 0, err
+	}
+	now, err := git.FirstParents(tip)
+	if err != nil {
+		return 0, err
+	}
+	kept := make(map[plumbing.Hash]bool, len(now))
+	for _, h := range now {
+		kept[h] = true
+	}
+	n := 0
+	for _, h := range was {
+		if !kept[h] {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // run does op with refspec on the remote, under the writer lock, within opts.Timeout,
