@@ -10,7 +10,6 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/daemon"
-	"github.com/agmem/agmem/internal/config"
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/memory"
@@ -27,7 +26,10 @@ type statusReport struct {
 	Sessions   []pendingSession `json:"pending_sessions"`
 	LastFlush  *time.Time       `json:"last_flush,omitempty"`
 	Signing    signingStatus    `json:"signing"`
-	Daemon     struct {
+	// ConfigError is why .agmem/config.toml (or the environment) does not load: every
+	// record and flush fails on it.
+	ConfigError string `json:"config_error,omitempty"`
+	Daemon      struct {
 		Running bool `json:"running"`
 		PID     int  `json:"pid,omitempty"`
 	} `json:"daemon"`
@@ -99,8 +101,13 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 	}
 	s.Branch = branch.Short()
 	mode := sign.Auto
-	if cfg, err := config.Load(repo.StateDir(), e.getenv); err == nil {
+	// A configuration that does not load stops every record and flush, which hooks run
+	// where nobody reads their errors: status says so, and fails.
+	cfg, cfgErr := loadConfig(e, repo)
+	if cfgErr == nil {
 		mode = sign.Mode(cfg.Audit.Sign)
+	} else {
+		s.ConfigError = cfgErr.Error()
 	}
 	if settings := sign.ForRepo(mode, git); settings.On() {
 		s.Signing.Mode, s.Signing.Key = string(settings.Mode), settings.Describe()
@@ -118,7 +125,7 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 	if asJSON {
 		out, _ := json.MarshalIndent(s, "", "  ")
 		fmt.Fprintf(e.stdout, "%s\n", out)
-		return nil
+		return configStops(cfgErr)
 	}
 	// Read only for the text: the first read of an object in a big pack is most of what
 	// status costs on a year's repo, and scripts polling --json need none of it.
@@ -126,7 +133,7 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 	if !tip.IsZero() {
 		if c, err := git.Commit(tip); err == nil {
 			headLine = fmt.Sprintf("%s %s (%s)", vcs.Short(tip.String()), clip(strings.SplitN(c.Message, "\n", 2)[0], 72),
-				c.Committer.When.Local().Format(time.DateTime))
+				c.Committer.When.UTC().Format(time.DateTime)+" UTC")
 		}
 	}
 	fmt.Fprintf(e.stdout, "repo:     %s (branch %s)\n", s.Repo, s.Branch)
@@ -141,7 +148,7 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 		fmt.Fprintf(e.stdout, "  %s  %s  events %d\n", hint.Block(p.ID), strings.Join(types, "  "), p.Events)
 	}
 	if s.LastFlush != nil {
-		fmt.Fprintf(e.stdout, "last flush: %s\n", s.LastFlush.Local().Format(time.DateTime))
+		fmt.Fprintf(e.stdout, "last flush: %s UTC\n", s.LastFlush.UTC().Format(time.DateTime))
 	} else {
 		fmt.Fprintln(e.stdout, "last flush: never")
 	}
@@ -151,7 +158,18 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 	} else {
 		fmt.Fprintln(e.stdout, "daemon:   not running")
 	}
-	return nil
+	if cfgErr != nil {
+		fmt.Fprintln(e.stdout, "config:   BROKEN: nothing is recorded or flushed until it is mended (see below)")
+	}
+	return configStops(cfgErr)
+}
+
+// configStops is err, a configuration that does not load, said as what it stops.
+func configStops(err error) error {
+	if err == nil {
+		return nil
+	}
+	return hint.With(fmt.Errorf("every record and flush fails: %w", err), hint.For(err))
 }
 
 // line is how agmem status shows the signing status.
