@@ -75,6 +75,10 @@ func runImport(e *env, repo memrepo.Repo, paths []string) error {
 		fmt.Fprintf(e.stdout, "total: %d imported, %d duplicates, %d not understood, %d not captured\n",
 			total, dups, notUnderstood, notCaptured)
 	}
+	if total+dups+notCaptured == 0 && notUnderstood > 0 {
+		return hint.With(errors.New("nothing imported: nothing in what was given was understood"),
+			"give files agmem can read: JSONL, a Python agmem session, a Claude Code transcript")
+	}
 	return nil
 }
 

@@ -83,3 +83,26 @@ func TestImportRefusesAnUnprintableSession(t *testing.T) {
 		t.Errorf("something was imported:\n%s", status)
 	}
 }
+
+// TestImportOfNothingUnderstood: a file of which nothing is understood, or an agent's
+// history agmem does not import (a Codex rollout), fails, saying so, where it said
+// "0 imported" and exited 0.
+func TestImportOfNothingUnderstood(t *testing.T) {
+	dir := t.TempDir()
+	mustAgmem(t, dir, "", "init")
+	files := map[string]string{
+		"rollout.jsonl": `{"timestamp":"2026-12-01T20:58:12Z","type":"session_meta","payload":{"id":"01a2","cwd":"/w"}}` + "\n",
+		"notes.jsonl":   "not JSON\nnor this\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]string{"rollout.jsonl": "is a Codex rollout, which agmem does not import",
+		"notes.jsonl": "nothing imported: nothing in what was given was understood"} {
+		if out, err := agmem(t, dir, nil, "", "import", name); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("import %s: %v\n%s", name, err, out)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/agmem/agmem/capture"
@@ -181,8 +182,14 @@ func sniff(path string, limit int) (Format, error) {
 	if st, err := fh.Stat(); err == nil && st.IsDir() {
 		return "", fmt.Errorf("%s is a directory", path)
 	}
-	if isPythonSession(bufio.NewReaderSize(fh, 1<<20)) {
+	if topHolds(bufio.NewReaderSize(fh, 1<<20), "session_id", "observations") {
 		return PythonSession, nil
+	}
+	if _, err := fh.Seek(0, io.SeekStart); err != nil {
+		return "", err
+	}
+	if topHolds(bufio.NewReaderSize(fh, 1<<20), "sessionId", "messages") {
+		return "", fmt.Errorf("%s is a Gemini CLI session, which agmem does not import: %s", path, hooksFromNow)
 	}
 	if _, err := fh.Seek(0, io.SeekStart); err != nil {
 		return "", err
@@ -199,10 +206,14 @@ func sniff(path string, limit int) (Format, error) {
 				Message   json.RawMessage `json:"message"`
 				ToolName  json.RawMessage `json:"tool_name"`
 				HookEvent json.RawMessage `json:"hook_event_name"`
+				Payload   json.RawMessage `json:"payload"`
 			}
 			if !l.Long && json.Unmarshal(l.Text, &probe) == nil {
 				if probe.Type == nil || probe.ToolName != nil || probe.HookEvent != nil {
 					return NativeJSONL, nil
+				}
+				if probe.Payload != nil && slices.Contains(codexRolloutTypes, *probe.Type) {
+					return "", fmt.Errorf("%s is a Codex rollout, which agmem does not import: %s", path, hooksFromNow)
 				}
 				if probe.SessionID != nil || probe.Message != nil {
 					return Transcript, nil
@@ -220,28 +231,30 @@ func sniff(path string, limit int) (Format, error) {
 	return NativeJSONL, nil
 }
 
-// isPythonSession says whether the first JSON value read holds, at its top, the
-// "session_id" and "observations" of a Python agmem session; it reads only the names
-// and skips the values, however large.
-func isPythonSession(r io.Reader) bool {
+// codexRolloutTypes are the types of a Codex rollout's lines, each with a "payload".
+var codexRolloutTypes = []string{"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+
+// hooksFromNow is what to do of a history agmem does not import.
+const hooksFromNow = "its hooks record that agent's calls from when they are installed (agmem hooks install)"
+
+// topHolds says whether the first JSON value read is an object that holds, at its top,
+// each of names (a Python agmem session's "session_id" and "observations"); it reads
+// only the names and skips the values, however large.
+func topHolds(r io.Reader, names ...string) bool {
 	dec := json.NewDecoder(r)
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return false
 	}
-	var session, observations bool
+	seen := 0
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
 			return false
 		}
-		switch tok {
-		case "session_id":
-			session = true
-		case "observations":
-			observations = true
-		}
-		if session && observations {
-			return true
+		if name, ok := tok.(string); ok && slices.Contains(names, name) {
+			if seen++; seen == len(names) {
+				return true
+			}
 		}
 		var skip json.RawMessage
 		if dec.Decode(&skip) != nil {

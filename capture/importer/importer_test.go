@@ -159,3 +159,23 @@ func TestLongLine(t *testing.T) {
 		t.Errorf("lines %v, %d not understood; want 1 and 3, and 1", got, files[0].NotUnderstood)
 	}
 }
+
+// TestHistoriesNotImported: a Codex rollout and a Gemini CLI session are named as what
+// they are, and refused, rather than read as a transcript or lines of nothing.
+func TestHistoriesNotImported(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"rollout.jsonl": `{"timestamp":"2026-12-01T20:58:12Z","type":"session_meta","payload":{"id":"01a2","cwd":"/w"}}` + "\n" +
+			`{"timestamp":"2026-12-01T20:58:13Z","type":"response_item","payload":{"type":"function_call","name":"shell"}}` + "\n",
+		"session-1.json": "{\n  \"sessionId\": \"g1\",\n  \"projectHash\": \"x\",\n  \"messages\": [{\"type\": \"user\", \"content\": \"hi\"}]\n}\n",
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"rollout.jsonl": "is a Codex rollout", "session-1.json": "is a Gemini CLI session"}[name]
+		if _, err := Open([]string{path}, 1<<20); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error that it %s", name, err, want)
+		}
+	}
+}
