@@ -3,10 +3,14 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/shell"
 	"github.com/agmem/agmem/maintain"
 )
 
@@ -34,6 +38,9 @@ func runInit(e *env, dir string) error {
 		return hint.With(fmt.Errorf("init %s: %w", dir, err),
 			"commit or stash your .gitignore changes, or add .agmem/ to .gitignore yourself, then run agmem init again")
 	}
+	if errors.Is(err, syscall.ENOTDIR) {
+		return hint.With(fmt.Errorf("init %s: %w", dir, err), "give a directory, or a path where one can be made")
+	}
 	if err != nil {
 		return fmt.Errorf("init %s: %w", dir, err)
 	}
@@ -44,6 +51,10 @@ func runInit(e *env, dir string) error {
 		fmt.Fprintf(e.stdout, "memory repo at %s is already set up\n", r.Root)
 	} else {
 		fmt.Fprintf(e.stdout, "memory repo ready at %s\n", r.Root)
+	}
+	if _, err := os.Stat(filepath.Join(r.GitDir(), "shallow")); err == nil {
+		warn(e, hint.With(errors.New("this clone is shallow: audit, sessions and the replay of older sessions read whole histories, and fail on it"),
+			"git -C "+shell.Readable(r.Root)+" fetch --unshallow"))
 	}
 	return nil
 }
