@@ -17,6 +17,7 @@ import (
 	"github.com/rogpeppe/go-internal/diff"
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/agmem/agmem/capture"
 	"github.com/agmem/agmem/hooks"
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
@@ -70,11 +71,16 @@ func newHooksCommand(e *env) *ucli.Command {
 func perAgent(e *env, cmd *ucli.Command, flags func() []ucli.Flag, usage string, run func(*ucli.Context, agentRun) error) *ucli.Command {
 	cmd.Flags = flags()
 	for _, a := range hooks.Agents {
+		var aliases []string // the agent by its source's name too, as --agent takes it
+		if source := capture.Agents[a.Name]; source != "" && source != a.Name {
+			aliases = []string{source}
+		}
 		cmd.Subcommands = append(cmd.Subcommands, &ucli.Command{
-			Name:   a.Name,
-			Usage:  usage + a.Title,
-			Flags:  flags(),
-			Action: agentAction(e, a, run),
+			Name:    a.Name,
+			Aliases: aliases,
+			Usage:   usage + a.Title,
+			Flags:   flags(),
+			Action:  agentAction(e, a, run),
 		})
 	}
 	cmd.Action = needAgent

@@ -246,7 +246,7 @@ func (e Edit) Write() (backup string, err error) {
 		if mode&0o200 == 0 {
 			// Replacing it would work (it is its directory's permission that counts), but
 			// someone made it read-only so that nothing changes it.
-			return "", fmt.Errorf("%w: %s is read-only (mode %04o), so agmem changes it not (chmod u+w it first)", ErrUnreadable, e.Path, mode)
+			return "", fmt.Errorf("%w: %s is read-only (mode %04o), so agmem leaves it as it is (chmod u+w it first)", ErrUnreadable, e.Path, mode)
 		}
 		backup = e.Path + BackupSuffix
 		if _, err := os.Lstat(backup); err == nil {
