@@ -281,7 +281,7 @@ func writeShown(w *bufio.Writer, s recall.Shown) {
 			fmt.Fprintf(w, "path:     %s\n", s.Path)
 		}
 	} else {
-		w.WriteString("commit:   (pending: not flushed yet)\n")
+		w.WriteString("commit:   (pending: in no commit of the branch yet; agmem flush commits it, or agmem verify --repair where the branch was rewritten)\n")
 	}
 	if s.Prompt != "" {
 		fmt.Fprintf(w, "prompt:   %s\n", hint.OneLine(s.Prompt))
