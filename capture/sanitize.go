@@ -48,9 +48,14 @@ func (p *Policy) sanitize(o *memory.Observation) error {
 		o.Arguments = withhold(o.Arguments, glob)
 		o.Result, _ = json.Marshal(withheldMark(glob))
 	} else if glob = redact.PrintedFile(command, p.withheldBy); glob != "" {
-		// A shell command that prints the file: its output is the file's contents.
+		// A shell command that prints the file: its output is the file's contents, and
+		// so is its error's where it failed (Claude Code gives a failed command's
+		// output as its error).
 		o.Withheld = glob
 		o.Result, _ = json.Marshal(withheldMark(glob))
+		if o.Error != "" {
+			o.Error = withheldMark(glob)
+		}
 	}
 	// What a command that prints a secret gives back is held under the secret's name:
 	// its output is the secret's value, bare.

@@ -122,6 +122,11 @@ func TestSanitizeWithholdsSecretFilesPrinted(t *testing.T) {
 	if o.Withheld != "**/.netrc" || strings.Contains(string(o.Result), "Zx9") || Command(o.Arguments) != "cat ~/.netrc" {
 		t.Errorf("withheld %q: %s %s", o.Withheld, o.Arguments, o.Result)
 	}
+	// failed, its output is its error
+	o = sanitized(t, defaultPolicy(), `{"tool_name":"Bash","arguments":{"command":"cat .env .env.local"},"error":"Exit code 1\nMERCHANT_ID=Zx9Hq7Lw2Pk4Vb8Nc3Md\ncat: .env.local: No such file"}`)
+	if o.Withheld != "**/.env*" || strings.Contains(o.Error, "Zx9") {
+		t.Errorf("failed, withheld %q: error %q", o.Withheld, o.Error)
+	}
 }
 
 // TestSanitizeNamedValues: a value is held under the name its object gives it, in

@@ -153,7 +153,9 @@ func (r *Redactor) findEscaped(text string, depth int) []Finding {
 	}
 	more := false
 	for _, w := range escapeWindows(text) {
-		plain, at := jsonscan.AppendTextAt(make([]byte, 0, w[1]-w[0]), []byte(text[w[0]:w[1]]), nil)
+		span := text[w[0]:w[1]]
+		plain, at := jsonscan.AppendTextAt(make([]byte, 0, len(span)), []byte(span),
+			make([]jsonscan.Escape, 0, strings.Count(span, `\`)))
 		for _, f := range r.findEscaped(string(plain), depth+1) {
 			f.Start, f.End = w[0]+escapedStart(at, f.Start), w[0]+escapedEnd(at, f.End)
 			found, more = append(found, f), true
@@ -177,18 +179,10 @@ const escapeReach = 1024
 // does: a value in JSON is not cut short. A quote escaped alone, as source code is full
 // of, starts none.
 func escapeWindows(text string) [][2]int {
-	var out [][2]int
+	var spans [][2]int
 	for i := strings.IndexByte(text, '\\'); i >= 0 && i+2 < len(text); {
 		if c := text[i+1]; c == '/' || c == 'u' || c == '"' && text[i+2] == ':' {
-			start, end := boundary(text, max(0, i-escapeReach)), min(len(text), i+escapeReach)
-			for end < len(text) && !isSpace(text[end]) {
-				end++
-			}
-			if n := len(out); n > 0 && start <= out[n-1][1] {
-				out[n-1][1] = max(out[n-1][1], end)
-			} else {
-				out = append(out, [2]int{start, end})
-			}
+			spans = around(spans, text, i)
 		}
 		j := strings.IndexByte(text[i+2:], '\\')
 		if j < 0 {
@@ -196,7 +190,29 @@ func escapeWindows(text string) [][2]int {
 		}
 		i += 2 + j
 	}
-	return out
+	return spans
+}
+
+// around adds to spans (in order, merged) the span around the escape at i. What is
+// looked for its white space is only what lies past the last span's end, so that each
+// byte is looked at once, however many escapes a text without white space holds.
+func around(spans [][2]int, text string, i int) [][2]int {
+	start, end := boundary(text, max(0, i-escapeReach)), min(len(text), i+escapeReach)
+	n := len(spans)
+	if n > 0 {
+		if end <= spans[n-1][1] {
+			return spans // within the last span already
+		}
+		end = max(end, spans[n-1][1])
+	}
+	for end < len(text) && !isSpace(text[end]) {
+		end++
+	}
+	if n > 0 && start <= spans[n-1][1] {
+		spans[n-1][1] = end
+		return spans
+	}
+	return append(spans, [2]int{start, end})
 }
 
 // escapedStart is where in the escaped text the character at offset i of its plain
@@ -669,6 +685,12 @@ func (s *Seen) add(secret, rule string) {
 	// A credential given as user:password (curl -u) may be printed as the password.
 	if _, password, ok := strings.Cut(secret, ":"); ok && len(password) >= minSeen {
 		s.add(password, rule)
+	}
+	// One found in JSON written in a string (Find) may be printed as it reads.
+	if strings.IndexByte(secret, '\\') >= 0 {
+		if plain := string(jsonscan.AppendText(nil, []byte(secret))); plain != secret {
+			s.add(plain, rule)
+		}
 	}
 }
 

@@ -642,21 +642,22 @@ func ownRules() []*rule {
 			secret:   group(1),
 		},
 		// A token after "Bearer" without its header's name (what a log or a variable
-		// holds of a header): a long word, of a token's characters and random enough.
+		// holds of a header): a long word of a token's characters, digits among its
+		// letters, random enough.
 		{
 			id:       RuleAuthHeader,
 			keyed:    true,
 			regex:    `(?i)\bbearer[ \t]+([a-z0-9._~+/-]{16,}=*)`,
 			keywords: []string{"bearer"},
 			entropy:  3,
-			secret:   firstValue,
+			secret:   tokenLike,
 		},
-		// A .netrc's password, on the machine's line or a line after it.
+		// A .netrc's password, on the machine's (or the default's) line or a line after it.
 		{
 			id:       RuleAssignment,
 			keyed:    true,
-			regex:    `(?i)\bmachine[ \t]+\S+(?:\s+(?:login|account)[ \t]+\S+)*\s+password[ \t]+` + quotedOrBare,
-			keywords: []string{"machine"},
+			regex:    `(?i)\b(?:machine[ \t]+\S+|default)(?:\s+(?:login|account)[ \t]+\S+)*\s+password[ \t]+` + quotedOrBare,
+			keywords: []string{"machine", "default"},
 			secret:   firstValue,
 		},
 		{
@@ -670,19 +671,21 @@ func ownRules() []*rule {
 		},
 		// A value named by the member beside it, in JSON or YAML written as text (what
 		// kubectl get -o json or -o yaml prints, a HAR): {"name": "DB_PASSWORD", "value":
-		// "…"}, whichever comes first, and "- name: DB_PASSWORD" over "  value: …".
+		// "…"}, whichever comes first, on one line or on two, and "- name: DB_PASSWORD"
+		// over "  value: …". A value before its name is looked for after "value", where
+		// its window reaches the name past a long value.
 		{
 			id:       RuleAssignment,
 			keyed:    true,
-			regex:    `(?i)"name"[ \t]*:[ \t]*"([a-z0-9_.-]+)"[ \t]*,[ \t]*"value"[ \t]*:[ \t]*` + quotedOrBare,
+			regex:    `(?i)"name"\s*:\s*"([a-z0-9_.-]+)"\s*,\s*"value"\s*:\s*` + quotedOrBare,
 			keywords: assignmentKeywords,
 			secret:   assignedValue,
 		},
 		{
 			id:       RuleAssignment,
 			keyed:    true,
-			regex:    `(?i)"value"[ \t]*:[ \t]*"((?:[^"\\\n]|\\.)+)"[ \t]*,[ \t]*"name"[ \t]*:[ \t]*"([a-z0-9_.-]+)"`,
-			keywords: assignmentKeywords,
+			regex:    `(?i)"value"\s*:\s*"((?:[^"\\\n]|\\.)+)"\s*,\s*"name"\s*:\s*"([a-z0-9_.-]+)"`,
+			keywords: []string{"value"},
 			secret:   valueBeforeName,
 		},
 		{
@@ -778,6 +781,14 @@ func assignedValue(text string, m []int) (int, int, bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// tokenLike accepts the first submatch where it holds a digit and a letter, as a
+// token does and a word (token_is_what_the_server_sends) does not.
+func tokenLike(text string, m []int) (int, int, bool) {
+	start, end, ok := firstValue(text, m)
+	v := text[start:end]
+	return start, end, ok && strings.ContainsAny(v, "0123456789") && strings.ContainsFunc(v, unicode.IsLetter)
 }
 
 // valueBeforeName accepts a value (submatch 1) whose name comes after it (submatch 2)
