@@ -149,7 +149,11 @@ func Run(repo *vcs.Git, settings sign.Settings, o Options) (*Report, error) {
 		return nil, err
 	}
 	for _, name := range replaced {
-		a.problem(strings.TrimPrefix(name, "refs/replace/"), "local", "replaced",
+		replacedCommit, _ := strings.CutPrefix(name, "refs/replace/") // info/grafts names none
+		if replacedCommit == name {
+			replacedCommit = ""
+		}
+		a.problem(replacedCommit, "local", "replaced",
 			"%s makes git show another object than the one committed, which agmem reads (git replace -d; for info/grafts, remove it)", name)
 	}
 	local, err := a.line("local", tip)

@@ -101,7 +101,8 @@ type Update struct {
 	Name     string        // "origin/agents/<id>"
 	Old, New plumbing.Hash // Old is zero for a branch fetched the first time, New for one the remote no longer has
 	// Lost are the commits of the line Old ends that New's holds no more: a branch
-	// rewritten on the remote (a commit dropped, the branch moved back).
+	// rewritten on the remote (a commit dropped, the branch moved back); -1 when the
+	// history could not be read to tell, which pull does not call rewritten.
 	Lost int
 }
 
@@ -139,9 +140,7 @@ func Pull(repo memrepo.Repo, opts Options) ([]Update, error) {
 		if old := was[f.Name()]; old != f.Tip {
 			u := Update{Name: f.Name(), Old: old, New: f.Tip}
 			if !old.IsZero() {
-				if u.Lost, err = lost(git, old, f.Tip); err != nil {
-					return nil, err
-				}
+				u.Lost = lost(git, old, f.Tip)
 			}
 			moved = append(moved, u)
 		}
@@ -155,15 +154,22 @@ func Pull(repo memrepo.Repo, opts Options) ([]Update, error) {
 	return moved, nil
 }
 
-// lost counts the commits of the first-parent line old ends that new's does not hold.
-func lost(git *vcs.Git, old, tip plumbing.Hash) (int, error) {
+// lost counts the commits of the first-parent line old ends that tip's does not hold,
+// when old is not an ancestor of tip (a branch moved on, or a merge of it, loses
+// none); -1 when that cannot be read (the fetch is done all the same).
+func lost(git *vcs.Git, old, tip plumbing.Hash) int {
+	if kept, err := git.IsAncestor(old, tip); err != nil {
+		return -1
+	} else if kept {
+		return 0
+	}
 	was, err := git.FirstParents(old)
 	if err != nil {
-		return 0, err
+		return -1
 	}
 	now, err := git.FirstParents(tip)
 	if err != nil {
-		return 0, err
+		return -1
 	}
 	kept := make(map[plumbing.Hash]bool, len(now))
 	for _, h := range now {
@@ -175,7 +181,7 @@ func lost(git *vcs.Git, old, tip plumbing.Hash) (int, error) {
 			n++
 		}
 	}
-	return n, nil
+	return n
 }
 
 // run does op with refspec on the remote, under the writer lock, within opts.Timeout,

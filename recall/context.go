@@ -481,7 +481,8 @@ func (m *Memory) sessionLine(s IndexedSession) (string, []string, error) {
 	if err := rows.Err(); err != nil {
 		return "", nil, err
 	}
-	rows.Close() // the index's one connection, which citedID asks
+	// The index's one connection, which citedID asks, is the rows' until they close.
+	rows.Close()
 	var failed, failedIDs []string // each failure told, and its call's id
 	for _, f := range failures {
 		cited, err := m.citedID(f[0])

@@ -302,15 +302,23 @@ type packIndex struct {
 // thousand commits took. A pack's file forgotten (packIndexes.forget) is closed once no
 // reader holds it any longer, by os.File's own cleanup.
 type sharedPack struct {
-	once sync.Once
-	f    *os.File
-	err  error
+	mu sync.Mutex
+	f  *os.File
 }
 
-// open is the pack's file, opened once.
+// open is the pack's file, opened once; one that could not be opened (too many files
+// open, for a moment) is tried again at the next read.
 func (p packIndex) open() (*os.File, error) {
-	p.file.once.Do(func() { p.file.f, p.file.err = os.Open(p.path) })
-	return p.file.f, p.file.err
+	p.file.mu.Lock()
+	defer p.file.mu.Unlock()
+	if p.file.f == nil {
+		f, err := os.Open(p.path)
+		if err != nil {
+			return nil, err
+		}
+		p.file.f = f
+	}
+	return p.file.f, nil
 }
 
 // load returns the indexes of the packs in dir, reading them the first time.

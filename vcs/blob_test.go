@@ -289,3 +289,31 @@ func checkPrefixes(t *testing.T, r *Git, ids []plumbing.Hash, n int) {
 		}
 	}
 }
+
+// TestIsAncestor: through every parent, as a branch merged on another machine is still
+// held by its merge.
+func TestIsAncestor(t *testing.T) {
+	r, dir := newRepo(t)
+	commit := func(name string) plumbing.Hash {
+		t.Helper()
+		writeWorktree(t, dir, map[string]string{name: name + "\n"})
+		runGit(t, dir, "add", name)
+		runGit(t, dir, "commit", "-q", "-m", name)
+		return revParse(t, dir, "HEAD")
+	}
+	a := commit("a")
+	runGit(t, dir, "checkout", "-q", "-b", "side")
+	b := commit("b")
+	runGit(t, dir, "checkout", "-q", "-")
+	c := commit("c")
+	runGit(t, dir, "merge", "-q", "--no-ff", "-m", "merge", "side")
+	m := revParse(t, dir, "HEAD")
+	for _, tc := range []struct {
+		x, y plumbing.Hash
+		want bool
+	}{{a, m, true}, {b, m, true}, {c, m, true}, {m, m, true}, {m, b, false}, {b, c, false}, {c, b, false}} {
+		if got, err := r.IsAncestor(tc.x, tc.y); err != nil || got != tc.want {
+			t.Errorf("IsAncestor(%s, %s) = %v, %v; want %v", tc.x, tc.y, got, err, tc.want)
+		}
+	}
+}

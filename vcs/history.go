@@ -83,3 +83,19 @@ func (r *Git) PathChanges(c *object.Commit) ([]PathChange, error) {
 
 // Short is how agmem names a commit to a person: the first 12 hex digits of its id.
 func Short(commit string) string { return commit[:min(len(commit), 12)] }
+
+// IsAncestor says whether commit a is b or one of b's ancestors, through all parents.
+func (r *Git) IsAncestor(a, b plumbing.Hash) (bool, error) {
+	if a == b {
+		return true, nil
+	}
+	ca, err := r.Commit(a)
+	if err != nil {
+		return false, err
+	}
+	cb, err := r.Commit(b)
+	if err != nil {
+		return false, err
+	}
+	return ca.IsAncestor(cb)
+}

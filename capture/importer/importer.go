@@ -245,14 +245,14 @@ func topHolds(r io.Reader, names ...string) bool {
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return false
 	}
-	seen := 0
+	seen := map[string]bool{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
 			return false
 		}
 		if name, ok := tok.(string); ok && slices.Contains(names, name) {
-			if seen++; seen == len(names) {
+			if seen[name] = true; len(seen) == len(names) {
 				return true
 			}
 		}
