@@ -51,7 +51,6 @@ func TestText(t *testing.T) {
 		{"slashes escaped", `postgres:\/\/bob:Zx9SecretPw77q@db.example.com\/app`, `postgres:\/\/bob:[REDACTED:url-credentials]@db.example.com\/app`},
 		{"characters escaped", `ghp\u005fhGAkWvj7FAc9QeWJKY40uvSwMFLZDe1f8rES end`, `[REDACTED:github-pat] end`},
 		{"netrc", "machine github.com login bob password Zx9SecretPw77q", "machine github.com login bob password [REDACTED:secret-assignment]"},
-		{"netrc default", "default login bob password Zx9SecretPw77q", "default login bob password [REDACTED:secret-assignment]"},
 		{"netrc lines", "machine api.example.com\n  login bob\n  password Zx9Secret\nmachine x", "machine api.example.com\n  login bob\n  password [REDACTED:secret-assignment]\nmachine x"},
 		{"bearer alone", `H=$(echo Bearer eyJhbGciOiJIUzI1NiJ9xyzabc1234567890)`, `H=$(echo Bearer [REDACTED:auth-header])`},
 		{"bearer in prose", "uses Bearer authentication for its requests", "uses Bearer authentication for its requests"},
