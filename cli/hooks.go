@@ -19,6 +19,7 @@ import (
 
 	"github.com/agmem/agmem/capture"
 	"github.com/agmem/agmem/hooks"
+	"github.com/agmem/agmem/internal/config"
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
 )
@@ -373,6 +374,11 @@ func runHooksStatus(e *env, asJSON bool) error {
 					fmt.Fprintf(e.stdout, ": no such file, so these hooks fail (run %q to have them run this agmem)", reinstall)
 				case hooks.Standalone(rec.Binary) && filepath.IsAbs(rec.Binary) && self != "" && !sameBuild(self, rec.Binary):
 					fmt.Fprintf(e.stdout, ": not known to be of this agmem's build, and maybe older than its journal (install both with %q, or run %q to have them run this agmem)", installCommand, reinstall)
+				case rec.Repo != "":
+					// As the hook reads it, its agent's environment unknown here: the file.
+					if _, err := config.Load(filepath.Join(rec.Repo, memrepo.StateDirName), func(string) string { return "" }); err != nil {
+						fmt.Fprintf(e.stdout, ": its configuration does not load, so every record fails: %s", hint.OneLine(err.Error()))
+					}
 				}
 				fmt.Fprintln(e.stdout)
 			}
