@@ -149,11 +149,11 @@ func Run(repo *vcs.Git, settings sign.Settings, o Options) (*Report, error) {
 		return nil, err
 	}
 	for _, name := range replaced {
-		replacedCommit, _ := strings.CutPrefix(name, "refs/replace/") // info/grafts names none
-		if replacedCommit == name {
-			replacedCommit = ""
+		commit, isRef := strings.CutPrefix(name, "refs/replace/")
+		if !isRef {
+			commit = "" // info/grafts names no one commit
 		}
-		a.problem(replacedCommit, "local", "replaced",
+		a.problem(commit, "local", "replaced",
 			"%s makes git show another object than the one committed, which agmem reads (git replace -d; for info/grafts, remove it)", name)
 	}
 	local, err := a.line("local", tip)

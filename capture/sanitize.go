@@ -43,17 +43,20 @@ type sanitizer struct {
 func (p *Policy) sanitize(o *memory.Observation) error {
 	s := sanitizer{p: p}
 	command := Command(o.Arguments)
-	if glob := p.withheldBy(FilePath(o.Arguments)); glob != "" {
-		o.Withheld = glob
-		o.Arguments = withhold(o.Arguments, glob)
-		o.Result, _ = json.Marshal(withheldMark(glob))
-	} else if glob = redact.PrintedFile(command, p.withheldBy); glob != "" {
+	glob, read := p.withheldBy(FilePath(o.Arguments)), true
+	if glob == "" {
 		// A shell command that prints the file: its output is the file's contents, and
-		// so is its error's where it failed (Claude Code gives a failed command's
-		// output as its error).
+		// so is its error where it failed (Claude Code gives a failed command's output
+		// as its error); the command itself is kept.
+		glob, read = redact.PrintedFile(command, p.withheldBy), false
+	}
+	if glob != "" {
 		o.Withheld = glob
 		o.Result, _ = json.Marshal(withheldMark(glob))
-		if o.Error != "" {
+		switch {
+		case read:
+			o.Arguments = withhold(o.Arguments, glob)
+		case o.Error != "":
 			o.Error = withheldMark(glob)
 		}
 	}

@@ -169,7 +169,7 @@ func configStops(err error) error {
 	if err == nil {
 		return nil
 	}
-	return hint.With(fmt.Errorf("every record and flush fails: %w", err), hint.For(err))
+	return fmt.Errorf("every record and flush fails: %w", err) // with loadConfig's hint
 }
 
 // line is how agmem status shows the signing status.

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"iter"
 	"path"
 	"slices"
 	"strings"
@@ -15,8 +16,8 @@ import (
 // environment ("python -c 'print(os.environ[\"API_KEY\"])'"). The command is read as
 // words, quotes not parsed: a command read wrongly hides more of its output, never less.
 func PrintedSecret(command string) string {
-	for _, step := range strings.FieldsFunc(command, stepSeparator) {
-		if name := printedBy(commandWords(strings.Fields(step))); name != "" {
+	for step, words := range steps(command) {
+		if name := printedBy(words); name != "" {
 			return name
 		}
 		if name := readFromEnv(step); name != "" {
@@ -26,12 +27,23 @@ func PrintedSecret(command string) string {
 	return ""
 }
 
+// steps are the steps of a shell command (stepSeparator's), each with the words of the
+// command it runs (commandWords).
+func steps(command string) iter.Seq2[string, []string] {
+	return func(yield func(string, []string) bool) {
+		for _, step := range strings.FieldsFunc(command, stepSeparator) {
+			if !yield(step, commandWords(strings.Fields(step))) {
+				return
+			}
+		}
+	}
+}
+
 // PrintedFile is the glob of a withheld file (withheldBy's answer for a path, "" for
 // none) that a shell command prints: "cat ~/.netrc", "head -5 .env", "sort < .env",
 // in any step of it, as PrintedSecret reads steps.
 func PrintedFile(command string, withheldBy func(path string) string) string {
-	for _, step := range strings.FieldsFunc(command, stepSeparator) {
-		words := commandWords(strings.Fields(step))
+	for _, words := range steps(command) {
 		if len(words) == 0 || !slices.Contains(fileReaders, path.Base(words[0])) {
 			continue
 		}
