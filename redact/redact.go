@@ -181,7 +181,7 @@ const escapeReach = 1024
 func escapeWindows(text string) [][2]int {
 	var spans [][2]int
 	for i := strings.IndexByte(text, '\\'); i >= 0 && i+2 < len(text); {
-		if c := text[i+1]; c == '/' || c == 'u' || c == '"' && text[i+2] == ':' {
+		if c := text[i+1]; c == '/' || c == 'u' || c == '"' && colonNext(text[i+2:]) {
 			spans = around(spans, text, i)
 		}
 		j := strings.IndexByte(text[i+2:], '\\')
@@ -191,6 +191,13 @@ func escapeWindows(text string) [][2]int {
 		i += 2 + j
 	}
 	return spans
+}
+
+// colonNext reports whether text starts with a colon after spaces or tabs, as a
+// member's name is followed ("password" : as some formatters write it).
+func colonNext(text string) bool {
+	t := strings.TrimLeft(text, " \t")
+	return t != "" && t[0] == ':'
 }
 
 // around adds to spans (in order, merged) the span around the escape at i. What is

@@ -47,6 +47,7 @@ func TestText(t *testing.T) {
 		{"github token", "pushed with ghp_1234567890abcdefghijABCDEFGHIJ123456 ok", "pushed with [REDACTED:github-pat] ok"},
 		{"aws key", "AKIAZ5GMHYJK7Q2XWN4P", "[REDACTED:aws-access-token]"},
 		{"json in a string", `{\"password\":\"Zx9SecretPw77qq\"}`, `{\"password\":\"[REDACTED:secret-assignment]\"}`},
+		{"json in a string, space before the colon", "{\\\"password\\\" :\t\\\"Zx9SecretPw77qq\\\"}", "{\\\"password\\\" :\t\\\"[REDACTED:secret-assignment]\\\"}"},
 		{"json in a string twice", `{\\\"password\\\":\\\"Zx9SecretPw77qq\\\"}`, `{\\\"password\\\":\\\"[REDACTED:secret-assignment]\\\"}`},
 		{"slashes escaped", `postgres:\/\/bob:Zx9SecretPw77q@db.example.com\/app`, `postgres:\/\/bob:[REDACTED:url-credentials]@db.example.com\/app`},
 		{"characters escaped", `ghp\u005fhGAkWvj7FAc9QeWJKY40uvSwMFLZDe1f8rES end`, `[REDACTED:github-pat] end`},
