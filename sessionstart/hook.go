@@ -51,15 +51,36 @@ type Hook struct {
 // maxPayload bounds the hook payload read.
 const maxPayload = 1 << 20
 
-// ReadPayload reads a hook payload, if stdin holds one: a terminal is none.
+// payloadWait bounds how long a context waits for its payload. An agent writes it as
+// it starts the hook, while a script that runs agmem context may leave stdin open and
+// unwritten (a pipe it holds, a loop's input), which would hold the context, and an
+// agent's start, for as long.
+const payloadWait = time.Second
+
+// ReadPayload reads a hook payload, if stdin holds one: a terminal is none, nor what
+// is not one JSON value, nor a stdin that gives nothing within payloadWait. The value
+// is read up to its end, not to stdin's: a writer that keeps stdin open past it holds
+// nothing up.
 func ReadPayload(stdin io.Reader) []byte {
 	if f, ok := stdin.(*os.File); ok {
 		if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice != 0 {
 			return nil
 		}
 	}
-	data, _ := io.ReadAll(io.LimitReader(stdin, maxPayload))
-	return data
+	got := make(chan json.RawMessage, 1)
+	go func() {
+		var payload json.RawMessage
+		if json.NewDecoder(io.LimitReader(stdin, maxPayload)).Decode(&payload) != nil {
+			payload = nil
+		}
+		got <- payload
+	}()
+	select {
+	case payload := <-got:
+		return payload
+	case <-time.After(payloadWait):
+		return nil
+	}
 }
 
 // Ask reads what is asked of "agmem context" in repo, configured by cfg: the project is
