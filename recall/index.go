@@ -243,10 +243,11 @@ CREATE TABLE dead (entry INTEGER NOT NULL, before INTEGER NOT NULL, PRIMARY KEY 
 type Index struct {
 	db   *sql.DB
 	path string
-	dir  string    // the segments'
-	segs []segment // nil until loaded
-	gen  string    // their generation when loaded
-	anew bool      // the next update empties the index first (RebuildIndex)
+	dir  string      // the segments'
+	segs []segment   // nil until loaded
+	gen  string      // their generation when loaded
+	anew bool        // the next update empties the index first (RebuildIndex)
+	file os.FileInfo // the file opened (replaced)
 }
 
 // segment is a segment file of the index, open.
@@ -341,7 +342,19 @@ func openIndex(path, dir string) (*Index, error) {
 		ix.Close()
 		return nil, err
 	}
+	if ix.file, err = os.Stat(path); err != nil {
+		ix.Close()
+		return nil, err
+	}
 	return ix, nil
+}
+
+// replaced says whether the file at the index's path is no longer the one open: removed
+// (by another process that found it damaged, or with its repo) or made anew. What
+// updates the open one then is this process alone, and its segments may be gone.
+func (ix *Index) replaced() bool {
+	fi, err := os.Stat(ix.path)
+	return err != nil || !os.SameFile(fi, ix.file)
 }
 
 // check makes sure the file is an index of this version, making the tables in a file

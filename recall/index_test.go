@@ -1075,3 +1075,62 @@ func TestRebuildWhileRead(t *testing.T) {
 		}
 	}
 }
+
+// TestReaderOfAMemoryMadeAnew: a reader that stays open (agmem mcp serve, agmem ui)
+// while its memory repo is deleted and made again at its path, or its index file is
+// removed and made anew by another process, reads the memory as it is now: what it held
+// open was of files no longer there, which nothing else updates.
+func TestReaderOfAMemoryMadeAnew(t *testing.T) {
+	for _, remove := range []string{"the repo", "the index"} {
+		t.Run(remove, func(t *testing.T) {
+			m := newMemRepo(t)
+			m.record("s1", call("Bash", "r0", 0, map[string]any{"command": "make walrus"}, "the walrus was made before the memory was made anew, and it was a fine walrus"))
+			m.flush()
+			m.update()
+			m.record("s1", call("Bash", "r2", time.Second, map[string]any{"command": "make walrus again"}, "the second walrus was pending when it all went, and it was a fine walrus"))
+			early := m.open()
+			// with a deadline, as a reader refreshes: a branch rewritten is left to agmem index
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if res, err := early.Search(recall.Query{Text: "walrus"}); err != nil || len(res.Hits) != 2 {
+				t.Fatalf("before: %+v, %v", res.Hits, err)
+			}
+			gone := m.repo.Root
+			if remove == "the index" {
+				gone = m.repo.StateDir()
+			}
+			if err := os.RemoveAll(gone); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := maintain.Init(m.repo.Root); err != nil {
+				t.Fatal(err)
+			}
+			m.record("s2", call("Read", "r1", time.Second, map[string]any{"file_path": "/w/z.go"}, "the zebrafish came after the memory was made anew, a result long enough to keep"))
+			if err := early.Refresh(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if res, err := early.Search(recall.Query{Text: "zebrafish"}); err != nil || len(res.Hits) != 1 || res.Hits[0].Commit != "" {
+				t.Fatalf("what came after, pending: %+v, %v", res.Hits, err)
+			}
+			m.flush()
+			m.update()
+			if err := early.Refresh(ctx); err != nil {
+				t.Fatal(err)
+			}
+			res, err := early.Search(recall.Query{Text: "zebrafish"})
+			if err != nil || len(res.Hits) != 1 || res.Hits[0].Commit == "" {
+				t.Fatalf("what came after: %+v, %v", res.Hits, err)
+			}
+			if tip, err := m.git().Tip("refs/heads/main"); err != nil || !strings.HasPrefix(tip.String(), res.Hits[0].Commit) {
+				t.Errorf("cited %s, the branch's tip is %s (%v)", res.Hits[0].Commit, tip, err)
+			}
+			want := 1 // the walrus's commit is on the branch still; the pending one went with the journal
+			if remove == "the repo" {
+				want = 0
+			}
+			if res, err := early.Search(recall.Query{Text: "walrus"}); err != nil || len(res.Hits) != want {
+				t.Errorf("what came before: %+v, %v; want %d hit(s)", res.Hits, err, want)
+			}
+		})
+	}
+}

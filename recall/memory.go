@@ -26,6 +26,7 @@ import (
 // date when opened, and where the whole of each entry is (the journal, git).
 type Memory struct {
 	Index   *Index
+	repo    memrepo.Repo
 	git     *vcs.Git
 	journal *journal.Journal
 	behind  bool  // the last update did not bring the index up to date (Lag)
@@ -107,7 +108,7 @@ func open(ctx context.Context, repo memrepo.Repo, forContext bool) (*Memory, err
 	if ix == nil {
 		return nil, err
 	}
-	return &Memory{Index: ix, git: git, journal: j, behind: err != nil}, nil
+	return &Memory{Index: ix, repo: repo, git: git, journal: j, behind: err != nil}, nil
 }
 
 // inOthersHands says whether err is another process holding the index (busy) or the
@@ -277,7 +278,10 @@ func (m *Memory) recordLines(commit plumbing.Hash, first string, last int, want 
 // runs out of time or waits on another, is returned, and kept (Lag): an update of its
 // own would fail the same, and is not started.
 func (m *Memory) Refresh(ctx context.Context) error {
-	m.git.Refresh()
+	if err := m.Recheck(); err != nil {
+		m.behind, m.failed = true, err
+		return err
+	}
 	_, err := m.Index.Update(ctx, m.git, m.journal)
 	m.behind, m.failed = err != nil, nil
 	if err != nil && ctx.Err() == nil && !inOthersHands(err) {
@@ -286,6 +290,32 @@ func (m *Memory) Refresh(ctx context.Context) error {
 	m.catchUpIfBehind()
 	return m.failed
 }
+
+// Recheck is what a reader that lives on does before it reads git: git reads its packs
+// again if they changed, and the memory is opened again if its repo or its index file
+// was made anew since it was opened (the repo deleted and initialised again at its
+// path, the index removed by another process that found it damaged), whose files
+// nothing else would update. Refresh rechecks first.
+func (m *Memory) Recheck() error {
+	if !m.git.Replaced() && !m.Index.replaced() {
+		m.git.Refresh()
+		return nil
+	}
+	git, err := vcs.Open(m.repo.Root)
+	if err != nil {
+		return err
+	}
+	ix, err := OpenIndex(m.repo.StateDir())
+	if err != nil {
+		return err
+	}
+	m.Index.Close()
+	m.Index, m.git, m.journal = ix, git, m.repo.Journal()
+	return nil
+}
+
+// Git is the memory's git repository, as the last Recheck found it.
+func (m *Memory) Git() *vcs.Git { return m.git }
 
 // empty says whether the index holds no entry yet, as one another process makes anew.
 func (m *Memory) empty() bool {

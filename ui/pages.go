@@ -300,7 +300,7 @@ func (s *Server) observationPage(w http.ResponseWriter, r *http.Request) {
 		data["Event"] = sh.Entry.Event
 	}
 	if sh.Commit != "" {
-		c, err := s.git.Commit(plumbing.NewHash(sh.Commit))
+		c, err := s.mem.Git().Commit(plumbing.NewHash(sh.Commit))
 		if err != nil {
 			fail(w, fmt.Errorf("commit %s of %s: %w", sh.Commit, sh.ID, err))
 			return
@@ -395,7 +395,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) commitPage(w http.ResponseWriter, r *http.Request) {
 	h := plumbing.NewHash(r.PathValue("hash"))
-	c, err := s.git.Commit(h)
+	c, err := s.mem.Git().Commit(h)
 	if err == nil && h.String() != r.PathValue("hash") {
 		err = plumbing.ErrObjectNotFound // not a commit's whole id, as this server writes them
 	}
@@ -403,7 +403,7 @@ func (s *Server) commitPage(w http.ResponseWriter, r *http.Request) {
 		fail(w, fmt.Errorf("commit %s: %w", r.PathValue("hash"), err))
 		return
 	}
-	changes, err := s.git.PathChanges(c)
+	changes, err := s.mem.Git().PathChanges(c)
 	if err != nil {
 		fail(w, err)
 		return

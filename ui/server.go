@@ -24,9 +24,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/recall"
-	"github.com/agmem/agmem/vcs"
 )
 
 //go:embed templates/*.html static/*
@@ -50,7 +50,6 @@ type Server struct {
 	pages *template.Template
 
 	mu  sync.Mutex
-	git *vcs.Git
 	mem *recall.Memory
 }
 
@@ -64,17 +63,12 @@ func NewToken() string {
 // New serves repo's memory, mem, which the Server closes; requests must carry token.
 // Each page waits for what is new in the memory at most refreshBudget.
 func New(repo memrepo.Repo, mem *recall.Memory, token string) (*Server, error) {
-	git, err := vcs.Open(repo.Root)
-	if err != nil {
-		mem.Close()
-		return nil, err
-	}
 	pages, err := template.New("").Funcs(funcs).ParseFS(files, "templates/*.html")
 	if err != nil {
 		mem.Close()
 		return nil, err
 	}
-	return &Server{repo: repo, git: git, token: token, pages: pages, mem: mem}, nil
+	return &Server{repo: repo, token: token, pages: pages, mem: mem}, nil
 }
 
 // Close closes the memory's index.
@@ -141,7 +135,10 @@ func (s *Server) guard(addr string, next http.Handler) http.Handler {
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		s.git.Refresh()
+		if err := s.mem.Recheck(); err != nil {
+			http.Error(w, "agmem ui: "+hint.OneLine(err.Error()), http.StatusServiceUnavailable)
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
 }

@@ -38,9 +38,10 @@ type Git struct {
 	trees    treeCache
 	packs    packIndexes
 	unpacked unpacked
-	walked   sync.Map   // commit id: walkedCommit
-	packDir  time.Time  // when .git/objects/pack last changed, as Refresh last saw it
-	goGit    sync.Mutex // go-git's storage, read one object at a time (goGitObject)
+	walked   sync.Map    // commit id: walkedCommit
+	packDir  time.Time   // when .git/objects/pack last changed, as Refresh last saw it
+	opened   os.FileInfo // the .git directory opened (Replaced)
+	goGit    sync.Mutex  // go-git's storage, read one object at a time (goGitObject)
 }
 
 // smallObjects is go-git's object cache, keeping only objects of at most
@@ -60,7 +61,8 @@ func (c smallObjects) Put(o plumbing.EncodedObject) {
 // Open opens the git repository whose worktree is root.
 func Open(root string) (*Git, error) {
 	gitDir := filepath.Join(root, ".git")
-	if fi, err := os.Stat(gitDir); err == nil && fi.Mode().IsRegular() {
+	fi, err := os.Stat(gitDir)
+	if err == nil && fi.Mode().IsRegular() {
 		return nil, hint.With(fmt.Errorf("%s has a .git file, not a directory (a linked worktree, a submodule or a separate git dir), which agmem does not support yet", root),
 			"make the memory repo in a repository's main worktree, or in a directory of its own")
 	} else if err != nil || !fi.IsDir() {
@@ -71,9 +73,17 @@ func Open(root string) (*Git, error) {
 		return nil, fmt.Errorf("open git repo %s: %w", root, err)
 	}
 	r := &Git{Root: root, gitDir: gitDir, trees: treeCache{max: maxCachedTreeBytes},
-		unpacked: unpacked{max: maxUnpackedBytes}}
+		unpacked: unpacked{max: maxUnpackedBytes}, opened: fi}
 	r.st = objectStore{st, r}
 	return r, nil
+}
+
+// Replaced says whether the .git directory at Root is no longer the one opened: deleted,
+// or made anew (the memory repo deleted and initialised again). What r read and holds
+// open is of the repo before; a reader that lives on opens the repo again.
+func (r *Git) Replaced() bool {
+	fi, err := os.Stat(r.gitDir)
+	return err != nil || !os.SameFile(fi, r.opened)
 }
 
 // Init makes root a git repository on branch main, unless it is one already, and
