@@ -221,7 +221,12 @@ func (m *Memory) entries(refs []Ref) ([]memory.Entry, error) {
 		}
 	}
 	for i, ok := range found {
-		if !ok {
+		switch {
+		case ok:
+		case refs[i].Commit == "":
+			return nil, hint.With(fmt.Errorf("%s is in the index as pending but not in the journal", refs[i].ID),
+				`the journal was moved or made anew since the index read it: "agmem index --rebuild" makes the index anew from git and the journal`)
+		default:
 			return nil, fmt.Errorf("%s is in the index but neither in the journal nor at %s of commit %.12s: run \"agmem verify\"",
 				refs[i].ID, refs[i].record, refs[i].Commit)
 		}
