@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -53,12 +56,15 @@ func (r *wellFormed) Read(p []byte) (int, error) {
 				return 0, err
 			}
 		} else if len(line) > 0 {
-			if msg, answer := readLine(line); answer != nil {
+			msg, answer := readLine(line)
+			if answer == nil && !r.answers.inFlight.read(msg) {
+				answer = errorAnswer(idOf(line), jsonrpc.CodeInvalidRequest, "invalid request: a request of this id is in flight: give each request an id of its own")
+			}
+			if answer != nil {
 				if err := r.answers.refuse(answer); err != nil {
 					return 0, err
 				}
 			} else {
-				r.answers.inFlight.read(msg)
 				r.next = append(line, '\n')
 			}
 		}
@@ -103,7 +109,11 @@ func (r *wellFormed) line() (line []byte, tooLong bool, err error) {
 // that is no JSON-RPC message.
 func readLine(line []byte) (msg jsonrpc.Message, answer []byte) {
 	if !json.Valid(line) {
-		return nil, errorAnswer(nil, jsonrpc.CodeParseError, "parse error: the line is not JSON")
+		why := "the line is not JSON"
+		if err := json.Unmarshal(line, new(any)); err != nil && strings.Contains(err.Error(), "exceeded max depth") {
+			why = "the line's JSON is nested too deeply (past 10,000 levels)"
+		}
+		return nil, errorAnswer(nil, jsonrpc.CodeParseError, "parse error: "+why)
 	}
 	if line[0] == '[' {
 		// The SDK refuses a batch, and ends the session, once it speaks 2025-06-18 or
@@ -113,13 +123,38 @@ func readLine(line []byte) (msg jsonrpc.Message, answer []byte) {
 	}
 	msg, err := jsonrpc.DecodeMessage(line)
 	if err != nil {
-		var m struct {
-			ID json.RawMessage `json:"id"`
+		return nil, errorAnswer(idOf(line), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+	}
+	if _, ok := msg.(*jsonrpc.Request); ok {
+		if id := idOf(line); id != nil && !wellFormedID(id) {
+			return nil, errorAnswer(id, jsonrpc.CodeInvalidRequest, "invalid request: an id is a string or an integer of at most 64 bits, never null (MCP)")
 		}
-		json.Unmarshal(line, &m)
-		return nil, errorAnswer(m.ID, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
 	}
 	return msg, nil
+}
+
+// idOf is the id a line names, as it is written; nil where it names none.
+func idOf(line []byte) json.RawMessage {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	json.Unmarshal(line, &m)
+	return m.ID
+}
+
+// wellFormedID says whether id is one MCP allows a request: a string or an integer
+// (1.0 is 1, as the SDK reads it). The SDK reads a request whose id is null as a
+// notification, which it does not answer, 1.5 as 1, and an integer past 64 bits as
+// another.
+func wellFormedID(id json.RawMessage) bool {
+	if id[0] == '"' {
+		return true
+	}
+	if _, err := strconv.ParseInt(string(id), 10, 64); err == nil {
+		return true
+	}
+	f, err := strconv.ParseFloat(string(id), 64)
+	return err == nil && f == math.Trunc(f) && math.Abs(f) < math.MaxInt64
 }
 
 // errorAnswer is a JSON-RPC error response to the request id names: null when the id
@@ -154,9 +189,14 @@ type lockedWriter struct {
 func (w *lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	n, err := w.w.Write(p)
-	w.inFlight.answered(p)
-	return n, err
+	out, send := w.inFlight.answered(p)
+	if !send {
+		return len(p), nil
+	}
+	if _, err := w.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // refuse writes wellFormed's answer to a line it did not pass on, which answers no
@@ -173,14 +213,17 @@ func (w *lockedWriter) Close() error { return w.w.Close() }
 // inFlight are the requests read and not answered yet, by id as the SDK reads it (a
 // number is an int64: 1.0 and 1 are one id).
 type inFlight struct {
-	mu    sync.Mutex
-	ids   map[jsonrpc.ID]bool
-	empty chan struct{} // closed when ids is, while wait waits
+	mu        sync.Mutex
+	ids       map[jsonrpc.ID]bool
+	cancelled map[jsonrpc.ID]bool // in flight when the client cancelled them
+	empty     chan struct{}       // closed when ids is, while wait waits
 }
 
-// read notes a message read: a request is in flight until answered; one the client
-// cancelled is not answered (MCP's cancellation), so no longer waited for.
-func (f *inFlight) read(msg jsonrpc.Message) {
+// read notes a message read, and says whether to pass it on: a request is in flight
+// until answered, and one of an id in flight already is not passed on (the SDK would
+// answer one of the two). One the client cancelled is not answered (MCP's
+// cancellation), so no longer waited for.
+func (f *inFlight) read(msg jsonrpc.Message) bool {
 	req, ok := msg.(*jsonrpc.Request)
 	switch {
 	case !ok:
@@ -190,26 +233,57 @@ func (f *inFlight) read(msg jsonrpc.Message) {
 		}
 		if json.Unmarshal(req.Params, &p) == nil {
 			if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+				f.mu.Lock()
+				if f.ids[id] {
+					if f.cancelled == nil {
+						f.cancelled = map[jsonrpc.ID]bool{}
+					}
+					f.cancelled[id] = true
+				}
+				f.mu.Unlock()
 				f.done(id)
 			}
 		}
 	case req.IsCall():
 		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.ids[req.ID] || f.cancelled[req.ID] {
+			return false
+		}
 		if f.ids == nil {
 			f.ids = map[jsonrpc.ID]bool{}
 		}
 		f.ids[req.ID] = true
-		f.mu.Unlock()
 	}
+	return true
 }
 
-// answered notes a message the SDK wrote: an answer is no longer in flight.
-func (f *inFlight) answered(out []byte) {
-	if msg, err := jsonrpc.DecodeMessage(out); err == nil {
-		if res, ok := msg.(*jsonrpc.Response); ok {
-			f.done(res.ID)
+// answered notes a message the SDK wrote, and gives what to send of it: an answer is no
+// longer in flight, and one to a request the client cancelled is not sent. An error
+// the SDK wrote without a JSON-RPC code (code 0, as to a call before initialize) is
+// sent as an internal error, its message kept.
+func (f *inFlight) answered(out []byte) (send []byte, ok bool) {
+	msg, err := jsonrpc.DecodeMessage(out)
+	res, isAnswer := msg.(*jsonrpc.Response)
+	if err != nil || !isAnswer {
+		return out, true
+	}
+	f.mu.Lock()
+	cancelled := f.cancelled[res.ID]
+	delete(f.cancelled, res.ID)
+	f.mu.Unlock()
+	f.done(res.ID)
+	if cancelled {
+		return nil, false
+	}
+	var we *jsonrpc.Error
+	if errors.As(res.Error, &we) && we.Code == 0 {
+		we.Code = jsonrpc.CodeInternalError
+		if b, err := jsonrpc.EncodeMessage(res); err == nil {
+			return append(b, '\n'), true
 		}
 	}
+	return out, true
 }
 
 func (f *inFlight) done(id jsonrpc.ID) {

@@ -38,6 +38,11 @@ func TestServeGoesOnPastABadLine(t *testing.T) {
 		`[{"jsonrpc":"2.0","id":8,"method":"tools/list"}, 5]`,
 		`[{"jsonrpc":"2.0","id":9,"method":"tools/list"}]`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sessions","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":null,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3.0,"method":"tools/list"}`,
+		strings.Repeat("[", 20000) + strings.Repeat("]", 20000),
 	}
 	inR, inW := io.Pipe()
 	out := &lockedBuffer{}
@@ -59,13 +64,16 @@ func TestServeGoesOnPastABadLine(t *testing.T) {
 		`"id":7,"jsonrpc":"2.0"}`,
 		`"id":"a","result":{`,
 		`"id":2,"result":{"content":`,
+		`"id":3,"result":{`,
+		`"message":"parse error: the line's JSON is nested too deeply (past 10,000 levels)"}`,
+		`"message":"invalid request: an id is a string or an integer of at most 64 bits, never null (MCP)"},"id":1.5,`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %s in:\n%s", want, got)
 		}
 	}
-	if n := strings.Count(got, `"code":-32600`); n != 6 {
-		t.Errorf("%d invalid requests answered, want 6:\n%s", n, got)
+	if n := strings.Count(got, `"code":-32600`); n != 9 {
+		t.Errorf("%d invalid requests answered, want 9:\n%s", n, got)
 	}
 }
 
@@ -76,10 +84,13 @@ func (nopWriteCloser) Close() error { return nil }
 
 // TestInFlight: a request is in flight until a message the SDK writes answers its id,
 // as the SDK reads ids (1.0 is 1), whatever its params; a notification never is; nor a
-// request the client cancelled, which MCP lets the server leave unanswered; and an
-// answer wellFormed gives a bad line that names an id in flight does not count.
+// request the client cancelled, which MCP lets the server leave unanswered, and whose
+// answer is not sent; and an answer wellFormed gives a bad line that names an id in
+// flight does not count. A request of an id in flight is not passed on; an error the
+// SDK gives no code is sent as an internal error.
 func TestInFlight(t *testing.T) {
-	w := &lockedWriter{w: nopWriteCloser{io.Discard}}
+	out := &lockedBuffer{}
+	w := &lockedWriter{w: nopWriteCloser{out}}
 	f := &w.inFlight
 	for _, line := range []string{
 		`{"jsonrpc":"2.0","id":1.0,"method":"tools/list"}`,
@@ -93,8 +104,17 @@ func TestInFlight(t *testing.T) {
 		if answer != nil {
 			t.Fatalf("%s: %s", line, answer)
 		}
-		f.read(msg)
+		if !f.read(msg) {
+			t.Fatalf("%s: not passed on", line)
+		}
 	}
+	for _, again := range []string{`{"jsonrpc":"2.0","id":"b","method":"tools/list"}`, `{"jsonrpc":"2.0","id":"a","method":"tools/list"}`} {
+		if msg, _ := readLine([]byte(again)); f.read(msg) {
+			t.Errorf("%s passed on, while a request of its id is in flight, or cancelled and running", again)
+		}
+	}
+	io.WriteString(w, `{"jsonrpc":"2.0","id":"a","error":{"code":0,"message":"context canceled"}}`+"\n")
+	io.WriteString(w, `{"jsonrpc":"2.0","id":"x","error":{"code":0,"message":"method \"tools/list\" is invalid during session initialization"}}`+"\n")
 	io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n")
 	io.WriteString(w, `{"jsonrpc":"2.0","id":"b","method":"ping"}`+"\n") // a request of the server's, not an answer
 	io.WriteString(w, `{"jsonrpc":"2.0","id":"c","result":{}}`+"\n")
@@ -114,5 +134,12 @@ func TestInFlight(t *testing.T) {
 	case <-waited:
 	case <-time.After(10 * time.Second):
 		t.Fatal("wait did not end once every request was answered")
+	}
+	got := out.String()
+	if strings.Contains(got, `"id":"a"`) {
+		t.Errorf("the cancelled request was answered:\n%s", got)
+	}
+	if !strings.Contains(got, `{"jsonrpc":"2.0","id":"x","error":{"code":-32603,"message":"method \"tools/list\" is invalid during session initialization"}}`) {
+		t.Errorf("an error without a code not sent as an internal error:\n%s", got)
 	}
 }
