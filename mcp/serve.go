@@ -350,7 +350,11 @@ func (s *Server) sessions(ctx context.Context, _ *sdk.CallToolRequest, in Sessio
 		}
 	}
 	if len(list) == 0 {
-		a.write("no session\n")
+		why, err := s.mem.Unmatched(recall.Query{Agent: in.Agent, Project: in.Project})
+		if err != nil {
+			return nil, nil, err
+		}
+		a.write(strings.TrimSuffix("no session: "+why, ": ") + "\n")
 	}
 	return text(a.b.String()), nil, nil
 }

@@ -362,6 +362,9 @@ func TestToolsRefuseWhatTheCLIRefuses(t *testing.T) {
 	if text, _ := call("timeline", map[string]any{"id": id}); strings.Count(text, "\n") != 2 {
 		t.Errorf("a timeline of the default: %q", text)
 	}
+	if text, isError := call("sessions", map[string]any{"agent": "bogus"}); isError || !strings.Contains(text, `no session: no agent "bogus": the agents are `) {
+		t.Errorf("sessions of an agent the memory does not hold: %q", text)
+	}
 }
 
 // TestGetObservationsGivesTheOthersPastAWrongID: an id that names no entry is said in

@@ -655,6 +655,11 @@ func TestShowByIDs(t *testing.T) {
 	if err != nil || len(obs) != 1 || obs[0].Entry.Observation == nil || !strings.Contains(string(obs[0].Entry.Observation.Result), "part 299 of the otter") {
 		t.Fatalf("Show(%s): %+v, %v", last.Short, obs, err)
 	}
+	// named again, by its short id and its whole one, among ids of none: given once
+	each, err := early.ShowEach([]string{last.Short, "zzzzzzzzzzzz", last.ID, strings.ToUpper(last.Short), "zzzzzzzzzzzz"})
+	if err != nil || len(each) != 3 || each[0].Err != nil || each[0].Entry.ID() != last.ID || each[1].Err == nil || each[2].Err == nil {
+		t.Fatalf("ShowEach of one entry three times, among two ids of none: %+v, %v", each, err)
+	}
 	m.hook("codex", `{"session_id":"x9","turn_id":"t1","cwd":"/w","hook_event_name":"UserPromptSubmit","prompt":"ask the otter about the beaver's lodge"}`)
 	m.hook("codex", `{"session_id":"x9","turn_id":"t1","cwd":"/w","hook_event_name":"Stop","last_assistant_message":"done"}`)
 	m.flush()

@@ -192,7 +192,7 @@ func (m *Memory) search(q Query, query *fulltext.Query) (Results, error) {
 		}
 	}
 	if res.Total == 0 {
-		if res.Unmatched, err = m.unmatched(q); err != nil {
+		if res.Unmatched, err = m.Unmatched(q); err != nil {
 			return Results{}, err
 		}
 	}
@@ -260,11 +260,11 @@ func (m *Memory) filter(q Query) (f fulltext.Filter, none bool, err error) {
 	return f, len(in) == 0, rows.Err()
 }
 
-// unmatched says of a search that found nothing which of its filters name nothing the
-// memory holds, and what it holds instead where that helps ("no agent \"claude\": the
-// agents are claude-code, codex"); "" when each names something, and nothing matched
-// them all.
-func (m *Memory) unmatched(q Query) (string, error) {
+// Unmatched says of a search (or a listing) that found nothing which of its filters
+// name nothing the memory holds, and what it holds instead where that helps ("no agent
+// \"claude\": the agents are claude-code, codex"); "" when each names something, and
+// nothing matched them all.
+func (m *Memory) Unmatched(q Query) (string, error) {
 	var says []string
 	db := m.Index.db
 	if q.Agent != "" {

@@ -200,21 +200,26 @@ type ShownOrNot struct {
 
 // ShowEach is Show of each of ids, in order, where an id that names no entry, or more
 // than one, is said in its place: one wrong id does not cost the others. The others are
-// read together, one git lookup a record.
+// read together, one git lookup a record. An entry named twice (an id given again, its
+// short id and its whole one) is given once, where it was first named.
 func (m *Memory) ShowEach(ids []string) ([]ShownOrNot, error) {
-	out := make([]ShownOrNot, len(ids))
+	var out []ShownOrNot
 	var good []Ref
-	var at []int // of each good id in ids
-	for i, id := range ids {
+	var at []int // of each good id in out
+	given := map[string]bool{}
+	for _, id := range ids {
 		r, err := m.Resolve(id)
 		var ambiguous *AmbiguousError
 		switch {
 		case errors.Is(err, ErrNotFound) || errors.As(err, &ambiguous):
-			out[i].Err = err
+			out = append(out, ShownOrNot{Err: err})
 		case err != nil:
 			return nil, err
+		case given[r.ID]:
 		default:
-			good, at = append(good, r), append(at, i)
+			given[r.ID] = true
+			good, at = append(good, r), append(at, len(out))
+			out = append(out, ShownOrNot{})
 		}
 	}
 	shown, err := m.show(good)
