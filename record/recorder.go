@@ -2,6 +2,8 @@ package record
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -104,6 +106,23 @@ func OpenRepo(repo memrepo.Repo, o Options) (*Recorder, error) {
 	return r, nil
 }
 
+// safeSession is a session id as the journal keeps it: each secret in it redacted, as
+// in everything else an entry holds, since the id is written into commit messages,
+// trailers and paths, and every reader shows it; and then, so that two ids that differ
+// in their secrets alone stay two sessions, the first 4 bytes of the given id's
+// SHA-256 in hex after a "-". An id without a secret is kept as it is.
+func (r *Recorder) safeSession(id string) string {
+	if r.policy.Redactor == nil || id == "" {
+		return id
+	}
+	safe, n := r.policy.Redactor.Text(id)
+	if n == 0 {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return safe + "-" + hex.EncodeToString(sum[:4])
+}
+
 // Off says why the Recorder records nothing at all: capture.enabled is false, or an
 // opt-out file is at or above the working directory; "" when it records.
 func (r *Recorder) Off() string { return r.off }
@@ -167,6 +186,7 @@ func (r *Recorder) admit(d capture.Decoded, fallback func(memory.Entry) string, 
 		if defaulted {
 			e.SetSession(r.session)
 		}
+		e.SetSession(r.safeSession(e.Session()))
 		p, err := journal.Prepare(e)
 		if err != nil {
 			return nil, err

@@ -2,11 +2,13 @@ package record_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -19,16 +21,20 @@ import (
 )
 
 // call is one tool call as every source can give it: a Read of path in directory cwd,
-// answered with result, in session "s1" as call "toolu_1", at a time of its own.
+// answered with result, in session "s1" (else session) as call "toolu_1", at a time of
+// its own.
 type call struct {
 	cwd, path, result string
+	session           string
 }
+
+func (c call) sessionID() string { return cmp.Or(c.session, "s1") }
 
 var callTime = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 
 // nativeLine is c as a native observation, one line of JSONL.
 func (c call) nativeLine() string {
-	line, _ := json.Marshal(map[string]any{"session_id": "s1", "tool_use_id": "toolu_1", "cwd": c.cwd,
+	line, _ := json.Marshal(map[string]any{"session_id": c.sessionID(), "tool_use_id": "toolu_1", "cwd": c.cwd,
 		"timestamp": callTime.Format(time.RFC3339Nano), "tool_name": "Read",
 		"arguments": map[string]string{"file_path": c.path}, "result": c.result})
 	return string(line) + "\n"
@@ -52,7 +58,7 @@ type source struct {
 
 var sources = []source{
 	{"hook payload", func(t *testing.T, repo string, getenv func(string) string, c call) error {
-		payload, _ := json.Marshal(map[string]any{"hook_event_name": "PostToolUse", "session_id": "s1",
+		payload, _ := json.Marshal(map[string]any{"hook_event_name": "PostToolUse", "session_id": c.sessionID(),
 			"tool_use_id": "toolu_1", "cwd": c.cwd, "tool_name": "Read",
 			"tool_input": map[string]string{"file_path": c.path}, "tool_response": c.result})
 		return record.Run(env(bytes.NewReader(payload), getenv), repo, record.Flags{})
@@ -63,11 +69,11 @@ var sources = []source{
 	{"flags", func(t *testing.T, repo string, getenv func(string) string, c call) error {
 		file := filepath.Join(t.TempDir(), "result")
 		os.WriteFile(file, []byte(c.result), 0o644)
-		return record.Run(env(strings.NewReader(""), getenv), repo, record.Flags{Tool: "Read", Session: "s1", ToolUseID: "toolu_1",
+		return record.Run(env(strings.NewReader(""), getenv), repo, record.Flags{Tool: "Read", Session: c.sessionID(), ToolUseID: "toolu_1",
 			Cwd: c.cwd, Args: []string{"file_path=" + c.path}, ResultFile: file})
 	}},
 	{"mcp proxy", func(t *testing.T, repo string, getenv func(string) string, c call) error {
-		r, err := record.Open(repo, record.Options{Session: "s1", Getenv: getenv})
+		r, err := record.Open(repo, record.Options{Session: c.sessionID(), Getenv: getenv})
 		if err != nil {
 			return err
 		}
@@ -203,6 +209,15 @@ var rules = []rule{
 		o := one(t, recorded, failed)
 		if strings.Contains(o.ResultText(), secret) || o.Redactions == 0 {
 			t.Errorf("the secret is kept: %q (%d redactions)", o.ResultText(), o.Redactions)
+		}
+	}},
+	{"a secret in the session id", func(t *testing.T, repo string) (call, map[string]string, string) {
+		return call{cwd: t.TempDir(), path: "main.go", result: longResult, session: "deploy " + secret}, nil, ""
+	}, 2, func(t *testing.T, recorded []*memory.Observation, failed error) {
+		// redacted as the same id each time: the session's calls stay one session's, once
+		o := one(t, recorded, failed)
+		if !regexp.MustCompile(`^deploy \[REDACTED:github-pat\]-[0-9a-f]{8}$`).MatchString(o.SessionID) {
+			t.Errorf("session id %q", o.SessionID)
 		}
 	}},
 	{"the same input twice", plain, 2, func(t *testing.T, recorded []*memory.Observation, failed error) {
