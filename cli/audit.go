@@ -75,8 +75,13 @@ func runAudit(e *env, repo memrepo.Repo, o audit.Options, asJSON bool) error {
 	if !r.Failed() {
 		return nil
 	}
-	return hint.With(fmt.Errorf("audit of branch %s: %d problem(s)", r.Branch, len(r.Problems)),
-		"each problem says what and where: look with \"git show COMMIT\"")
+	advice := "each problem says what and where: look with \"git show COMMIT\""
+	if slices.ContainsFunc(r.Problems, func(p audit.Problem) bool { return p.Kind == "chain" && p.Origin == "local" }) {
+		// The ledger keeps what the journal committed: a rewrite is told by every audit
+		// that reaches back to it, as it should be, even one made on purpose.
+		advice += `; a rewrite of this branch made on purpose (a reset whose observations "agmem verify --repair" committed again) is told by every audit that reaches back to it: --since a time after it audits what came after`
+	}
+	return hint.With(fmt.Errorf("audit of branch %s: %d problem(s)", r.Branch, len(r.Problems)), advice)
 }
 
 func printAudit(e *env, repo memrepo.Repo, r *audit.Report) {

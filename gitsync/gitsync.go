@@ -86,9 +86,12 @@ func Push(repo memrepo.Repo, opts Options) (Pushed, error) {
 	if errors.As(err, &f) {
 		e := failed("push to", opts, git, f)
 		if e.Kind == transport.KindDiverged {
-			e.Hint = fmt.Sprintf("%s on %s has commits this repo lacks: another memory repo pushes as %q "+
-				"(a copy of this one?); give this one its own id by removing .agmem/%s, then push again",
-				p.As.Short(), opts.Remote, id, IDFile)
+			e.Hint = fmt.Sprintf("%s on %s has commits this branch lacks. This branch was moved back or rewritten "+
+				"since it was pushed (a reset): \"agmem verify\" says whether it holds every observation, and then "+
+				"git -C %s push --force %s %s:%s publishes it as it is. Or the branch there was rewritten: \"agmem pull\" "+
+				"says so, and the same push puts this repo's back. Or another memory repo pushes as %q (a copy of this "+
+				"one): remove .agmem/%s in the copy, then push from it again",
+				p.As.Short(), opts.Remote, shell.Readable(repo.Root), shell.Readable(opts.Remote), p.Branch, p.As, id, IDFile)
 		}
 		return p, e
 	}
