@@ -289,7 +289,9 @@ func testSyncFailures(t *testing.T) {
 		{"no repository there", "../missing.git", creds, []string{"pull"}, "pull from origin (../missing.git): repository not found", "git init --bare"},
 		{"credentials wanted", srv.URL() + "/memory.git", nil, []string{"push"}, "authentication required", "AGMEM_SYNC_PASSWORD"},
 		{"credentials refused", srv.URL() + "/memory.git", []string{"AGMEM_SYNC_PASSWORD=wrong"}, []string{"push"}, "credentials refused", "refused these credentials"},
-		{"down", "http://" + closedAddr(t) + "/memory.git", creds, []string{"push"}, "cannot reach it", "nothing is lost"},
+		{"down", "http://" + closedAddr(t) + "/memory.git", creds, []string{"push"}, "cannot reach it", `nothing is lost: your commits stay here and the next "agmem push" sends them`},
+		{"down, pulled from", "http://" + closedAddr(t) + "/memory.git", creds, []string{"pull"}, "cannot reach it", `the next "agmem pull" fetches what is there`},
+		{"no ssh agent", "ssh://127.0.0.1:1/x.git", append([]string{"SSH_AUTH_SOCK="}, creds...), []string{"push"}, "SSH_AUTH_SOCK", "ssh-add KEY), or give a key file"},
 		{"refusing", refusing, creds, []string{"push"}, "pre-receive hook declined", "the remote refused the update"},
 	} {
 		exec.Command("git", "-C", dir, "remote", "remove", "origin").Run() // the first time, there is none

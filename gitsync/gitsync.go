@@ -255,18 +255,22 @@ func failed(what string, opts Options, git *vcs.Git, f *transport.Failure) *Erro
 		msg = "credentials refused: " + msg
 	}
 	e := &Error{Kind: f.Kind, Err: fmt.Errorf("%s %s (%s): %s", what, opts.Remote, redactURL(where), msg)}
-	switch f.Kind {
-	case transport.KindUnreachable:
+	switch {
+	case f.Kind == transport.KindUnreachable && strings.HasPrefix(what, "pull"):
+		e.Hint = `nothing is lost: the next "agmem pull" fetches what is there once the remote answers`
+	case f.Kind == transport.KindUnreachable:
 		e.Hint = `nothing is lost: your commits stay here and the next "agmem push" sends them once the remote answers`
-	case transport.KindNoRepository:
+	case strings.Contains(msg, "SSH_AUTH_SOCK"):
+		e.Hint = "no ssh agent runs: start one with your key (eval $(ssh-agent); ssh-add KEY), or give a key file without a passphrase: [sync] ssh_key (AGMEM_SYNC_SSH_KEY)"
+	case f.Kind == transport.KindNoRepository:
 		e.Hint = fmt.Sprintf("make it (git init --bare PATH, or a new repository on your git host), or point %s elsewhere: git remote set-url %s URL", opts.Remote, opts.Remote)
-	case transport.KindAuthRequired:
+	case f.Kind == transport.KindAuthRequired:
 		e.Hint = "set AGMEM_SYNC_USERNAME and AGMEM_SYNC_PASSWORD (a token goes in the password), or [sync] username and password, or configure a git credential helper"
-	case transport.KindAuthFailed:
+	case f.Kind == transport.KindAuthFailed:
 		e.Hint = "the remote refused these credentials, or they may not do this: check [sync] username and password (or AGMEM_SYNC_USERNAME, AGMEM_SYNC_PASSWORD) or your git credential helper"
-	case transport.KindHostKey:
+	case f.Kind == transport.KindHostKey:
 		e.Hint = "check the host, then add its key: ssh-keyscan HOST >> ~/.ssh/known_hosts"
-	case transport.KindRejected:
+	case f.Kind == transport.KindRejected:
 		e.Hint = "the remote refused the update (a hook or its settings, as its message says); your commits stay here"
 	default:
 		e.Hint = "nothing is lost: your commits stay here; fix the cause and run the command again"
