@@ -10,6 +10,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/agmem/agmem/daemon"
+	"github.com/agmem/agmem/gitsync"
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/memory"
@@ -26,6 +27,8 @@ type statusReport struct {
 	Sessions   []pendingSession `json:"pending_sessions"`
 	LastFlush  *time.Time       `json:"last_flush,omitempty"`
 	Signing    signingStatus    `json:"signing"`
+	// Sync is how the branch stands to its copy on [sync] remote; none without that remote.
+	Sync *gitsync.Standing `json:"sync,omitempty"`
 	// ConfigError is why .agmem/config.toml (or the environment) does not load: every
 	// record and flush fails on it.
 	ConfigError string `json:"config_error,omitempty"`
@@ -122,6 +125,17 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 	if !tip.IsZero() {
 		s.Head = tip.String()
 	}
+	remote := "origin"
+	if cfg != nil {
+		remote = cfg.Sync.RemoteName()
+	}
+	if _, err := git.RemoteURL(remote); err == nil {
+		standing, err := gitsync.StandingOn(repo, git, remote)
+		if err != nil {
+			return err
+		}
+		s.Sync = &standing
+	}
 	if asJSON {
 		out, _ := json.MarshalIndent(s, "", "  ")
 		fmt.Fprintf(e.stdout, "%s\n", out)
@@ -153,6 +167,7 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 		fmt.Fprintln(e.stdout, "last flush: never")
 	}
 	fmt.Fprintf(e.stdout, "signing:  %s\n", hint.OneLine(s.Signing.line()))
+	fmt.Fprintf(e.stdout, "sync:     %s\n", syncLine(s.Sync, remote))
 	if s.Daemon.Running {
 		fmt.Fprintf(e.stdout, "daemon:   running (pid %d)\n", s.Daemon.PID)
 	} else {
@@ -162,6 +177,24 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 		fmt.Fprintln(e.stdout, "config:   BROKEN: nothing is recorded or flushed until it is mended (see below)")
 	}
 	return configStops(cfgErr)
+}
+
+// syncLine is how agmem status shows how the branch stands to its copy on the remote,
+// as the last push or pull there left it.
+func syncLine(s *gitsync.Standing, remote string) string {
+	switch {
+	case s == nil:
+		return fmt.Sprintf("no git remote %q to push to (git remote add %s URL)", remote, remote)
+	case !s.Pushed:
+		return fmt.Sprintf("%s: never pushed (agmem push)", remote)
+	case s.Parted:
+		return fmt.Sprintf("%s: its copy of this branch holds commits the branch lacks, so a push is refused (agmem push says what to do)", remote)
+	case s.Ahead < 0:
+		return fmt.Sprintf("%s: pushed; how far this branch is past it could not be read", remote)
+	case s.Ahead > 0:
+		return fmt.Sprintf("%s: %d commit(s) not pushed (agmem push)", remote, s.Ahead)
+	}
+	return fmt.Sprintf("%s: every commit pushed, as of the last push or pull", remote)
 }
 
 // configStops is err, a configuration that does not load, said as what it stops.

@@ -157,10 +157,51 @@ func Pull(repo memrepo.Repo, opts Options) ([]Update, error) {
 	return moved, nil
 }
 
+// Standing is how the repo's branch stands to its copy on a remote, as the last push
+// or pull there left the copy (refs/remotes/<remote>/agents/<id>): nothing is asked of
+// the remote.
+type Standing struct {
+	Remote string `json:"remote"`
+	Pushed bool   `json:"pushed"` // the branch has a copy there: it was pushed at least once
+	// Ahead is how many commits of the branch's line the copy lacks; -1 when the
+	// history could not be read to tell.
+	Ahead int `json:"unpushed"`
+	// Parted says the copy holds commits the branch lacks (the branch moved back here,
+	// or rewritten there): a push is refused until one of them is put right.
+	Parted bool `json:"parted,omitempty"`
+}
+
+// StandingOn is how the repo's branch stands to its copy on remote.
+func StandingOn(repo memrepo.Repo, git *vcs.Git, remote string) (Standing, error) {
+	s := Standing{Remote: remote}
+	id, err := readID(repo.StateDir())
+	if err != nil || id == "" {
+		return s, err
+	}
+	_, tip, err := git.Head()
+	if err != nil {
+		return s, err
+	}
+	fetched, err := git.FetchedAgents(remote)
+	if err != nil {
+		return s, err
+	}
+	for _, f := range fetched {
+		if f.ID == id {
+			s.Pushed, s.Ahead, s.Parted = true, lost(git, tip, f.Tip), lost(git, f.Tip, tip) != 0
+		}
+	}
+	return s, nil
+}
+
 // lost counts the commits of the first-parent line old ends that tip's does not hold,
 // when old is not an ancestor of tip (a branch moved on, or a merge of it, loses
-// none); -1 when that cannot be read (the fetch is done all the same).
+// none); -1 when that cannot be read (the fetch is done all the same). A line that
+// has none (a branch with no commit yet) loses none.
 func lost(git *vcs.Git, old, tip plumbing.Hash) int {
+	if old.IsZero() {
+		return 0
+	}
 	if kept, err := git.IsAncestor(old, tip); err != nil {
 		return -1
 	} else if kept {
