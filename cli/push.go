@@ -53,6 +53,12 @@ func onRemote(c *ucli.Context, e *env, run func(memrepo.Repo, gitsync.Options) e
 		return hint.With(fmt.Errorf("%s takes at most one remote, got %q", c.Command.Name, strings.Join(c.Args().Slice(), " ")),
 			fmt.Sprintf(`flags go before the remote: agmem %s [--repo DIR] [REMOTE]`, c.Command.Name))
 	}
+	if c.NArg() == 1 {
+		if err := config.CheckRemoteName(c.Args().First()); err != nil {
+			return hint.With(fmt.Errorf("%s: %q is no remote's name: it %w", c.Command.Name, c.Args().First(), err),
+				"git remote -v lists the repo's remotes; a URL is added as one first: git remote add NAME URL")
+		}
+	}
 	repo, err := openRepo(c, e)
 	if err != nil {
 		return err

@@ -60,7 +60,7 @@ func (s Sync) TimeoutOr() time.Duration {
 
 // syncKeys are the [sync] section's settings.
 var syncKeys = []key{
-	showing(stringKey("sync.remote", func(c *Config) *string { return &c.Sync.Remote }, checkRemoteName),
+	showing(stringKey("sync.remote", func(c *Config) *string { return &c.Sync.Remote }, CheckRemoteName),
 		func(c *Config) any { return c.Sync.RemoteName() }),
 	boolKey("sync.push", func(c *Config) *bool { return &c.Sync.Push }),
 	stringKey("sync.username", func(c *Config) *string { return &c.Sync.Username }, checkOneLine),
@@ -79,7 +79,9 @@ func showing(k key, value func(*Config) any) key {
 	return k
 }
 
-func checkRemoteName(s string) error {
+// CheckRemoteName refuses what cannot name a git remote: empty, a flag, a URL or a
+// path of Windows (':', '\\'), white space.
+func CheckRemoteName(s string) error {
 	if s == "" || strings.HasPrefix(s, "-") || strings.ContainsAny(s, " \t:\\") {
 		return errors.New(`must be the name of a git remote, such as "origin"`)
 	}
