@@ -81,7 +81,17 @@ func runAudit(e *env, repo memrepo.Repo, o audit.Options, asJSON bool) error {
 		// that reaches back to it, as it should be, even one made on purpose.
 		advice += `; a rewrite of this branch made on purpose (a reset whose observations "agmem verify --repair" committed again) is told by every audit that reaches back to it: --since a time after it audits what came after`
 	}
-	return hint.With(fmt.Errorf("audit of branch %s: %d problem(s)", r.Branch, len(r.Problems)), advice)
+	var pulled []string // the fetched branches with problems, as problems name them
+	for _, p := range r.Problems {
+		if p.Origin != "local" && p.Origin != "" && !slices.Contains(pulled, p.Origin) {
+			pulled = append(pulled, p.Origin)
+		}
+	}
+	where := "branch " + r.Branch
+	if len(pulled) > 0 {
+		where += " and of " + strings.Join(pulled, ", ")
+	}
+	return hint.With(fmt.Errorf("audit of %s: %d problem(s)", where, len(r.Problems)), advice)
 }
 
 func printAudit(e *env, repo memrepo.Repo, r *audit.Report) {
