@@ -81,9 +81,12 @@ func runContext(e *env, repo memrepo.Repo, f sessionstart.Flags) error {
 		return hint.With(err, `the search index is only derived: "agmem verify" checks what it is made from`)
 	}
 	defer m.Close()
-	behind, _ := m.Lag()
+	behind, wait := m.Lag()
 	late := ctx.Err() != nil || behind != ""
-	if late {
+	switch {
+	case late && behind != "" && !wait: // an update failed: the background would fail the same
+		warn(e, errors.New(behind))
+	case late:
 		// An empty or short block looks like a project nothing is known of: say why.
 		sessionstart.IndexInBackground(self, repo)
 		warn(e, hint.With(errors.New("the search index is behind the memory, and is brought up to date in the background: this block may leave out what it has not read yet"),

@@ -122,8 +122,10 @@ func openMemory(e *env, repo memrepo.Repo) (*recall.Memory, error) {
 	if err != nil {
 		return nil, indexError(err)
 	}
-	if note, _ := m.Lag(); note != "" { // another update holds the index past its busy timeout
+	if note, wait := m.Lag(); note != "" && wait { // another update holds the index past its busy timeout
 		report(e.stderr, hint.With(errors.New(note), `"agmem index" waits for it`))
+	} else if note != "" { // an update failed: waiting mends nothing
+		report(e.stderr, errors.New(note))
 	}
 	return m, nil
 }

@@ -1,17 +1,20 @@
 package recall
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	_ "modernc.org/sqlite" // the entries' table: SQLite, in pure Go
@@ -248,6 +251,9 @@ type Index struct {
 	gen  string      // their generation when loaded
 	anew bool        // the next update empties the index first (RebuildIndex)
 	file os.FileInfo // the file opened (replaced)
+	// unwritable is why the index is read as it is (openAsItIs), which every update
+	// fails with; nil for one opened to be written.
+	unwritable error
 }
 
 // segment is a segment file of the index, open.
@@ -259,7 +265,9 @@ type segment struct {
 // OpenIndex opens the index in stateDir, made anew when its file is missing, damaged,
 // or of another version: without a word to the caller, since it loses nothing. A
 // damaged segment is found when the segments are read, and the index made anew then
-// (openUpdated).
+// (openUpdated). An index that opens for none of those reasons (a read-only file
+// system, a repo of another user's, a full disk) is not removed, which would lose it
+// while nothing could make it anew: it is read as it is (Unwritable), if it can be.
 func OpenIndex(stateDir string) (*Index, error) {
 	path := filepath.Join(stateDir, IndexFile)
 	dir := filepath.Join(stateDir, SegmentsDir)
@@ -276,11 +284,73 @@ func OpenIndex(stateDir string) (*Index, error) {
 	if busy(err) { // another process holds it: it is not damaged
 		return nil, fmt.Errorf("search index %s: %w", path, err)
 	}
+	if !mendedAnew(path, err) {
+		if ix, rerr := openAsItIs(path, dir, err); rerr == nil {
+			return ix, nil
+		}
+		return nil, fmt.Errorf("search index %s: %w", path, err)
+	}
 	if err := RemoveIndex(stateDir); err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
 	if ix, err = openIndex(path, dir); err != nil {
 		return nil, fmt.Errorf("search index %s: %w", path, err)
+	}
+	return ix, nil
+}
+
+// mendedAnew says whether the index at path, which failed to open with err, is one a
+// new file mends: damaged, of another version, or something else in its place.
+func mendedAnew(path string, err error) bool {
+	if damaged(err) || errors.Is(err, errOtherVersion) {
+		return true
+	}
+	fi, serr := os.Lstat(path)
+	return serr == nil && !fi.Mode().IsRegular()
+}
+
+// errOtherVersion is an index made by an agmem of another version.
+var errOtherVersion = errors.New("an index of another version")
+
+// errUnwritable is an index read as it is, which cannot be brought up to date.
+var errUnwritable = errors.New("the index's files cannot be written")
+
+// cannotWrite says whether err is an index that cannot be written: on a read-only file
+// system, a full disk, in files this process may not write, or read as it is
+// (openAsItIs). Waiting mends none of them.
+func cannotWrite(err error) bool {
+	if errors.Is(err, errUnwritable) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission) {
+		return true
+	}
+	var coded interface{ Code() int }
+	if !errors.As(err, &coded) {
+		return false
+	}
+	switch coded.Code() & 0xff {
+	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
+		return true
+	}
+	return false
+}
+
+// openAsItIs opens the index at path read-only, taken to change under no one
+// (SQLite's immutable): for an index that cannot be opened for writing, for why (its
+// error), which each update of it fails with.
+func openAsItIs(path, dir string, why error) (*Index, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&immutable=1")
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	ix := &Index{db: db, path: path, dir: dir, unwritable: fmt.Errorf("%w: %w", errUnwritable, why)}
+	var version int
+	if err := db.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version != indexVersion {
+		db.Close()
+		return nil, cmp.Or(err, errOtherVersion)
+	}
+	if ix.file, err = os.Stat(path); err != nil {
+		db.Close()
+		return nil, err
 	}
 	return ix, nil
 }
@@ -376,7 +446,7 @@ func (ix *Index) check() error {
 		}
 	}
 	if version != indexVersion {
-		return fmt.Errorf("an index of version %d", version)
+		return fmt.Errorf("%w (%d)", errOtherVersion, version)
 	}
 	// A damaged file fails here or soon after; quick_check reads every page, which costs
 	// too much on every open.
@@ -579,6 +649,9 @@ func (ix *Index) Update(ctx context.Context, git *vcs.Git, j *journal.Journal) (
 // update is Update; with idleWait, what the journal recorded since the last update is
 // left for the next one when it is only idle events (onlyIdle).
 func (ix *Index) update(ctx context.Context, git *vcs.Git, j *journal.Journal, idleWait bool) (Updated, error) {
+	if ix.unwritable != nil {
+		return Updated{}, ix.unwritable
+	}
 	start := time.Now()
 	anew := ix.anew
 	ix.anew = false // this update's only, whatever becomes of it

@@ -1139,3 +1139,38 @@ func TestReaderOfAMemoryMadeAnew(t *testing.T) {
 		})
 	}
 }
+
+// TestIndexThatCannotBeWrittenIsReadAsItIs: an index that opens for no reason a new file
+// mends (here its shared-memory file cannot be made: a directory is in its place; a
+// read-only file system, a full disk, a repo of another user's in life) is not removed,
+// which lost it where nothing could make it anew: it is read as it is, and each reader
+// says it could not be brought up to date, and why.
+func TestIndexThatCannotBeWrittenIsReadAsItIs(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s1", call("Bash", "r0", 0, map[string]any{"command": "make walrus"}, "the walrus was indexed before the index could not be written"))
+	m.flush()
+	m.update()
+	path := filepath.Join(m.repo.StateDir(), recall.IndexFile)
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(path + "-shm")
+	if err := os.Mkdir(path+"-shm", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m.record("s1", call("Bash", "r1", time.Second, map[string]any{"command": "make zebrafish"}, "the zebrafish came when the index could not be written"))
+	mem := m.open()
+	if res, err := mem.Search(recall.Query{Text: "walrus"}); err != nil || len(res.Hits) != 1 {
+		t.Fatalf("what the index held: %+v, %v", res.Hits, err)
+	}
+	if note, wait := mem.Lag(); !strings.Contains(note, "could not be brought up to date") || wait {
+		t.Errorf("Lag() = %q, %v", note, wait)
+	}
+	if err := mem.Refresh(context.Background()); err == nil {
+		t.Error("an update of an index that cannot be written succeeded")
+	}
+	if after, err := os.Stat(path); err != nil || !os.SameFile(before, after) {
+		t.Errorf("the index file was removed or replaced: %v", err)
+	}
+}

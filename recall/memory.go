@@ -97,9 +97,10 @@ func open(ctx context.Context, repo memrepo.Repo, forContext bool) (*Memory, err
 	j := repo.Journal()
 	ix, _, err := openUpdated(ctx, repo.StateDir(), git, j, forContext, !forContext, false)
 	// Past ctx, or while another process holds the index longer than its busy timeout
-	// (a rebuild), or the journal longer than the journal's, it answers from the index
-	// as it is.
-	if err != nil && ctx.Err() == nil && !inOthersHands(err) {
+	// (a rebuild), or the journal longer than the journal's, or when the index's files
+	// cannot be written, it answers from the index as it is.
+	unwritable := cannotWrite(err)
+	if err != nil && ctx.Err() == nil && !inOthersHands(err) && !unwritable {
 		if ix != nil {
 			ix.Close()
 		}
@@ -108,7 +109,11 @@ func open(ctx context.Context, repo memrepo.Repo, forContext bool) (*Memory, err
 	if ix == nil {
 		return nil, err
 	}
-	return &Memory{Index: ix, repo: repo, git: git, journal: j, behind: err != nil}, nil
+	m := &Memory{Index: ix, repo: repo, git: git, journal: j, behind: err != nil}
+	if unwritable {
+		m.failed = err // said by Lag, and not tried again in the background
+	}
+	return m, nil
 }
 
 // inOthersHands says whether err is another process holding the index (busy) or the
