@@ -222,6 +222,12 @@ func (j *Journal) Compact() (before, after int64, err error) {
 		os.Remove(tmp)
 		return 0, 0, fmt.Errorf("compact journal %s: %w", j.path, err)
 	}
+	// The journal's own mode, not as the umask cut it, and its owner and group.
+	keepOwner(tmp, fi)
+	if err := os.Chmod(tmp, fi.Mode().Perm()); err != nil {
+		os.Remove(tmp)
+		return 0, 0, fmt.Errorf("compact journal %s: %w", j.path, err)
+	}
 	if err := os.Rename(tmp, j.path); err != nil {
 		os.Remove(tmp)
 		return 0, 0, fmt.Errorf("compact journal %s: %w", j.path, err)
