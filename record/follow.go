@@ -47,7 +47,7 @@ func (r *Recorder) Follow(path string, in io.Reader, at int64, mark func(end int
 		case len(bytes.TrimSpace(l.Text)) > 0:
 			kept, err := r.followed(l.Text, now, &out)
 			if err != nil {
-				out.Refused = append(out.Refused, fmt.Errorf("offset %d: %w", l.At, err))
+				r.refuse(&out, fmt.Errorf("offset %d: %w", l.At, err))
 			}
 			entries = append(entries, kept...)
 		}

@@ -155,7 +155,7 @@ func (r *Recorder) Record(inputs ...Input) (Outcome, error) {
 		if len(inputs) > 1 {
 			err = fmt.Errorf("input %d: %w", i+1, err)
 		}
-		out.Refused = append(out.Refused, err)
+		r.refuse(&out, err)
 	}
 	return out, r.write(entries, journal.AppendOptions{Now: now}, &out)
 }

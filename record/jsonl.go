@@ -199,7 +199,7 @@ func (b *bulk) read(in io.Reader, out *Outcome) error {
 	for job := range inOrder {
 		for i, res := range <-job.done {
 			if res.err != nil {
-				out.Refused = append(out.Refused, fmt.Errorf("line %d: %w", job.lines[i].N, res.err))
+				b.r.refuse(out, fmt.Errorf("line %d: %w", job.lines[i].N, res.err))
 				continue
 			}
 			out.NotCaptured = append(out.NotCaptured, res.notCaptured...)

@@ -106,6 +106,33 @@ func OpenRepo(repo memrepo.Repo, o Options) (*Recorder, error) {
 	return r, nil
 }
 
+// refuse says in out that a part of the input was not recorded, for err. Its message
+// may quote what the input held (a timestamp, an id that is no id), and so is
+// redacted (redacted): it is printed, and a daemon keeps it in its log.
+func (r *Recorder) refuse(out *Outcome, err error) {
+	out.Refused = append(out.Refused, r.redacted(err))
+}
+
+// redacted is err said with the secrets its message quotes redacted.
+func (r *Recorder) redacted(err error) error {
+	if r.policy.Redactor != nil {
+		if said, n := r.policy.Redactor.Text(err.Error()); n > 0 {
+			return redactedError{said, err}
+		}
+	}
+	return err
+}
+
+// redactedError is an error said with the secrets its message quoted redacted; what it
+// wraps (a hint) is kept.
+type redactedError struct {
+	said string
+	err  error
+}
+
+func (e redactedError) Error() string { return e.said }
+func (e redactedError) Unwrap() error { return e.err }
+
 // safeSession is a session id as the journal keeps it: each secret in it redacted, as
 // in everything else an entry holds, since the id is written into commit messages,
 // trailers and paths, and every reader shows it; and then, so that two ids that differ

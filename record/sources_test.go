@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agmem/agmem/capture"
+	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/mcp"
 	"github.com/agmem/agmem/memory"
@@ -273,4 +274,35 @@ func observations(t *testing.T, repo string) []*memory.Observation {
 		}
 	}
 	return out
+}
+
+// TestRefusalsQuoteNoSecret: what refuses a part of the input may quote it (a
+// timestamp, an id that is none), and is printed, and kept in the daemon's log: a
+// secret in it is redacted there too, its hint kept.
+func TestRefusalsQuoteNoSecret(t *testing.T) {
+	repo := t.TempDir()
+	if err := os.Mkdir(filepath.Join(repo, ".agmem"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(string) string { return "" }
+	for _, tc := range []struct {
+		name, input string
+		flags       record.Flags
+	}{
+		{"a payload's timestamp", `{"tool_name":"Read","arguments":{},"result":"` + longResult + `","timestamp":"` + secret + `"}`, record.Flags{}},
+		{"a line's id", `{"tool_name":"Read","arguments":{},"result":"` + longResult + `","id":"` + secret + `"}` + "\n", record.Flags{JSONL: true}},
+	} {
+		e := env(strings.NewReader(tc.input), getenv)
+		err := record.Run(e, repo, tc.flags)
+		said := e.Stderr.(*bytes.Buffer).String()
+		if err != nil {
+			said += err.Error() + "\n" + hint.For(err)
+		}
+		if err == nil || strings.Contains(said, secret) || !strings.Contains(said, "[REDACTED:github-pat]") {
+			t.Errorf("%s: %v, said %q", tc.name, err, said)
+		}
+		if tc.name == "a payload's timestamp" && !strings.Contains(hint.For(err), "give a native object") {
+			t.Errorf("%s: the hint is lost: %q", tc.name, hint.For(err))
+		}
+	}
 }
