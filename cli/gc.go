@@ -42,7 +42,7 @@ func runGC(e *env, repo memrepo.Repo, keepFlag string) error {
 	}
 	c, err := maintain.GC(repo, keep, time.Now())
 	if err != nil {
-		return hint.With(err, `nothing recorded is lost: run "agmem gc" again once the cause is fixed`)
+		return hint.After(err, `nothing recorded is lost: run "agmem gc" again once the cause is fixed`)
 	}
 	fmt.Fprintf(e.stdout, "journal: forgot %d session(s), %d entries older than %s and committed; %s -> %s\n",
 		c.Forgotten.Sessions, c.Forgotten.Entries, config.FormatKeep(keep), humanSize(c.JournalBefore), humanSize(c.JournalAfter))

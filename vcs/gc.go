@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/agmem/agmem/internal/hint"
+	"github.com/agmem/agmem/internal/shell"
 )
 
 // Packed is what PackObjects did.
@@ -40,7 +43,12 @@ func (r *Git) PackObjects() (Packed, error) {
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
 			line, _, _ := bytes.Cut(bytes.TrimSpace(stderr.Bytes()), []byte("\n"))
-			return p, fmt.Errorf("git gc: %w: %s", err, line)
+			err = fmt.Errorf("git gc: %w: %s", err, line)
+			if bytes.Contains(line, []byte("dubious ownership")) {
+				// go-git, which flushes, does not ask; git's CLI refuses another user's repo.
+				err = hint.With(err, fmt.Sprintf("git refuses a repository another user owns: git config --global --add safe.directory %s; the journal was compacted already", shell.Readable(r.Root)))
+			}
+			return p, err
 		}
 		r.reindex()
 	} else {

@@ -2,8 +2,11 @@ package vcs
 
 import (
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/agmem/agmem/internal/hint"
 )
 
 func TestPackObjects(t *testing.T) {
@@ -41,5 +44,24 @@ func TestPackObjects(t *testing.T) {
 				t.Errorf("git log after packing:\n%s", log)
 			}
 		})
+	}
+}
+
+// TestPackObjectsOfAnotherUsersRepo: git's CLI refuses a repository another user owns
+// (go-git, which flushes, does not ask): the error says how to let it.
+func TestPackObjectsOfAnotherUsersRepo(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("gives the repo to another user: needs root")
+	}
+	t.Setenv("HOME", t.TempDir()) // no safe.directory of the machine's
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	r, dir := newRepo(t)
+	commitFiles(t, r, map[string]string{"current/a.md": "agmem"}, "agmem commit")
+	if out, err := exec.Command("chown", "-R", "65534:65534", dir).CombinedOutput(); err != nil {
+		t.Fatalf("chown: %v: %s", err, out)
+	}
+	_, err := r.PackObjects()
+	if err == nil || !strings.Contains(hint.For(err), "git config --global --add safe.directory "+dir) {
+		t.Errorf("PackObjects of another user's repo: %v, hint %q", err, hint.For(err))
 	}
 }
