@@ -63,7 +63,7 @@ const configHint = `"agmem config" shows every key and where its value comes fro
 func Open(dir string, o Options) (*Recorder, error) {
 	repo, err := memrepo.At(dir)
 	if err != nil {
-		return nil, hint.With(err, `run "agmem init `+dir+`"`)
+		return nil, hint.With(err, memrepo.InitHint(dir))
 	}
 	return OpenRepo(repo, o)
 }

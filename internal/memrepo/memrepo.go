@@ -82,6 +82,15 @@ func Find(dir string) (Repo, error) {
 	}
 }
 
+// InitHint is what to do of dir, named as a memory repo that is none: make it one,
+// unless it is a file, which none can be.
+func InitHint(dir string) string {
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return dir + " is a file: name the directory of the memory repo (agmem init DIR makes one)"
+	}
+	return `run "agmem init ` + dir + `"`
+}
+
 // RepoFlagUsage is what a command line says of --repo, the flag Locate's given comes from.
 const RepoFlagUsage = "the memory repo (default: $AGMEM_REPO, else the nearest .agmem/ at or above here)"
 
@@ -92,14 +101,14 @@ func Locate(given string, getenv func(string) string) (Repo, error) {
 	if given != "" {
 		r, err := At(given)
 		if errors.Is(err, ErrNotFound) {
-			err = hint.With(err, `run "agmem init `+given+`"`)
+			err = hint.With(err, InitHint(given))
 		}
 		return r, err
 	}
 	if dir := getenv("AGMEM_REPO"); dir != "" {
 		r, err := At(dir)
 		if errors.Is(err, ErrNotFound) {
-			err = hint.With(err, `run "agmem init `+dir+`"`)
+			err = hint.With(err, InitHint(dir))
 		}
 		if err != nil {
 			err = fmt.Errorf("AGMEM_REPO: %w", err)
