@@ -284,7 +284,7 @@ func OpenIndex(stateDir string) (*Index, error) {
 	if busy(err) { // another process holds it: it is not damaged
 		return nil, fmt.Errorf("search index %s: %w", path, err)
 	}
-	if !mendedAnew(path, err) {
+	if cannotWrite(err) && !mendedAnew(path, err) {
 		if ix, rerr := openAsItIs(path, dir, err); rerr == nil {
 			return ix, nil
 		}
@@ -333,20 +333,38 @@ func cannotWrite(err error) bool {
 	return false
 }
 
-// openAsItIs opens the index at path read-only, taken to change under no one
-// (SQLite's immutable): for an index that cannot be opened for writing, for why (its
-// error), which each update of it fails with.
+// openAsItIs opens the index at path read-only: for an index that cannot be opened for
+// writing, for why (its error), which each update of it fails with. Read-only as SQLite
+// reads a file others may write (a repo of another user's, whose hooks go on), else,
+// where that cannot be (no shared-memory file can be made), taken to change under no
+// one (immutable), as on a read-only file system.
 func openAsItIs(path, dir string, why error) (*Index, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&immutable=1")
+	var err error
+	for _, mode := range []string{"mode=ro", "mode=ro&immutable=1"} {
+		var ix *Index
+		if ix, err = openReadOnly(path, dir, mode); err == nil {
+			ix.unwritable = fmt.Errorf("%w: %w", errUnwritable, why)
+			return ix, nil
+		}
+	}
+	return nil, err
+}
+
+func openReadOnly(path, dir, mode string) (*Index, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?"+mode+"&_pragma=busy_timeout("+strconv.Itoa(busyTimeout)+")")
 	if err != nil {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	ix := &Index{db: db, path: path, dir: dir, unwritable: fmt.Errorf("%w: %w", errUnwritable, why)}
-	var version int
+	ix := &Index{db: db, path: path, dir: dir}
+	var version, n int
 	if err := db.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version != indexVersion {
 		db.Close()
 		return nil, cmp.Or(err, errOtherVersion)
+	}
+	if err := db.QueryRow("SELECT count(*) FROM meta").Scan(&n); err != nil {
+		db.Close()
+		return nil, err
 	}
 	if ix.file, err = os.Stat(path); err != nil {
 		db.Close()
@@ -933,7 +951,7 @@ func openUpdated(ctx context.Context, stateDir string, git *vcs.Git, j *journal.
 	}
 	ix.anew = anew
 	u, err := ix.updateToRead(ctx, git, j, idleWait, read)
-	if damaged(err) {
+	if damaged(err) && ix.unwritable == nil { // one read as it is could not be made anew
 		ix.Close()
 		if err := RemoveIndex(stateDir); err != nil {
 			return nil, Updated{}, err

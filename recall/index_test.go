@@ -1174,3 +1174,21 @@ func TestIndexThatCannotBeWrittenIsReadAsItIs(t *testing.T) {
 		t.Errorf("the index file was removed or replaced: %v", err)
 	}
 }
+
+// TestIndexThatFailsToOpenIsMadeAnew: an index that fails to open for what a new file
+// mends, though not found damaged by SQLite's own codes (a table gone), is made anew, not
+// read as it is as one that cannot be written.
+func TestIndexThatFailsToOpenIsMadeAnew(t *testing.T) {
+	m := newMemRepo(t)
+	m.record("s1", call("Bash", "r0", 0, map[string]any{"command": "make walrus"}, "the walrus was indexed before the index lost a table of its own"))
+	m.flush()
+	m.update()
+	m.execIndex(`DROP TABLE meta`)
+	mem := m.open()
+	if note, _ := mem.Lag(); note != "" {
+		t.Errorf("Lag() = %q, want the index made anew", note)
+	}
+	if res, err := mem.Search(recall.Query{Text: "walrus"}); err != nil || len(res.Hits) != 1 {
+		t.Fatalf("after the index was made anew: %+v, %v", res.Hits, err)
+	}
+}

@@ -34,6 +34,8 @@ type Memory struct {
 
 	catchUp  func()    // SetCatchUp's
 	caughtUp time.Time // when catchUp was last called
+	// triedWrite is when Recheck last tried to open for writing an index read as it is.
+	triedWrite time.Time
 }
 
 // catchUpEvery bounds how often a reader left behind starts an update of its own.
@@ -305,8 +307,19 @@ func (m *Memory) Refresh(ctx context.Context) error {
 // again if they changed, and the memory is opened again if its repo or its index file
 // was made anew since it was opened (the repo deleted and initialised again at its
 // path, the index removed by another process that found it damaged), whose files
-// nothing else would update. Refresh rechecks first.
+// nothing else would update; an index read as it is, since it could not be written,
+// is opened to be written again, once a minute at most. Refresh rechecks first.
 func (m *Memory) Recheck() error {
+	if m.Index.unwritable != nil && time.Since(m.triedWrite) >= catchUpEvery {
+		// Read as it is (a full disk, a read-only mount): written again once it can be.
+		m.triedWrite = time.Now()
+		if ix, err := OpenIndex(m.repo.StateDir()); err == nil && ix.unwritable == nil {
+			m.Index.Close()
+			m.Index = ix
+		} else if err == nil {
+			ix.Close()
+		}
+	}
 	if !m.git.Replaced() && !m.Index.replaced() {
 		m.git.Refresh()
 		return nil
