@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agmem/agmem/capture"
 	"github.com/agmem/agmem/internal/config"
@@ -137,7 +138,8 @@ func (e redactedError) Unwrap() error { return e.err }
 // in everything else an entry holds, since the id is written into commit messages,
 // trailers and paths, and every reader shows it; and then, so that two ids that differ
 // in their secrets alone stay two sessions, the first 4 bytes of the given id's
-// SHA-256 in hex after a "-". An id without a secret is kept as it is.
+// SHA-256 in hex after a "-", the redacted id cut to leave it within
+// memory.MaxSessionIDLen. An id without a secret is kept as it is.
 func (r *Recorder) safeSession(id string) string {
 	if r.policy.Redactor == nil || id == "" {
 		return id
@@ -147,7 +149,13 @@ func (r *Recorder) safeSession(id string) string {
 		return id
 	}
 	sum := sha256.Sum256([]byte(id))
-	return safe + "-" + hex.EncodeToString(sum[:4])
+	tail := "-" + hex.EncodeToString(sum[:4])
+	// A mark may be longer than the secret: cut to leave the id within its bound.
+	for len(safe)+len(tail) > memory.MaxSessionIDLen {
+		_, size := utf8.DecodeLastRuneInString(safe)
+		safe = safe[:len(safe)-size]
+	}
+	return safe + tail
 }
 
 // Off says why the Recorder records nothing at all: capture.enabled is false, or an

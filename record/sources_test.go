@@ -221,6 +221,15 @@ var rules = []rule{
 			t.Errorf("session id %q", o.SessionID)
 		}
 	}},
+	{"a secret at the end of a long session id", func(t *testing.T, repo string) (call, map[string]string, string) {
+		return call{cwd: t.TempDir(), path: "main.go", result: longResult, session: strings.Repeat("s", 160) + " password=Zx9SecretPw77qq"}, nil, ""
+	}, 1, func(t *testing.T, recorded []*memory.Observation, failed error) {
+		// its mark is longer than what it hides: cut, to stay within the bound
+		o := one(t, recorded, failed)
+		if len(o.SessionID) > memory.MaxSessionIDLen || strings.Contains(o.SessionID, "Zx9Secret") || !strings.HasPrefix(o.SessionID, strings.Repeat("s", 160)+" password=[REDACTED:") {
+			t.Errorf("session id %q", o.SessionID)
+		}
+	}},
 	{"the same input twice", plain, 2, func(t *testing.T, recorded []*memory.Observation, failed error) {
 		one(t, recorded, failed)
 	}},
