@@ -15,7 +15,9 @@ func unlockFile(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
 // shared by a group's users (each one's hooks recording into it) stays theirs when it
 // is written anew.
 func keepOwner(path string, fi os.FileInfo) {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		os.Chown(path, int(st.Uid), int(st.Gid)) // where it may not, the file stays its maker's
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && os.Chown(path, int(st.Uid), int(st.Gid)) != nil {
+		// Not root: the owner stays who compacted it, and the group is kept where they
+		// are of it.
+		os.Chown(path, -1, int(st.Gid))
 	}
 }
