@@ -354,7 +354,10 @@ func (s *Server) sessions(ctx context.Context, _ *sdk.CallToolRequest, in Sessio
 		if err != nil {
 			return nil, nil, err
 		}
-		a.write(strings.TrimSuffix("no session: "+why, ": ") + "\n")
+		if why != "" {
+			why = ": " + why
+		}
+		a.write("no session" + why + "\n")
 	}
 	return text(a.b.String()), nil, nil
 }

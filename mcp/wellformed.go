@@ -127,7 +127,7 @@ func readLine(line []byte) (msg jsonrpc.Message, answer []byte) {
 	}
 	if _, ok := msg.(*jsonrpc.Request); ok {
 		if id := idOf(line); id != nil && !wellFormedID(id) {
-			return nil, errorAnswer(id, jsonrpc.CodeInvalidRequest, "invalid request: an id is a string or an integer of at most 64 bits, never null (MCP)")
+			return nil, errorAnswer(id, jsonrpc.CodeInvalidRequest, "invalid request: an id is a string or an integer within ±2^53, never null (MCP)")
 		}
 	}
 	return msg, nil
@@ -143,19 +143,22 @@ func idOf(line []byte) json.RawMessage {
 }
 
 // wellFormedID says whether id is one MCP allows a request: a string or an integer
-// (1.0 is 1, as the SDK reads it). The SDK reads a request whose id is null as a
-// notification, which it does not answer, 1.5 as 1, and an integer past 64 bits as
-// another.
+// the SDK reads as itself (1.0 is 1): within ±2^53, since it reads a number as a
+// float64. It read a request whose id is null as a notification, which it does not
+// answer, 1.5 as 1, and 2^53+1 as 2^53.
 func wellFormedID(id json.RawMessage) bool {
 	if id[0] == '"' {
 		return true
 	}
-	if _, err := strconv.ParseInt(string(id), 10, 64); err == nil {
-		return true
-	}
 	f, err := strconv.ParseFloat(string(id), 64)
-	return err == nil && f == math.Trunc(f) && math.Abs(f) < math.MaxInt64
+	if n, ierr := strconv.ParseInt(string(id), 10, 64); ierr == nil {
+		return n >= -maxExactID && n <= maxExactID
+	}
+	return err == nil && f == math.Trunc(f) && math.Abs(f) <= maxExactID
 }
+
+// maxExactID is the largest integer a float64 holds exactly, and every one below it.
+const maxExactID = 1 << 53
 
 // errorAnswer is a JSON-RPC error response to the request id names: null when the id
 // is none a request may have (a string or a number).

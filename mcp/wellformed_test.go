@@ -40,6 +40,7 @@ func TestServeGoesOnPastABadLine(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sessions","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":null,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":3.0,"method":"tools/list"}`,
 		strings.Repeat("[", 20000) + strings.Repeat("]", 20000),
@@ -66,14 +67,14 @@ func TestServeGoesOnPastABadLine(t *testing.T) {
 		`"id":2,"result":{"content":`,
 		`"id":3,"result":{`,
 		`"message":"parse error: the line's JSON is nested too deeply (past 10,000 levels)"}`,
-		`"message":"invalid request: an id is a string or an integer of at most 64 bits, never null (MCP)"},"id":1.5,`,
+		`"message":"invalid request: an id is a string or an integer within ±2^53, never null (MCP)"},"id":1.5,`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %s in:\n%s", want, got)
 		}
 	}
-	if n := strings.Count(got, `"code":-32600`); n != 9 {
-		t.Errorf("%d invalid requests answered, want 9:\n%s", n, got)
+	if n := strings.Count(got, `"code":-32600`); n != 10 {
+		t.Errorf("%d invalid requests answered, want 10:\n%s", n, got)
 	}
 }
 
