@@ -187,10 +187,10 @@ func syncLine(s *gitsync.Standing, remote string) string {
 		return fmt.Sprintf("no git remote %q to push to (git remote add %s URL)", remote, remote)
 	case !s.Pushed:
 		return fmt.Sprintf("%s: never pushed (agmem push)", remote)
-	case s.Parted:
-		return fmt.Sprintf("%s: its copy of this branch holds commits the branch lacks, so a push is refused (agmem push says what to do)", remote)
 	case s.Ahead < 0:
 		return fmt.Sprintf("%s: pushed; how far this branch is past it could not be read", remote)
+	case s.Parted:
+		return fmt.Sprintf("%s: its copy of this branch holds commits the branch lacks, so a push is refused (agmem push says what to do)", remote)
 	case s.Ahead > 0:
 		return fmt.Sprintf("%s: %d commit(s) not pushed (agmem push)", remote, s.Ahead)
 	}

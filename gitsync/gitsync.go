@@ -194,7 +194,7 @@ func StandingOn(repo memrepo.Repo, git *vcs.Git, remote string) (Standing, error
 		if n, ok := after(git, tip, f.Tip, 1000); ok {
 			s.Ahead = n
 		} else {
-			s.Ahead, s.Parted = lost(git, tip, f.Tip), lost(git, f.Tip, tip) != 0
+			s.Ahead, s.Parted = lost(git, tip, f.Tip), lost(git, f.Tip, tip) > 0
 		}
 	}
 	return s, nil
