@@ -69,7 +69,8 @@ func (r *Recorder) Follow(path string, in io.Reader, at int64, mark func(end int
 func (r *Recorder) followed(line []byte, now time.Time, out *Outcome) ([]admitted, error) {
 	d, err := capture.Decode(line, r.policy, now)
 	if err != nil {
-		return nil, err
+		return nil, r.redacted(err, line)
 	}
-	return r.admit(d, nil, out)
+	kept, err := r.admit(d, nil, out)
+	return kept, r.redacted(err, line)
 }

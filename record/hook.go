@@ -87,11 +87,11 @@ func (r *Recorder) Payload(data []byte) (Outcome, error) {
 	now := time.Now()
 	d, err := capture.Decode(data, r.policy, now)
 	if err != nil {
-		return out, r.redacted(hint.Else(err, "give a native object {\"tool_name\", \"arguments\", \"result\"} or a hook payload"))
+		return out, r.redacted(hint.Else(err, "give a native object {\"tool_name\", \"arguments\", \"result\"} or a hook payload"), data)
 	}
 	entries, err := r.admit(d, nil, &out)
 	if err != nil {
-		return out, r.redacted(err)
+		return out, r.redacted(err, data)
 	}
 	return out, r.write(entries, journal.AppendOptions{Now: now}, &out)
 }

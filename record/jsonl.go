@@ -227,11 +227,11 @@ func (b *bulk) read(in io.Reader, out *Outcome) error {
 func (b *bulk) decodeLine(line []byte) lineResult {
 	d, err := capture.Decode(line, b.r.policy, b.now)
 	if err != nil {
-		return lineResult{err: err}
+		return lineResult{err: b.r.redacted(err, line)}
 	}
 	var out Outcome
 	entries, err := b.r.admit(d, nil, &out)
-	return lineResult{entries: entries, notCaptured: out.NotCaptured, err: err}
+	return lineResult{entries: entries, notCaptured: out.NotCaptured, err: b.r.redacted(err, line)}
 }
 
 // safely runs decode, in a worker goroutine: a panic there would pass Main's recover by

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -18,6 +19,7 @@ import (
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/journal"
 	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/redact"
 )
 
 // Recorder records into one memory repo, by its configuration as it was when the
@@ -111,18 +113,35 @@ func OpenRepo(repo memrepo.Repo, o Options) (*Recorder, error) {
 // may quote what the input held (a timestamp, an id that is no id), and so is
 // redacted (redacted): it is printed, and a daemon keeps it in its log.
 func (r *Recorder) refuse(out *Outcome, err error) {
-	out.Refused = append(out.Refused, r.redacted(err))
+	out.Refused = append(out.Refused, r.redacted(err, nil))
 }
 
-// redacted is err said with the secrets its message quotes redacted.
-func (r *Recorder) redacted(err error) error {
-	if r.policy.Redactor != nil {
-		if said, n := r.policy.Redactor.Text(err.Error()); n > 0 {
-			return redactedError{said, err}
+// redacted is err said with the secrets its message quotes redacted: whole, and, of the
+// secrets of the input it refused (nil: none given), what is quoted of them cut short
+// too (a message quotes 40 bytes of a value, where a token is no longer found by its
+// rule), down to minQuoted bytes.
+func (r *Recorder) redacted(err error, input []byte) error {
+	if r.policy.Redactor == nil || err == nil {
+		return err
+	}
+	said, n := r.policy.Redactor.Text(err.Error())
+	for _, f := range r.policy.Redactor.Find(string(input)) {
+		secret := string(input[f.Start:f.End])
+		for k := len(secret); k >= minQuoted; k-- {
+			if strings.Contains(said, secret[:k]) {
+				said, n = strings.ReplaceAll(said, secret[:k], redact.Mark(f.Rule)), n+1
+				break
+			}
 		}
 	}
-	return err
+	if n == 0 {
+		return err
+	}
+	return redactedError{said, err}
 }
+
+// minQuoted is the shortest start of a secret that redacted hides in a message.
+const minQuoted = 8
 
 // redactedError is an error said with the secrets its message quoted redacted; what it
 // wraps (a hint) is kept.
