@@ -11,6 +11,7 @@ import (
 
 	"github.com/agmem/agmem/daemon"
 	"github.com/agmem/agmem/gitsync"
+	"github.com/agmem/agmem/internal/config"
 	"github.com/agmem/agmem/internal/hint"
 	"github.com/agmem/agmem/internal/memrepo"
 	"github.com/agmem/agmem/memory"
@@ -125,10 +126,11 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 	if !tip.IsZero() {
 		s.Head = tip.String()
 	}
-	remote := "origin"
+	var syncCfg config.Sync // [sync]'s defaults where the configuration does not load
 	if cfg != nil {
-		remote = cfg.Sync.RemoteName()
+		syncCfg = cfg.Sync
 	}
+	remote := syncCfg.RemoteName()
 	if _, err := git.RemoteURL(remote); err == nil {
 		standing, err := gitsync.StandingOn(repo, git, remote)
 		if err != nil {

@@ -191,30 +191,15 @@ func StandingOn(repo memrepo.Repo, git *vcs.Git, remote string) (Standing, error
 			continue
 		}
 		s.Pushed = true
-		if n, ok := after(git, tip, f.Tip, 1000); ok {
+		// A branch moved on since its push, the common case, is told without walking a
+		// year's history both ways (0.2 s).
+		if n, ok := git.StepsBack(tip, f.Tip, 1000); ok {
 			s.Ahead = n
 		} else {
 			s.Ahead, s.Parted = lost(git, tip, f.Tip), lost(git, f.Tip, tip) > 0
 		}
 	}
 	return s, nil
-}
-
-// after counts the commits of tip's first-parent line after copy, when copy is on it
-// within limit commits: a branch that moved on since its last push, the common case,
-// is told without walking its whole history (a year's took 0.2 s).
-func after(git *vcs.Git, tip, copy plumbing.Hash, limit int) (int, bool) {
-	for n, h := 0, tip; n <= limit && !h.IsZero(); n++ {
-		if h == copy {
-			return n, true
-		}
-		c, err := git.Commit(h)
-		if err != nil || len(c.ParentHashes) == 0 {
-			return 0, false
-		}
-		h = c.ParentHashes[0]
-	}
-	return 0, false
 }
 
 // lost counts the commits of the first-parent line old ends that tip's does not hold,

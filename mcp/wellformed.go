@@ -150,11 +150,12 @@ func wellFormedID(id json.RawMessage) bool {
 	if id[0] == '"' {
 		return true
 	}
-	f, err := strconv.ParseFloat(string(id), 64)
-	if n, ierr := strconv.ParseInt(string(id), 10, 64); ierr == nil {
+	if n, err := strconv.ParseInt(string(id), 10, 64); err == nil {
 		return n >= -maxExactID && n <= maxExactID
 	}
-	return err == nil && f == math.Trunc(f) && math.Abs(f) <= maxExactID
+	// Written as a float (1.0, 1e3): within the bound strictly, as 2^53+1 reads as 2^53.
+	f, err := strconv.ParseFloat(string(id), 64)
+	return err == nil && f == math.Trunc(f) && math.Abs(f) < maxExactID
 }
 
 // maxExactID is the largest integer a float64 holds exactly, and every one below it.

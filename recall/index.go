@@ -1,7 +1,6 @@
 package recall
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -271,12 +270,12 @@ type segment struct {
 func OpenIndex(stateDir string) (*Index, error) {
 	path := filepath.Join(stateDir, IndexFile)
 	dir := filepath.Join(stateDir, SegmentsDir)
-	ix, err := openIndex(path, dir)
+	ix, err := openIndex(path, dir, "")
 	for try := 0; busy(err) && try < openTries; try++ {
 		// Another process makes the file's tables, or switches it to WAL: where waiting
 		// for it could deadlock, SQLite says busy at once rather than wait its timeout.
 		time.Sleep(openWait)
-		ix, err = openIndex(path, dir)
+		ix, err = openIndex(path, dir, "")
 	}
 	if err == nil {
 		return ix, nil
@@ -293,7 +292,7 @@ func OpenIndex(stateDir string) (*Index, error) {
 	if err := RemoveIndex(stateDir); err != nil {
 		return nil, fmt.Errorf("search index: %w", err)
 	}
-	if ix, err = openIndex(path, dir); err != nil {
+	if ix, err = openIndex(path, dir, ""); err != nil {
 		return nil, fmt.Errorf("search index %s: %w", path, err)
 	}
 	return ix, nil
@@ -340,37 +339,14 @@ func cannotWrite(err error) bool {
 // one (immutable), as on a read-only file system.
 func openAsItIs(path, dir string, why error) (*Index, error) {
 	var err error
-	for _, mode := range []string{"mode=ro", "mode=ro&immutable=1"} {
+	for _, mode := range []string{"mode=ro&", "mode=ro&immutable=1&"} {
 		var ix *Index
-		if ix, err = openReadOnly(path, dir, mode); err == nil {
+		if ix, err = openIndex(path, dir, mode); err == nil {
 			ix.unwritable = fmt.Errorf("%w: %w", errUnwritable, why)
 			return ix, nil
 		}
 	}
 	return nil, err
-}
-
-func openReadOnly(path, dir, mode string) (*Index, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?"+mode+"&_pragma=busy_timeout("+strconv.Itoa(busyTimeout)+")")
-	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(1)
-	ix := &Index{db: db, path: path, dir: dir}
-	var version, n int
-	if err := db.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version != indexVersion {
-		db.Close()
-		return nil, cmp.Or(err, errOtherVersion)
-	}
-	if err := db.QueryRow("SELECT count(*) FROM meta").Scan(&n); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if ix.file, err = os.Stat(path); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return ix, nil
 }
 
 // busy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED: the index is in
@@ -409,7 +385,10 @@ const (
 	openWait  = 20 * time.Millisecond
 )
 
-func openIndex(path, dir string) (*Index, error) {
+// openIndex opens the index at path, its segments in dir; mode is "" to write it, or
+// SQLite's URI parameters that open it read-only ("mode=ro&"), which check then only
+// reads.
+func openIndex(path, dir, mode string) (*Index, error) {
 	// WAL (set once, when the file is made: the file keeps it, and setting it again on
 	// every open was a tenth of a search's own time): a search reads while an update
 	// writes; busy_timeout and _txlock=immediate: two
@@ -420,7 +399,7 @@ func openIndex(path, dir string) (*Index, error) {
 	// the file mapped (up to 4 GiB) rather than read into that cache a page at a time: a
 	// process that reads a few hundred pages once, as agmem context does, spent half its
 	// time in the reads and in allocating the cache's pages.
-	db, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=busy_timeout("+strconv.Itoa(busyTimeout)+")&_pragma=synchronous(NORMAL)&_pragma=cache_size(-65536)&_pragma=mmap_size(4294967296)")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+mode+"_txlock=immediate&_pragma=busy_timeout("+strconv.Itoa(busyTimeout)+")&_pragma=synchronous(NORMAL)&_pragma=cache_size(-65536)&_pragma=mmap_size(4294967296)")
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,8 @@ type Memory struct {
 
 	catchUp  func()    // SetCatchUp's
 	caughtUp time.Time // when catchUp was last called
-	// triedWrite is when Recheck last tried to open for writing an index read as it is.
+	// triedWrite is when Recheck last opened the index again, as one read as it is is
+	// opened again once a minute to be written.
 	triedWrite time.Time
 }
 
@@ -310,30 +311,26 @@ func (m *Memory) Refresh(ctx context.Context) error {
 // nothing else would update; an index read as it is, since it could not be written,
 // is opened to be written again, once a minute at most. Refresh rechecks first.
 func (m *Memory) Recheck() error {
-	if m.Index.unwritable != nil && time.Since(m.triedWrite) >= catchUpEvery {
-		// Read as it is (a full disk, a read-only mount): written again once it can be.
-		m.triedWrite = time.Now()
-		if ix, err := OpenIndex(m.repo.StateDir()); err == nil && ix.unwritable == nil {
-			m.Index.Close()
-			m.Index = ix
-		} else if err == nil {
-			ix.Close()
+	if m.git.Replaced() {
+		git, err := vcs.Open(m.repo.Root)
+		if err != nil {
+			return err
 		}
-	}
-	if !m.git.Replaced() && !m.Index.replaced() {
+		m.git, m.journal = git, m.repo.Journal()
+	} else {
 		m.git.Refresh()
+	}
+	again := m.Index.unwritable != nil && time.Since(m.triedWrite) >= catchUpEvery
+	if !again && !m.Index.replaced() {
 		return nil
 	}
-	git, err := vcs.Open(m.repo.Root)
-	if err != nil {
-		return err
-	}
+	m.triedWrite = time.Now()
 	ix, err := OpenIndex(m.repo.StateDir())
 	if err != nil {
 		return err
 	}
 	m.Index.Close()
-	m.Index, m.git, m.journal = ix, git, m.repo.Journal()
+	m.Index = ix
 	return nil
 }
 

@@ -316,4 +316,15 @@ func TestIsAncestor(t *testing.T) {
 			t.Errorf("IsAncestor(%s, %s) = %v, %v; want %v", tc.x, tc.y, got, err, tc.want)
 		}
 	}
+	// StepsBack goes by first parents only, within its limit: the merged side is off it.
+	for _, tc := range []struct {
+		to    plumbing.Hash
+		limit int
+		n     int
+		ok    bool
+	}{{m, 5, 0, true}, {c, 5, 1, true}, {a, 5, 2, true}, {a, 1, 0, false}, {b, 5, 0, false}} {
+		if n, ok := r.StepsBack(m, tc.to, tc.limit); n != tc.n || ok != tc.ok {
+			t.Errorf("StepsBack(merge, %s, %d) = %d, %v; want %d, %v", tc.to, tc.limit, n, ok, tc.n, tc.ok)
+		}
+	}
 }

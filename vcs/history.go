@@ -81,6 +81,23 @@ func (r *Git) PathChanges(c *object.Commit) ([]PathChange, error) {
 	return out, nil
 }
 
+// StepsBack is how many first parents back from tip the commit to is, when it is
+// within limit of them: a branch moved on since to, told without reading its whole
+// history, as FirstParents would.
+func (r *Git) StepsBack(tip, to plumbing.Hash, limit int) (int, bool) {
+	for n, h := 0, tip; n <= limit && !h.IsZero(); n++ {
+		if h == to {
+			return n, true
+		}
+		c, err := r.walkedCommit(h)
+		if err != nil || len(c.parents) == 0 {
+			return 0, false
+		}
+		h = c.parents[0]
+	}
+	return 0, false
+}
+
 // Short is how agmem names a commit to a person: the first 12 hex digits of its id.
 func Short(commit string) string { return commit[:min(len(commit), 12)] }
 
