@@ -26,8 +26,11 @@ type statusReport struct {
 	Pending    int              `json:"pending_observations"`
 	PendingEvt int              `json:"pending_events"`
 	Sessions   []pendingSession `json:"pending_sessions"`
-	LastFlush  *time.Time       `json:"last_flush,omitempty"`
-	Signing    signingStatus    `json:"signing"`
+	// Spooled are calls recorded while another process held the journal, kept aside
+	// for its next write (waiting), and those of them it could not add (refused).
+	Spooled   *spooled      `json:"spooled,omitempty"`
+	LastFlush *time.Time    `json:"last_flush,omitempty"`
+	Signing   signingStatus `json:"signing"`
 	// Sync is how the branch stands to its copy on [sync] remote; none without that remote.
 	Sync *gitsync.Standing `json:"sync,omitempty"`
 	// ConfigError is why .agmem/config.toml (or the environment) does not load: every
@@ -48,6 +51,11 @@ type signingStatus struct {
 	Last     string `json:"last_commit,omitempty"`
 	Signed   bool   `json:"signed"`
 	Unsigned string `json:"unsigned,omitempty"`
+}
+
+type spooled struct {
+	Waiting int `json:"waiting"`
+	Refused int `json:"refused"`
 }
 
 type pendingSession struct {
@@ -89,6 +97,11 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 		s.PendingEvt += in.PendingEvents
 		s.Sessions = append(s.Sessions, pendingSession{ID: in.ID, Observations: in.Pending,
 			Events: in.PendingEvents, ByType: in.PendingByType})
+	}
+	if waiting, refused, err := j.Spooled(); err != nil {
+		return err
+	} else if waiting+refused > 0 {
+		s.Spooled = &spooled{waiting, refused}
 	}
 	if last, err := j.LastFlush(); err != nil {
 		return err
@@ -162,6 +175,12 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 		}
 		sort.Strings(types)
 		fmt.Fprintf(e.stdout, "  %s  %s  events %d\n", hint.Block(p.ID), strings.Join(types, "  "), p.Events)
+	}
+	if sp := s.Spooled; sp != nil && sp.Waiting > 0 {
+		fmt.Fprintf(e.stdout, "kept aside: %d call(s) recorded while another agmem held the journal; the next record or flush adds them\n", sp.Waiting)
+	}
+	if sp := s.Spooled; sp != nil && sp.Refused > 0 {
+		fmt.Fprintf(e.stdout, "set aside: %d call(s) kept aside that the journal refused: see .agmem/spool/*.refused\n", sp.Refused)
 	}
 	if s.LastFlush != nil {
 		fmt.Fprintf(e.stdout, "last flush: %s UTC\n", s.LastFlush.UTC().Format(time.DateTime))

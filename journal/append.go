@@ -34,6 +34,7 @@ type SessionInfo struct {
 type Appended struct {
 	ID        string // the entry's id; for a duplicate, the id of the entry kept
 	Duplicate bool   // already recorded (same id, or same session and tool_use_id): kept once
+	Spooled   bool   // kept aside while another process held the journal: appended by the next write
 }
 
 type openSession struct {
@@ -68,9 +69,24 @@ type Watched struct {
 // or none is. Entries must carry ids; one that names no session is placed as o says,
 // and the session chosen is written back into it. An entry recorded before (the same
 // id, or the same session and tool_use_id) is kept once.
+//
+// When another process holds the journal past SpoolAfter (else Timeout), the entries
+// are kept aside, durable, for the next write to append (spool.go), and said Spooled;
+// not those of a followed file, whose mark must move in the same transaction.
 func (j *Journal) Append(entries []Prepared, o AppendOptions) ([]Appended, error) {
+	wait := j.Timeout
+	if j.SpoolAfter > 0 && o.Watched == nil {
+		wait = min(wait, j.SpoolAfter)
+	}
+	lock, err := j.acquire(wait)
+	if errors.Is(err, ErrLocked) && o.Watched == nil {
+		return j.spool(entries, o)
+	}
+	if err != nil {
+		return nil, err
+	}
 	var out []Appended
-	err := j.update(func(tx *bolt.Tx) error {
+	err = j.holding(lock, false, updating(func(tx *bolt.Tx) error {
 		var err error
 		if out, err = appendAll(tx, entries, o); err != nil {
 			return err
@@ -79,7 +95,7 @@ func (j *Journal) Append(entries []Prepared, o AppendOptions) ([]Appended, error
 			return putJSON(tx.Bucket(bucketWatches), []byte(o.Watched.Path), &o.Watched.Mark)
 		}
 		return nil
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}

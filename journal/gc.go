@@ -190,16 +190,18 @@ func (j *Journal) LastGC() (*GCInfo, error) {
 const compactTxMax = 64 << 20
 
 // Compact rewrites the journal file without its free pages (a bbolt file never shrinks
-// by itself) and returns its size before and after. The copy is made into a new file,
-// synced, and renamed over the journal, all under the journal lock: a record waits for
-// it (within its timeout) and then writes to the new file, so none is lost; a process
-// killed midway leaves the journal as it was.
+// by itself) and returns its size before and after; a file whose free pages are less
+// than worthCompacting of it is left as it is (bbolt reuses them), since a year's
+// journal takes seconds to copy. The copy is made into a new file, synced, and renamed
+// over the journal, all under the journal lock: a record waits for it (then keeps its
+// calls aside, see spool.go) and the next write adds them to the new file, so none is
+// lost; a process killed midway leaves the journal as it was.
 func (j *Journal) Compact() (before, after int64, err error) {
 	// The copy need not carry what stagings of processes that died left behind.
 	if err := j.dropAbandonedStagings(); err != nil {
 		return 0, 0, fmt.Errorf("compact journal %s: %w", j.path, err)
 	}
-	lock, err := j.acquire()
+	lock, err := j.acquire(j.Timeout)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -215,12 +217,19 @@ func (j *Journal) Compact() (before, after int64, err error) {
 		return 0, 0, fmt.Errorf("compact journal: %w", err)
 	}
 	tmp := j.path + ".compact"
-	compact := func() error { return j.classify(compactInto(j.path, tmp, fi.Mode().Perm())) }
+	copied := false
+	compact := func() (err error) {
+		copied, err = compactInto(j.path, tmp, fi.Mode().Perm())
+		return j.classify(err)
+	}
 	// After a panic, the files compactInto opened stay mapped, and locked, until the
 	// process ends.
 	if err := j.guard(new(*os.File), compact); err != nil {
 		os.Remove(tmp)
 		return 0, 0, fmt.Errorf("compact journal %s: %w", j.path, err)
+	}
+	if !copied {
+		return fi.Size(), fi.Size(), nil
 	}
 	// The journal's own mode, not as the umask cut it, and its owner and group.
 	keepOwner(tmp, fi)
@@ -243,21 +252,30 @@ func (j *Journal) Compact() (before, after int64, err error) {
 	return fi.Size(), now.Size(), nil
 }
 
-// compactInto copies the bbolt file src into a new file dst, synced when it returns.
-func compactInto(src, dst string, mode os.FileMode) error {
+// worthCompacting is the share of the journal file its free pages must reach for
+// Compact to copy it.
+const worthCompacting = 0.25
+
+// compactInto copies the bbolt file src into a new file dst, synced when it returns,
+// if its free pages are worth it (worthCompacting); copied says whether it did.
+func compactInto(src, dst string, mode os.FileMode) (copied bool, err error) {
 	os.Remove(dst) // left by a compaction that was killed
-	from, err := bolt.Open(src, 0, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	from, err := bolt.Open(src, 0, &bolt.Options{Timeout: time.Second, ReadOnly: true, PreLoadFreelist: true})
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer from.Close()
-	if err := from.View(func(tx *bolt.Tx) error { return checkSchema(tx) }); err != nil {
-		return err
+	var size int64
+	if err := from.View(func(tx *bolt.Tx) error { size = tx.Size(); return checkSchema(tx) }); err != nil {
+		return false, err
+	}
+	if free := int64(from.Stats().FreePageN * from.Info().PageSize); float64(free) < worthCompacting*float64(size) {
+		return false, nil
 	}
 	// Synced once at the end rather than at each of the copy's transactions or growths.
 	to, err := bolt.Open(dst, mode, &bolt.Options{Timeout: time.Second, NoSync: true, NoGrowSync: true})
 	if err != nil {
-		return err
+		return false, err
 	}
 	// Grown in small steps: bbolt's default, 16 MiB at a time, would leave the compacted
 	// file up to 16 MiB larger than what it holds.
@@ -269,5 +287,5 @@ func compactInto(src, dst string, mode os.FileMode) error {
 	if cerr := to.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	return true, err
 }

@@ -90,6 +90,9 @@ type Journal struct {
 	path    string
 	lock    string
 	Timeout time.Duration
+	// SpoolAfter, when not 0 and less than Timeout, is how long Append waits for the
+	// lock before it keeps its entries aside (spool.go).
+	SpoolAfter time.Duration
 }
 
 // At returns the journal kept in dir (a memory repo's .agmem directory).
@@ -109,15 +112,18 @@ func (j *Journal) Create() error {
 	return j.update(func(*bolt.Tx) error { return nil })
 }
 
-func (j *Journal) update(fn func(*bolt.Tx) error) error {
-	return j.with(false, func(db *bolt.DB) error {
+func (j *Journal) update(fn func(*bolt.Tx) error) error { return j.with(false, updating(fn)) }
+
+// updating runs fn in a write transaction that sees every bucket.
+func updating(fn func(*bolt.Tx) error) func(*bolt.DB) error {
+	return func(db *bolt.DB) error {
 		return db.Update(func(tx *bolt.Tx) error {
 			if err := ensureBuckets(tx); err != nil {
 				return err
 			}
 			return fn(tx)
 		})
-	})
+	}
 }
 
 // view runs fn in a read transaction. A journal that does not exist yet, or has no
@@ -146,10 +152,16 @@ var errIncomplete = errors.New("journal has no buckets yet")
 // What the file or its disk does to bbolt comes back as an error that says so:
 // ErrDamaged, ErrReadOnly or ErrDiskFull (see classify).
 func (j *Journal) with(readOnly bool, fn func(*bolt.DB) error) error {
-	lock, err := j.acquire()
+	lock, err := j.acquire(j.Timeout)
 	if err != nil {
 		return err
 	}
+	return j.holding(lock, readOnly, fn)
+}
+
+// holding is with for a caller that took the journal lock itself; it releases it. A
+// writer first appends what calls kept aside while others held the lock (drainSpool).
+func (j *Journal) holding(lock *flock.Lock, readOnly bool, fn func(*bolt.DB) error) error {
 	defer lock.Release()
 	var file *os.File
 	return j.guard(&file, func() error {
@@ -174,6 +186,9 @@ func (j *Journal) with(readOnly bool, fn func(*bolt.DB) error) error {
 			return fmt.Errorf("open journal %s: %w", j.path, err)
 		}
 		err = db.View(func(tx *bolt.Tx) error { return checkLength(tx, file) })
+		if err == nil && !readOnly {
+			err = j.drainSpool(db)
+		}
 		if err == nil {
 			err = fn(db)
 		}
@@ -245,9 +260,9 @@ func checkLength(tx *bolt.Tx, file *os.File) error {
 	return nil
 }
 
-// acquire takes the journal lock, waiting at most j.Timeout for another process.
-func (j *Journal) acquire() (*flock.Lock, error) {
-	lock, err := flock.Acquire(j.lock, j.Timeout)
+// acquire takes the journal lock, waiting at most wait for another process.
+func (j *Journal) acquire(wait time.Duration) (*flock.Lock, error) {
+	lock, err := flock.Acquire(j.lock, wait)
 	if errors.Is(err, flock.ErrTimeout) {
 		return nil, fmt.Errorf("%w (%s)", ErrLocked, j.path)
 	}

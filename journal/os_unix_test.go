@@ -3,16 +3,23 @@
 package journal
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/agmem/agmem/memory"
 )
 
 // TestCompactKeepsModeAndGroup: the compacted journal has the journal's mode, not as
 // the umask cuts a new file's, and (where this process may give it) its group: a
 // journal shared by a group's users stays writable to their hooks after agmem gc.
 func TestCompactKeepsModeAndGroup(t *testing.T) {
-	j := filledJournal(t)
+	j := newJournal(t)
+	forgetAll(t, j, appendCalls(t, j))
+	was := inode(t, j)
 	if err := os.Chmod(j.path, 0o666); err != nil {
 		t.Fatal(err)
 	}
@@ -36,4 +43,56 @@ func TestCompactKeepsModeAndGroup(t *testing.T) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Gid) != group {
 		t.Errorf("group %d after compaction, want %d", st.Gid, group)
 	}
+	if inode(t, j) == was {
+		t.Error("the journal was not compacted")
+	}
+}
+
+// TestCompactLeavesAJournalWithFewFreePages: a journal whose free pages are a small
+// share of it is not copied (a year's takes seconds, under the lock every record
+// waits on): the file stays the one it was; the same journal after gc forgot most of
+// it is copied.
+func TestCompactLeavesAJournalWithFewFreePages(t *testing.T) {
+	j := newJournal(t)
+	now := appendCalls(t, j)
+	was := inode(t, j)
+	before, after, err := j.Compact()
+	if err != nil || before != after || inode(t, j) != was {
+		t.Errorf("Compact of a journal with few free pages: %d -> %d bytes, %v; the file rewritten: %v", before, after, err, inode(t, j) != was)
+	}
+	forgetAll(t, j, now)
+	before, after, err = j.Compact()
+	if err != nil || after*2 > before || inode(t, j) == was {
+		t.Errorf("Compact after gc forgot every entry: %d -> %d bytes, %v; the file rewritten: %v", before, after, err, inode(t, j) != was)
+	}
+}
+
+// appendCalls appends 2,000 calls of a session, and returns when the last was made.
+func appendCalls(t *testing.T, j *Journal) time.Time {
+	t.Helper()
+	entries := make([]memory.Entry, 2000)
+	for i := range entries {
+		entries[i] = call("s1", fmt.Sprintf("toolu_%04d", i), t0.Add(time.Duration(i)*time.Millisecond))
+		entries[i].Observation.Result = []byte(`"` + strings.Repeat("result ", 100) + `"`)
+	}
+	mustAppend(t, j, t0, entries...)
+	return t0.Add(2 * time.Second)
+}
+
+// forgetAll commits what j holds and has gc forget it, which frees most of its pages.
+func forgetAll(t *testing.T, j *Journal, now time.Time) {
+	t.Helper()
+	commitAll(t, j, now)
+	if _, err := j.Forget(now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func inode(t *testing.T, j *Journal) uint64 {
+	t.Helper()
+	st, err := os.Stat(j.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Sys().(*syscall.Stat_t).Ino
 }

@@ -19,8 +19,9 @@ type Collected struct {
 
 // GC keeps a memory repo small: the journal forgets the sessions wholly committed and
 // older than keep (git holds them), its file is compacted, and git's objects are
-// packed. Records go on meanwhile (they wait for the compaction only); flushes wait for
-// the packing, which holds the writer lock.
+// packed. Records go on meanwhile (they wait a moment for the compaction, then keep
+// their calls aside for the journal's next write); flushes wait for the packing, which
+// holds the writer lock.
 func GC(r memrepo.Repo, keep time.Duration, now time.Time) (Collected, error) {
 	var c Collected
 	if keep <= 0 {
@@ -32,6 +33,11 @@ func GC(r memrepo.Repo, keep time.Duration, now time.Time) (Collected, error) {
 		return c, err
 	}
 	if c.JournalBefore, c.JournalAfter, err = j.Compact(); err != nil {
+		return c, err
+	}
+	// What records kept aside while the compaction held the journal goes in now, not
+	// at the next record or flush.
+	if err := j.Drain(); err != nil {
 		return c, err
 	}
 	git, err := vcs.Open(r.Root)

@@ -141,6 +141,9 @@ func printOutcome(e Env, f Flags, out Outcome) {
 			ids.WriteString(rec.ID)
 			ids.WriteByte('\n')
 		}
+		if rec.Spooled && f.Verbose {
+			fmt.Fprintf(e.Stderr, "agmem: kept aside while another agmem held the journal, to be recorded by its next write: %s\n", rec.ID)
+		}
 	}
 	ids.Flush()
 	if f.Tool == "" {

@@ -59,6 +59,11 @@ type Options struct {
 	Getenv func(string) string
 }
 
+// SpoolAfter is how long a record waits for the journal's lock before it keeps its
+// entries aside for the next write to append (journal.Append): the agent's call waits
+// on its hook, and a gc compacting a year's journal holds the lock for seconds.
+const SpoolAfter = time.Second
+
 // configHint goes with every configuration error.
 const configHint = `"agmem config" shows every key and where its value comes from`
 
@@ -83,6 +88,7 @@ func OpenRepo(repo memrepo.Repo, o Options) (*Recorder, error) {
 		return nil, hint.With(err, configHint)
 	}
 	r := &Recorder{journal: repo.Journal(), maxInput: cfg.MaxInput, idle: cmp.Or(o.SessionIdle, cfg.SessionIdle)}
+	r.journal.SpoolAfter = SpoolAfter
 	if !cfg.Enabled {
 		r.off = "capture.enabled is false"
 		return r, nil
@@ -205,6 +211,7 @@ type Recorded struct {
 	ID        string
 	Event     bool // a session event, not an observation
 	Duplicate bool // recorded before (the same id, or the same call): kept once
+	Spooled   bool // kept aside while another process held the journal: appended by its next write
 }
 
 // admitted is an entry on its way in, ready for the journal.
@@ -296,7 +303,7 @@ func (r *Recorder) prepared(entries []admitted) ([]journal.Prepared, error) {
 // note notes in out what the journal did with each of entries.
 func note(out *Outcome, entries []admitted, appended []journal.Appended) {
 	for i, a := range appended {
-		out.Recorded = append(out.Recorded, Recorded{ID: a.ID, Event: entries[i].event, Duplicate: a.Duplicate})
+		out.Recorded = append(out.Recorded, Recorded{ID: a.ID, Event: entries[i].event, Duplicate: a.Duplicate, Spooled: a.Spooled})
 	}
 }
 

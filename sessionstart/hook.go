@@ -227,7 +227,7 @@ func IndexInBackground(agmem string, repo memrepo.Repo) (done <-chan struct{}) {
 // wait for the journal's lock, all together (but memrepo.MinLockWait each), where
 // others wait 10 s each: the agent waits on its context, and a flush holds the lock
 // only for moments. Past it, the context is given from what the index holds, and what
-// was given is not recorded (said on stderr).
+// was given is kept aside for the journal's next write (journal.Append).
 const StartLockWait = 300 * time.Millisecond
 
 // Give prints block as r asks, and when a hook asked, records what the agent was told

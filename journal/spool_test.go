@@ -1,0 +1,182 @@
+package journal
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agmem/agmem/internal/flock"
+	"github.com/agmem/agmem/memory"
+)
+
+// holdLock holds j's lock as another process would (a gc compacting), until the
+// returned function releases it.
+func holdLock(t *testing.T, j *Journal) func() {
+	t.Helper()
+	lock, err := flock.Acquire(j.lock, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() { lock.Release() }
+}
+
+func spoolFiles(t *testing.T, j *Journal) []string {
+	t.Helper()
+	files, err := os.ReadDir(j.spoolDir())
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, f.Name())
+	}
+	return names
+}
+
+func checkSpooled(t *testing.T, j *Journal, waiting, refused int) {
+	t.Helper()
+	w, r, err := j.Spooled()
+	if err != nil || w != waiting || r != refused {
+		t.Errorf("Spooled() = %d waiting, %d refused, %v; want %d and %d (spool holds %q)", w, r, err, waiting, refused, spoolFiles(t, j))
+	}
+}
+
+// TestAppendKeepsAsideWhatTheLockKeepsOut: an append that another process keeps from
+// the journal past SpoolAfter returns at once with its entries kept aside, durable; the
+// next write appends them, in the session each named or the open one, once each.
+func TestAppendKeepsAsideWhatTheLockKeepsOut(t *testing.T) {
+	j := newJournal(t)
+	j.SpoolAfter = 20 * time.Millisecond
+	named, unnamed := call("s1", "toolu_1", t0), observation("", "Read", memory.Semantic, t0.Add(time.Second))
+	release := holdLock(t, j)
+	out, err := j.Append(Entries([]memory.Entry{named, unnamed}), AppendOptions{IdleGap: gap, Now: t0})
+	if err != nil {
+		t.Fatalf("Append while the journal is held: %v", err)
+	}
+	want := []Appended{{ID: named.ID(), Spooled: true}, {ID: unnamed.ID(), Spooled: true}}
+	if !slices.Equal(out, want) {
+		t.Errorf("Append = %+v, want %+v", out, want)
+	}
+	release()
+	checkSpooled(t, j, 1, 0)
+	if got := timeline(t, j, "s1"); len(got) != 0 { // a reader appends nothing
+		t.Errorf("read before the next write: %v", ids(got))
+	}
+
+	later := call("s1", "toolu_2", t0.Add(2*time.Second))
+	mustAppend(t, j, t0.Add(2*time.Second), later)
+	checkSpooled(t, j, 0, 0)
+	if names := spoolFiles(t, j); len(names) != 0 {
+		t.Errorf("spool left %q", names)
+	}
+	if got := ids(timeline(t, j, "s1")); !slices.Equal(got, []string{named.ID(), later.ID()}) {
+		t.Errorf("session s1 holds %q", got)
+	}
+	ss := sessions(t, j)
+	if len(ss) != 2 {
+		t.Fatalf("sessions %+v, want s1 and the open session", ss)
+	}
+	again := mustAppend(t, j, t0.Add(3*time.Second), named, unnamed)
+	if !again[0].Duplicate || !again[1].Duplicate {
+		t.Errorf("the spooled entries recorded again: %+v, want both kept once", again)
+	}
+}
+
+// TestSpoolAppendedTwiceKeepsOnce: a process that dies after appending a spool file and
+// before removing it leaves the file for the next write, which keeps its entries once.
+func TestSpoolAppendedTwiceKeepsOnce(t *testing.T) {
+	j := newJournal(t)
+	j.SpoolAfter = 20 * time.Millisecond
+	entries := []memory.Entry{call("s1", "toolu_1", t0), observation("", "Read", memory.Semantic, t0)}
+	release := holdLock(t, j)
+	if _, err := j.Append(Entries(entries), AppendOptions{IdleGap: gap, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	name := spoolFiles(t, j)[0]
+	kept, err := os.ReadFile(filepath.Join(j.spoolDir(), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, j, t0.Add(time.Second), call("s1", "toolu_2", t0.Add(time.Second)))
+	before := sessions(t, j)
+	if err := os.WriteFile(filepath.Join(j.spoolDir(), name), kept, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, j, t0.Add(2*time.Second), call("s1", "toolu_3", t0.Add(2*time.Second)))
+	checkSpooled(t, j, 0, 0)
+	after := sessions(t, j)
+	if len(after) != len(before) {
+		t.Fatalf("sessions %+v after the file was appended again, %+v before", after, before)
+	}
+	if n := len(timeline(t, j, "s1")); n != 3 {
+		t.Errorf("session s1 holds %d entries, want 3", n)
+	}
+	total := 0
+	for _, s := range after {
+		total += s.Observations
+	}
+	if total != 4 {
+		t.Errorf("%d observations in all, want 4", total)
+	}
+}
+
+// TestSpoolThatCannotBeAppendedIsSetAside: a spool file that is no call (damaged) does
+// not fail every write after it: it is renamed *.refused and counted; a part being
+// written is left alone, and one a dead process left an hour ago removed.
+func TestSpoolThatCannotBeAppendedIsSetAside(t *testing.T) {
+	j := newJournal(t)
+	dir := j.spoolDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, data string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	write("1-damaged.json", `{"now":"2025-03-04T05:06:07Z","entries":[{"observation":`)
+	write("2-invalid.json", `{"now":"2025-03-04T05:06:07Z","entries":[{"observation":{"id":"x"}}]}`)
+	young := write(partPrefix+"3.json", `{"now":`)
+	old := write(partPrefix+"4.json", `{"now":`)
+	hourAgo := time.Now().Add(-partLifetime - time.Minute)
+	if err := os.Chtimes(old, hourAgo, hourAgo); err != nil {
+		t.Fatal(err)
+	}
+	e := call("s1", "toolu_1", t0)
+	mustAppend(t, j, t0, e)
+	if got := ids(timeline(t, j, "s1")); !slices.Equal(got, []string{e.ID()}) {
+		t.Errorf("session s1 holds %q", got)
+	}
+	checkSpooled(t, j, 0, 2)
+	want := []string{partPrefix + "3.json", "1-damaged.refused", "2-invalid.refused"}
+	if got := spoolFiles(t, j); !slices.Equal(got, want) {
+		t.Errorf("spool holds %q, want %q", got, want)
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Errorf("a part being written: %v", err)
+	}
+}
+
+// TestWatchedAppendIsNeverSpooled: a followed file's mark moves in the transaction of
+// the lines read up to it, so its append waits and fails as before, and the lines are
+// read again.
+func TestWatchedAppendIsNeverSpooled(t *testing.T) {
+	j := newJournal(t)
+	j.Timeout, j.SpoolAfter = 50*time.Millisecond, 10*time.Millisecond
+	release := holdLock(t, j)
+	defer release()
+	_, err := j.Append(Entries([]memory.Entry{call("s1", "toolu_1", t0)}),
+		AppendOptions{Now: t0, Watched: &Watched{Path: "/a.jsonl", Mark: WatchMark{Offset: 10}}})
+	if !errors.Is(err, ErrLocked) {
+		t.Errorf("watched append while held: %v, want ErrLocked", err)
+	}
+	if names := spoolFiles(t, j); len(names) != 0 {
+		t.Errorf("spool holds %q", names)
+	}
+}
