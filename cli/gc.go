@@ -44,8 +44,12 @@ func runGC(e *env, repo memrepo.Repo, keepFlag string) error {
 	if err != nil {
 		return hint.After(err, `nothing recorded is lost: run "agmem gc" again once the cause is fixed`)
 	}
-	fmt.Fprintf(e.stdout, "journal: forgot %d session(s), %d entries older than %s and committed; %s -> %s\n",
-		c.Forgotten.Sessions, c.Forgotten.Entries, config.FormatKeep(keep), humanSize(c.JournalBefore), humanSize(c.JournalAfter))
+	size := humanSize(c.JournalBefore) + " -> " + humanSize(c.JournalAfter)
+	if c.JournalBefore == c.JournalAfter {
+		size = humanSize(c.JournalBefore) + ", not compacted (less than a quarter of it is free, which the journal reuses)"
+	}
+	fmt.Fprintf(e.stdout, "journal: forgot %d session(s), %d entries older than %s and committed; %s\n",
+		c.Forgotten.Sessions, c.Forgotten.Entries, config.FormatKeep(keep), size)
 	fmt.Fprintf(e.stdout, "git objects: packed by %s; %s -> %s\n", c.Objects.By, humanSize(c.Objects.Before), humanSize(c.Objects.After))
 	return nil
 }

@@ -5,6 +5,8 @@
 //   - No process keeps the journal open. Every call takes the journal lock, opens the
 //     file, runs one transaction, closes it and releases the lock; so any number of
 //     record, flush and other agmem processes share it, and none holds it across git work.
+//     A call that writes first adds, a transaction each, what appends kept aside while
+//     the lock was held (spool.go).
 //   - A large append may store its entries in parts first (Staging), their index keys
 //     in indexes of its own that no reader looks at, until one last transaction makes
 //     them a part of the indexes, which every reader sees (index.go). An entry is

@@ -187,7 +187,7 @@ func (j *Journal) holding(lock *flock.Lock, readOnly bool, fn func(*bolt.DB) err
 		}
 		err = db.View(func(tx *bolt.Tx) error { return checkLength(tx, file) })
 		if err == nil && !readOnly {
-			err = j.drainSpool(db)
+			j.drainSpool(db)
 		}
 		if err == nil {
 			err = fn(db)

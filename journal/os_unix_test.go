@@ -5,6 +5,7 @@ package journal
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,4 +96,44 @@ func inode(t *testing.T, j *Journal) uint64 {
 		t.Fatal(err)
 	}
 	return st.Sys().(*syscall.Stat_t).Ino
+}
+
+// TestSpoolTakesTheJournalsModeAndGroup: a journal shared by a group's users (its
+// directory setgid and group-writable, the file group-writable) gets a spool each of
+// them may drain, whoever wrote it first: the directory and its files take the mode and
+// group of .agmem/ and the journal, not the umask's and the writer's.
+func TestSpoolTakesTheJournalsModeAndGroup(t *testing.T) {
+	j := newJournal(t)
+	j.SpoolAfter = 20 * time.Millisecond
+	dir := filepath.Dir(j.path)
+	group := os.Getgid()
+	if os.Getuid() == 0 {
+		group = 65534 // another group, which root may give
+	}
+	for path, mode := range map[string]os.FileMode{dir: 0o775 | os.ModeSetgid, j.path: 0o664} {
+		if err := os.Chown(path, -1, group); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release := holdLock(t, j)
+	defer release()
+	if _, err := j.Append(Entries([]memory.Entry{call("s1", "toolu_1", t0)}), AppendOptions{Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	spooled := filepath.Join(j.spoolDir(), spoolFiles(t, j)[0])
+	for path, want := range map[string]os.FileMode{j.spoolDir(): os.ModeDir | 0o775 | os.ModeSetgid, spooled: 0o664} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode() != want {
+			t.Errorf("%s: mode %v, want %v", path, fi.Mode(), want)
+		}
+		if st := fi.Sys().(*syscall.Stat_t); int(st.Gid) != group {
+			t.Errorf("%s: group %d, want %d", path, st.Gid, group)
+		}
+	}
 }

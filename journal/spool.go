@@ -21,14 +21,16 @@ import (
 // journal past its wait (a gc compacting a year's journal holds it for seconds; an
 // agent's hook is killed at 10): one file per call in .agmem/spool/, written whole and
 // synced before Append returns, so a call acknowledged is never lost. The next write
-// to the journal, by any process, appends each file in a transaction of its own and
-// then removes it; an entry it appends twice (the process died between the two) is
-// kept once, as every entry recorded again is.
+// to the journal, by any process, appends each file in a transaction of its own, which
+// also marks the file appended (spoolMark), then removes the file and its mark: a
+// process that dies in between leaves a file the next write only removes. Nothing of
+// the spool fails the write that drains it: a file that cannot be appended now stays
+// for the next, one that can never be (it holds no entries) is renamed *.refused.
 const (
 	spoolName    = "spool"
 	spoolExt     = ".json"
 	partPrefix   = ".part-"   // a file being written: never read
-	refusedExt   = ".refused" // a file that cannot be appended: kept for a person to see
+	refusedExt   = ".refused" // a file that holds no entries: kept for a person to see
 	partLifetime = time.Hour  // a part older than this was left by a process that died
 )
 
@@ -41,6 +43,9 @@ type spooledCall struct {
 }
 
 func (j *Journal) spoolDir() string { return filepath.Join(filepath.Dir(j.path), spoolName) }
+
+// spoolMark marks the spool file name appended, in the transaction that appended it.
+func spoolMark(name string) []byte { return append([]byte("spooled\x00"), name...) }
 
 // spool writes entries into a file of the spool, and says each kept aside.
 func (j *Journal) spool(entries []Prepared, o AppendOptions) ([]Appended, error) {
@@ -59,7 +64,7 @@ func (j *Journal) spool(entries []Prepared, o AppendOptions) ([]Appended, error)
 		return nil, err
 	}
 	if err := j.writeSpooled(data); err != nil {
-		return nil, fmt.Errorf("%w (%s), and the call could not be kept aside: %w", ErrLocked, j.path, j.classify(err))
+		return nil, fmt.Errorf("%w (%s), and the call could not be kept aside: %w", ErrLocked, j.path, err)
 	}
 	return out, nil
 }
@@ -75,16 +80,15 @@ func (p Prepared) json() (json.RawMessage, string, error) {
 }
 
 // writeSpooled writes data as a spool file, under a name that sorts by when it was
-// written: synced, then renamed into place, then the rename synced.
+// written: synced, then renamed into place, then the rename synced. The directory and
+// the file take the mode, owner and group of .agmem/ and the journal, so that every
+// user who may write the journal may drain the spool.
 func (j *Journal) writeSpooled(data []byte) error {
 	dir := j.spoolDir()
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
-	}
 	// The pid and a random tag tell apart two calls of the same nanosecond.
 	name := fmt.Sprintf("%020d-%d-%08x%s", time.Now().UnixNano(), os.Getpid(), rand.Uint32(), spoolExt)
 	part := filepath.Join(dir, partPrefix+name)
-	f, err := os.OpenFile(part, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := j.createIn(dir, part)
 	if err != nil {
 		return err
 	}
@@ -105,6 +109,42 @@ func (j *Journal) writeSpooled(data []byte) error {
 	return syncDir(dir)
 }
 
+// createIn creates path in dir, making dir first where it is missing (a drain removes
+// it once empty, maybe between the two: then once more).
+func (j *Journal) createIn(dir, path string) (*os.File, error) {
+	for try := 0; ; try++ {
+		if err := makeLike(dir, filepath.Dir(j.path)); err != nil {
+			return nil, err
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrNotExist) && try == 0 {
+			continue
+		}
+		if err == nil {
+			if jf, serr := os.Stat(j.path); serr == nil {
+				f.Chmod(jf.Mode().Perm())
+				keepOwner(path, jf)
+			}
+		}
+		return f, err
+	}
+}
+
+// makeLike makes the directory dir, if missing, with the mode, owner and group of like.
+func makeLike(dir, like string) error {
+	fi, err := os.Stat(like)
+	if err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o700); errors.Is(err, fs.ErrExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	keepOwner(dir, fi)
+	return os.Chmod(dir, fi.Mode()&(fs.ModePerm|fs.ModeSetgid))
+}
+
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -114,85 +154,126 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// drainSpool appends what calls kept aside, oldest first (by name), each file in a transaction
-// of its own, removing it once appended. A file that cannot be appended for what it
-// holds is renamed *.refused and left for a person (agmem status counts it), rather
-// than failing every write after it; a failure of the journal's own (a full disk)
-// fails the caller's write, as it would have failed anyway. The caller holds the lock.
-func (j *Journal) drainSpool(db *bolt.DB) error {
+// drainSpool appends what calls kept aside, oldest first (by name), each file in a
+// transaction of its own, then removes the files appended and their marks, and the
+// directory once empty. It never fails the write that drains: a file that cannot be
+// read, appended or removed now is left for the next write (agmem status counts it).
+// The caller holds the lock.
+func (j *Journal) drainSpool(db *bolt.DB) {
 	dir := j.spoolDir()
 	files, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // nearly always: one failed open, on every record
-	}
 	if err != nil {
-		return fmt.Errorf("read %s: %w", dir, err)
+		return // nearly always none: one failed open, on every record
 	}
+	var removed [][]byte
+	left := 0
 	for _, f := range files {
 		path := filepath.Join(dir, f.Name())
 		switch {
+		case !f.Type().IsRegular(): // nothing a spool writes: left alone
+			left++
 		case strings.HasPrefix(f.Name(), partPrefix):
 			if info, err := f.Info(); err == nil && time.Since(info.ModTime()) > partLifetime {
 				os.Remove(path)
+			} else {
+				left++
 			}
 		case strings.HasSuffix(f.Name(), spoolExt):
-			if err := j.appendSpooled(db, path); err != nil {
-				return err
+			if j.appendSpooled(db, path) {
+				removed = append(removed, spoolMark(f.Name()))
+			} else {
+				left++
 			}
+		default:
+			left++
 		}
 	}
-	return nil
-}
-
-// appendSpooled appends one spool file and removes it, or sets it aside as refused.
-func (j *Journal) appendSpooled(db *bolt.DB, path string) error {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	var call spooledCall
-	err = json.Unmarshal(data, &call)
-	if err == nil {
-		err = db.Update(func(tx *bolt.Tx) error {
-			if err := ensureBuckets(tx); err != nil {
-				return err
+	if len(removed) > 0 {
+		db.Update(func(tx *bolt.Tx) error {
+			for _, k := range removed {
+				if err := tx.Bucket(bucketMeta).Delete(k); err != nil {
+					return err
+				}
 			}
-			entries, err := decodeSpooled(call.Entries)
-			if err != nil {
-				return err
-			}
-			_, err = appendAll(tx, Entries(entries), AppendOptions{Now: call.Now, IdleGap: call.IdleGap, Elsewhere: call.Elsewhere})
-			return err
+			return nil
 		})
 	}
-	if err != nil {
-		if failure := j.classify(err); errors.Is(failure, ErrReadOnly) || errors.Is(failure, ErrDiskFull) {
-			return failure // the disk's, not the file's: it stays for the next write
-		}
-		return os.Rename(path, strings.TrimSuffix(path, spoolExt)+refusedExt)
+	if left == 0 {
+		os.Remove(dir) // so that a record costs one failed open again; not if one just spooled
 	}
-	failpoint.Hit("spool-appended")
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
 }
 
-func decodeSpooled(raws []json.RawMessage) ([]memory.Entry, error) {
-	entries := make([]memory.Entry, len(raws))
-	for i, raw := range raws {
-		if err := json.Unmarshal(raw, &entries[i]); err != nil {
-			return nil, fmt.Errorf("spooled entry %d: %w", i+1, err)
+// appendSpooled appends one spool file, unless its mark says it was, and removes it;
+// removed says it did. A file that holds no entries is renamed *.refused.
+func (j *Journal) appendSpooled(db *bolt.DB, path string) (removed bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	entries, err := decodeSpooled(data)
+	if err != nil {
+		os.Rename(path, strings.TrimSuffix(path, spoolExt)+refusedExt)
+		return false
+	}
+	mark := spoolMark(filepath.Base(path))
+	err = db.Update(func(tx *bolt.Tx) error {
+		if err := ensureBuckets(tx); err != nil {
+			return err
+		}
+		meta := tx.Bucket(bucketMeta)
+		if meta.Get(mark) != nil {
+			return nil // appended before, by a process that died before removing it
+		}
+		if _, err := appendAll(tx, Entries(entries.list), entries.options); err != nil {
+			return err
+		}
+		return meta.Put(mark, nil)
+	})
+	if err != nil {
+		return false // the journal's trouble (a file too large, a disk full): next time
+	}
+	failpoint.Hit("spool-appended")
+	return os.Remove(path) == nil
+}
+
+// decodedCall is a spool file read: its entries, each checked as the transaction will
+// check it, and how they join the journal.
+type decodedCall struct {
+	list    []memory.Entry
+	options AppendOptions
+}
+
+func decodeSpooled(data []byte) (decodedCall, error) {
+	var call spooledCall
+	if err := json.Unmarshal(data, &call); err != nil {
+		return decodedCall{}, err
+	}
+	d := decodedCall{list: make([]memory.Entry, len(call.Entries)),
+		options: AppendOptions{Now: call.Now, IdleGap: call.IdleGap, Elsewhere: call.Elsewhere}}
+	for i, raw := range call.Entries {
+		if err := json.Unmarshal(raw, &d.list[i]); err != nil {
+			return decodedCall{}, fmt.Errorf("spooled entry %d: %w", i+1, err)
+		}
+		if err := validWherePlaced(d.list[i]); err != nil {
+			return decodedCall{}, fmt.Errorf("spooled entry %d: %w", i+1, err)
 		}
 	}
-	return entries, nil
+	return d, nil
+}
+
+// validWherePlaced checks e as the transaction will once it has a session: one that
+// names none joins the open session there.
+func validWherePlaced(e memory.Entry) error {
+	if (e.Observation == nil) == (e.Event == nil) || e.Session() != "" {
+		return e.Validate()
+	}
+	e.SetSession("open")
+	defer e.SetSession("")
+	return e.Validate()
 }
 
 // Spooled counts the calls kept aside that wait for the next write to the journal, and
-// those set aside as refused (*.refused in .agmem/spool/).
+// the files set aside as refused (*.refused in .agmem/spool/).
 func (j *Journal) Spooled() (waiting, refused int, err error) {
 	files, err := os.ReadDir(j.spoolDir())
 	if errors.Is(err, fs.ErrNotExist) {
@@ -200,7 +281,7 @@ func (j *Journal) Spooled() (waiting, refused int, err error) {
 	}
 	for _, f := range files {
 		switch {
-		case strings.HasPrefix(f.Name(), partPrefix):
+		case !f.Type().IsRegular(), strings.HasPrefix(f.Name(), partPrefix):
 		case strings.HasSuffix(f.Name(), spoolExt):
 			waiting++
 		case strings.HasSuffix(f.Name(), refusedExt):

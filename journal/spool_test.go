@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/agmem/agmem/internal/flock"
 	"github.com/agmem/agmem/memory"
 )
@@ -85,14 +87,16 @@ func TestAppendKeepsAsideWhatTheLockKeepsOut(t *testing.T) {
 	}
 }
 
-// TestSpoolAppendedTwiceKeepsOnce: a process that dies after appending a spool file and
-// before removing it leaves the file for the next write, which keeps its entries once.
-func TestSpoolAppendedTwiceKeepsOnce(t *testing.T) {
+// TestSpoolAppendedBeforeADeathIsOnlyRemoved: a process that dies after appending a
+// spool file and before removing it leaves the file, marked appended in the
+// transaction that appended it: the next write removes it, appending nothing, and the
+// open session its SessionStart began stays the one later calls join.
+func TestSpoolAppendedBeforeADeathIsOnlyRemoved(t *testing.T) {
 	j := newJournal(t)
 	j.SpoolAfter = 20 * time.Millisecond
-	entries := []memory.Entry{call("s1", "toolu_1", t0), observation("", "Read", memory.Semantic, t0)}
+	start, first := event("", "SessionStart", t0), observation("", "Read", memory.Semantic, t0)
 	release := holdLock(t, j)
-	if _, err := j.Append(Entries(entries), AppendOptions{IdleGap: gap, Now: t0}); err != nil {
+	if _, err := j.Append(Entries([]memory.Entry{start, first}), AppendOptions{IdleGap: gap, Now: t0}); err != nil {
 		t.Fatal(err)
 	}
 	release()
@@ -101,32 +105,38 @@ func TestSpoolAppendedTwiceKeepsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, j, t0.Add(time.Second), call("s1", "toolu_2", t0.Add(time.Second)))
-	before := sessions(t, j)
+	second := observation("", "Read", memory.Semantic, t0.Add(time.Second))
+	mustAppend(t, j, t0.Add(time.Second), second)
+	if _, err := os.Stat(j.spoolDir()); !os.IsNotExist(err) {
+		t.Errorf("the spool drained is still there (%v): every record would read it", err)
+	}
+	// As a process killed between the transaction and the removal leaves it.
+	if err := j.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(spoolMark(name), nil) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(j.spoolDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(j.spoolDir(), name), kept, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, j, t0.Add(2*time.Second), call("s1", "toolu_3", t0.Add(2*time.Second)))
+	third := observation("", "Read", memory.Semantic, t0.Add(2*time.Second))
+	mustAppend(t, j, t0.Add(2*time.Second), third)
 	checkSpooled(t, j, 0, 0)
-	after := sessions(t, j)
-	if len(after) != len(before) {
-		t.Fatalf("sessions %+v after the file was appended again, %+v before", after, before)
+	ss := sessions(t, j)
+	if len(ss) != 1 || ss[0].Observations != 3 || ss[0].Events != 1 {
+		t.Fatalf("sessions %+v, want one of 3 observations and its start", ss)
 	}
-	if n := len(timeline(t, j, "s1")); n != 3 {
-		t.Errorf("session s1 holds %d entries, want 3", n)
-	}
-	total := 0
-	for _, s := range after {
-		total += s.Observations
-	}
-	if total != 4 {
-		t.Errorf("%d observations in all, want 4", total)
+	if got := ids(timeline(t, j, ss[0].ID)); !slices.Equal(got, []string{start.ID(), first.ID(), second.ID(), third.ID()}) {
+		t.Errorf("the session holds %q", got)
 	}
 }
 
-// TestSpoolThatCannotBeAppendedIsSetAside: a spool file that is no call (damaged) does
-// not fail every write after it: it is renamed *.refused and counted; a part being
-// written is left alone, and one a dead process left an hour ago removed.
+// TestSpoolThatCannotBeAppendedIsSetAside: a spool file that is no call (damaged, or
+// an entry no transaction takes) does not fail the write that drains it, nor every
+// write after it: it is renamed *.refused and counted; a part being written is left
+// alone, one a dead process left an hour ago removed, and what no spool writes (a
+// directory) left alone.
 func TestSpoolThatCannotBeAppendedIsSetAside(t *testing.T) {
 	j := newJournal(t)
 	dir := j.spoolDir()
@@ -142,6 +152,9 @@ func TestSpoolThatCannotBeAppendedIsSetAside(t *testing.T) {
 	}
 	write("1-damaged.json", `{"now":"2025-03-04T05:06:07Z","entries":[{"observation":`)
 	write("2-invalid.json", `{"now":"2025-03-04T05:06:07Z","entries":[{"observation":{"id":"x"}}]}`)
+	if err := os.Mkdir(filepath.Join(dir, "0-a-directory.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	young := write(partPrefix+"3.json", `{"now":`)
 	old := write(partPrefix+"4.json", `{"now":`)
 	hourAgo := time.Now().Add(-partLifetime - time.Minute)
@@ -154,7 +167,7 @@ func TestSpoolThatCannotBeAppendedIsSetAside(t *testing.T) {
 		t.Errorf("session s1 holds %q", got)
 	}
 	checkSpooled(t, j, 0, 2)
-	want := []string{partPrefix + "3.json", "1-damaged.refused", "2-invalid.refused"}
+	want := []string{partPrefix + "3.json", "0-a-directory.json", "1-damaged.refused", "2-invalid.refused"}
 	if got := spoolFiles(t, j); !slices.Equal(got, want) {
 		t.Errorf("spool holds %q, want %q", got, want)
 	}
