@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -42,26 +43,27 @@ func newSessionsCommand(e *env) *ucli.Command {
 
 // runSessions lists the limit sessions active most recently (0: all), oldest first.
 func runSessions(e *env, repo memrepo.Repo, asJSON bool, limit int) error {
-	var rows []recall.SessionRow
-	var err error
-	older := 0
-	if limit == 0 {
-		rows, err = recall.ListSessions(repo)
-	} else {
-		// The index is brought up to date for at most a second; then read as it is, and
-		// agmem index finishes in the background (a rebuild after an upgrade, a pull).
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		var total int
-		rows, total, err = recall.RecentSessions(ctx, repo, limit)
-		older = total - len(rows)
-		if ctx.Err() != nil {
-			updateInBackground(repo)
-		}
+	// The index is brought up to date for at most a second; then read as it is, and
+	// agmem index finishes in the background (a rebuild after an upgrade, a pull).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	rows, total, lag, err := recall.RecentSessions(ctx, repo, limit)
+	if ctx.Err() != nil {
+		updateInBackground(repo)
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
+	case lag != "" && limit == 0:
+		// Every session asked for: read from git, all of it, rather than some.
+		if rows, err = recall.ListSessions(repo); err != nil {
+			return err
+		}
+		total = len(rows)
+	case lag != "":
+		report(e.stderr, errors.New(lag))
 	}
+	older := total - len(rows)
 	w := bufio.NewWriter(e.stdout)
 	defer w.Flush()
 	if asJSON {

@@ -168,7 +168,11 @@ func runStatus(e *env, repo memrepo.Repo, asJSON bool) error {
 	fmt.Fprintf(e.stdout, "repo:     %s (branch %s)\n", s.Repo, s.Branch)
 	fmt.Fprintf(e.stdout, "last commit: %s\n", orDash(headLine))
 	fmt.Fprintf(e.stdout, "pending:  %d observations, %d events in %d sessions\n", s.Pending, s.PendingEvt, len(s.Sessions))
-	for _, p := range s.Sessions {
+	for i, p := range s.Sessions {
+		if i == defaultSessions {
+			fmt.Fprintf(e.stdout, "  ... and %d more session(s) (agmem status --json lists them all)\n", len(s.Sessions)-i)
+			break
+		}
 		var types []string
 		for t, n := range p.ByType {
 			types = append(types, fmt.Sprintf("%s %d", t, n))

@@ -66,50 +66,57 @@ func ListSessions(repo memrepo.Repo) ([]SessionRow, error) {
 	return rows, nil
 }
 
-// RecentSessions are the limit sessions active most recently, oldest first, as
-// ListSessions has them, and how many sessions there are in all. Those the journal no
-// longer knows come from the search index, which knows every session git holds
-// without reading their records: on a year's repo, listing them all from git reads
-// every record. The index is brought up to date first, for as long as ctx allows.
-func RecentSessions(ctx context.Context, repo memrepo.Repo, limit int) ([]SessionRow, int, error) {
+// RecentSessions are the limit sessions active most recently (0: all of them), oldest
+// first, as ListSessions has them, and how many sessions there are in all. Those the
+// journal no longer knows come from the search index, which knows every session git
+// holds without reading their records: on a year's repo, listing them all from git
+// reads every record (8 s against 0.4). The index is brought up to date first, for as
+// long as ctx allows; lag is what Memory.Lag says when it was not ("" when it was).
+func RecentSessions(ctx context.Context, repo memrepo.Repo, limit int) (rows []SessionRow, total int, lag string, err error) {
 	rows, known, err := journalSessions(repo)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	m, err := Open(ctx, repo)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	defer m.Close()
+	lag, _ = m.Lag()
 	db := m.Index.db
-	total := len(rows)
+	total = len(rows)
 	ids, err := db.Query(`SELECT id FROM sessions`)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	for ids.Next() {
 		var id string
 		if err := ids.Scan(&id); err != nil {
 			ids.Close()
-			return nil, 0, err
+			return nil, 0, "", err
 		}
 		if !known[id] {
 			total++
 		}
 	}
 	ids.Close()
-	// Enough of the latest that, the journal's left out, limit remain.
+	// Enough of the latest that, the journal's left out, limit remain (SQLite: a
+	// negative LIMIT is none).
+	bound := -1
+	if limit > 0 {
+		bound = limit + len(known)
+	}
 	latest, err := db.Query(`SELECT id, source, first, last, observations, origin FROM sessions
-		ORDER BY last DESC, id LIMIT ?`, limit+len(known))
+		ORDER BY last DESC, id LIMIT ?`, bound)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	for latest.Next() {
 		var r SessionRow
 		var first, last int64
 		if err := latest.Scan(&r.ID, &r.Source, &first, &last, &r.Observations, &r.Repo); err != nil {
 			latest.Close()
-			return nil, 0, err
+			return nil, 0, "", err
 		}
 		if !known[r.ID] {
 			r.First, r.Last, r.From = time.Unix(0, first).UTC(), time.Unix(0, last).UTC(), "git"
@@ -118,15 +125,17 @@ func RecentSessions(ctx context.Context, repo memrepo.Repo, limit int) ([]Sessio
 	}
 	latest.Close()
 	sort.SliceStable(rows, func(a, b int) bool { return rows[a].Last.Before(rows[b].Last) })
-	rows = rows[max(0, len(rows)-limit):]
+	if limit > 0 {
+		rows = rows[max(0, len(rows)-limit):]
+	}
 	for i := range rows {
 		if r := &rows[i]; r.From == "git" {
 			if err := db.QueryRow(`SELECT count(*) FROM entries e WHERE `+inSession+` AND e.event <> ''`, r.ID).Scan(&r.Events); err != nil {
-				return nil, 0, err
+				return nil, 0, "", err
 			}
 		}
 	}
-	return rows, total, nil
+	return rows, total, lag, nil
 }
 
 // Where is where a session's entries are.
