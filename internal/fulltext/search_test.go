@@ -49,8 +49,12 @@ func written(t testing.TB, b *Builder) *Segment {
 // newCorpus builds n random documents of three fields over a small vocabulary, so that
 // queries match often and terms fill many blocks, in parts segments.
 func newCorpus(t testing.TB, rnd *rand.Rand, n, parts int) *corpus {
-	words := []string{"alpha", "alps", "beta", "bet", "gamma", "delta", "deltas", "epsilon", "zeta", "eta",
-		"theta", "iota", "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "Straße", "über"}
+	return newCorpusOf(t, rnd, n, parts, []string{"alpha", "alps", "beta", "bet", "gamma", "delta", "deltas", "epsilon", "zeta", "eta",
+		"theta", "iota", "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "Straße", "über"})
+}
+
+// newCorpusOf is newCorpus over the vocabulary words, and a few rare words.
+func newCorpusOf(t testing.TB, rnd *rand.Rand, n, parts int, words []string) *corpus {
 	// Rare words, in fewer documents than a block holds: most terms of a real index are
 	// so, and have no block index. The last term in byte order is one of them.
 	rare := []string{"aardvark", "quokka", "wombat", "zzyzx"}
@@ -278,6 +282,33 @@ func TestSearchAgainstAnOracle(t *testing.T) {
 			t.Fatalf("Search(%q): %v", text, err)
 		}
 		sameResults(t, fmt.Sprintf("%q, %+v", text, o.Filter), got, c.oracle(q, o))
+	}
+}
+
+// TestPrefixOfManyTermsAgainstAnOracle: a prefix that stands for hundreds of terms
+// (walked by a heap of them) matches, counts and scores as a search of every document
+// does, alone and beside other words.
+func TestPrefixOfManyTermsAgainstAnOracle(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	words := []string{"alpha", "beta"}
+	for i := range 600 {
+		words = append(words, fmt.Sprintf("p%03d", i))
+	}
+	c := newCorpusOf(t, rnd, 2000, 2, words)
+	c.kill(1000, 1500)
+	for _, text := range []string{"p*", "p1*", "p* AND alpha", "alpha NOT p2*", "p1* OR p2*", `"alpha p*"`, `"p0* beta"`} {
+		q, err := Parse(text)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", text, err)
+		}
+		for _, limit := range []int{1, 20} {
+			o := Options{Weights: testWeights, Limit: limit, MaxCount: 100000}
+			got, err := Search(c.segs, q, o)
+			if err != nil {
+				t.Fatalf("Search(%q): %v", text, err)
+			}
+			sameResults(t, text, got, c.oracle(q, o))
+		}
 	}
 }
 
