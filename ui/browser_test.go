@@ -673,3 +673,37 @@ func TestShownText(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionOfManyPromptsAndStarts: a session of 5,000 prompts, resumed 50 times (each
+// start told a context block of kilobytes), gets a page bounded as one of many calls
+// is: its marks a column of the axis at a time, saying how many each stands for, and
+// the last 3 blocks whole, the others said to be among the entries.
+func TestSessionOfManyPromptsAndStarts(t *testing.T) {
+	repo, _, err := maintain.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []memory.Entry
+	for i := range 5000 {
+		at := t0.Add(time.Duration(i) * time.Minute)
+		if i%100 == 0 {
+			entries = append(entries, event("talk", memory.ContextGiven, fmt.Sprintf("start %d: ", i)+strings.Repeat("a remembered session, ", 200), at))
+		}
+		entries = append(entries, event("talk", "UserPromptSubmit", fmt.Sprintf("prompt %d", i), at.Add(time.Second)))
+	}
+	appendEntries(t, repo.Journal(), entries...)
+	srv, token := viewer(t, repo)
+	page := okPage(t, srv.Handler("127.0.0.1:1"), token, "/session/talk")
+	if marks := strings.Count(page, `<circle class="mark`); marks == 0 || marks > 2*400 {
+		t.Errorf("%d marks drawn, want a column's at most of each kind (800)", marks)
+	}
+	if !strings.Contains(page, " prompt events, the first UserPromptSubmit prompt ") {
+		t.Error("no mark says how many prompts it stands for")
+	}
+	if blocks := strings.Count(page, `<details class="context">`); blocks != 3 || !strings.Contains(page, "at 47 earlier start(s) too") {
+		t.Errorf("%d context blocks whole, want the last 3 and the 47 earlier said", blocks)
+	}
+	if len(page) > 400_000 {
+		t.Errorf("the page is %d bytes", len(page))
+	}
+}

@@ -28,6 +28,7 @@ import (
 const (
 	sessionsPerPage = 50
 	callsPerPage    = 200
+	contextShown    = 3 // the context blocks a session's page shows whole, its last
 )
 
 var funcs = template.FuncMap{
@@ -226,8 +227,11 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 	}
 	shown := calls[min(page*callsPerPage, len(calls)):min((page+1)*callsPerPage, len(calls))]
 	live := liveOf(info, known)
+	// Each block is kilobytes, and a session resumed a hundred times was told a hundred:
+	// the last few whole; every one is in the list of calls and events.
+	earlier := max(len(context)-contextShown, 0)
 	s.render(w, "session.html", map[string]any{"Title": "Session " + id, "ID": id, "Calls": shown,
-		"Total": len(calls), "Observations": observations, "Failures": failures, "Context": context,
+		"Total": len(calls), "Observations": observations, "Failures": failures, "Context": context[earlier:], "EarlierContext": earlier,
 		"Timeline": drawTimeline(entries), "Page": page, "Pages": pages, "Live": live,
 		"PendingCount": len(pending), "Agent": agentOf(entries)})
 }

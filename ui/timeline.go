@@ -19,7 +19,7 @@ const (
 	labelWidth  = 90
 	maxBars     = 2000
 	summaryCols = 400
-	maxMarks    = 500 // past it, events other than prompts and the context given are not drawn
+	maxMarks    = 500 // past it, events other than prompts and the context given are not drawn, and those are drawn a column at a time
 )
 
 var lanes = []memory.Type{memory.Episodic, memory.Semantic, memory.Procedural}
@@ -141,6 +141,9 @@ func drawTimeline(entries []memory.Entry) timeline {
 			H: laneHeight - 8, Failed: o.Error != "", Opacity: 1, ID: o.ID,
 			Title: fmt.Sprintf("%s (%s)", clipText(cmp.Or(o.Summary, o.ToolName), 120), duration(o))})
 	}
+	if len(t.Marks) > maxMarks {
+		t.Marks = markColumns(t.Marks)
+	}
 	if t.Summary {
 		colWidth := float64(svgWidth-labelWidth) / summaryCols
 		for l := range cells {
@@ -155,6 +158,33 @@ func drawTimeline(entries []memory.Entry) timeline {
 		}
 	}
 	return t
+}
+
+// markColumns draws marks too many to draw each (a session of thousands of prompts)
+// as the bars' summary draws calls: one mark a column of the axis and kind, which
+// opens the first of its events and says how many it stands for.
+func markColumns(marks []mark) []mark {
+	type key struct {
+		col  int
+		kind string
+	}
+	var out []mark
+	n := map[key]int{}
+	at := map[key]int{}
+	for _, m := range marks {
+		k := key{min(int((m.X-labelWidth)/float64(svgWidth-labelWidth)*summaryCols), summaryCols-1), m.Kind}
+		if n[k] == 0 {
+			at[k] = len(out)
+			out = append(out, m)
+		}
+		n[k]++
+	}
+	for k, i := range at {
+		if n[k] > 1 {
+			out[i].Title = fmt.Sprintf("%d %s events, the first %s", n[k], k.kind, out[i].Title)
+		}
+	}
+	return out
 }
 
 // span is when an entry began and ended: a call lasts its duration_ms.
