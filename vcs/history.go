@@ -1,13 +1,14 @@
 package vcs
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/utils/merkletrie"
 )
 
 // FirstParents is the history of tip along first parents, oldest first: the line of
@@ -42,43 +43,103 @@ func SignedPayload(c *object.Commit) (signature, payload []byte, err error) {
 // PathChange is one path a commit changed against its first parent.
 type PathChange struct {
 	Path   string
-	Action string // "add", "change" or "delete"
+	Action string        // "add", "change" or "delete"
+	Blob   plumbing.Hash // the path's blob after the commit; before it, for a delete
 }
 
 // PathChanges are the paths a commit adds, changes or deletes against its first parent
-// (all added for a root commit), sorted by path.
+// (all added for a root commit), sorted by path. A path no checkout could write (a name
+// "..", ".git"), as a fetched branch may hold, is an error. The two trees are walked side by side, into the directories that differ only:
+// go-git's diff read each of a year's day directories, thousands of entries, whole at
+// each commit, most of an audit's time.
 func (r *Git) PathChanges(c *object.Commit) ([]PathChange, error) {
-	tree, err := c.Tree()
-	if err != nil {
-		return nil, err
-	}
-	var parent *object.Tree
+	parentTree := plumbing.ZeroHash
 	if len(c.ParentHashes) > 0 {
-		if parent, err = r.Tree(c.ParentHashes[0]); err != nil {
-			return nil, err
-		}
-	}
-	changes, err := object.DiffTree(parent, tree)
-	if err != nil {
-		return nil, fmt.Errorf("diff commit %s: %w", c.Hash, err)
-	}
-	out := make([]PathChange, 0, len(changes))
-	for _, ch := range changes {
-		action, err := ch.Action()
+		p, err := r.Commit(c.ParentHashes[0])
 		if err != nil {
 			return nil, err
 		}
-		pc := PathChange{Path: ch.To.Name, Action: "change"}
-		switch action {
-		case merkletrie.Insert:
-			pc.Action = "add"
-		case merkletrie.Delete:
-			pc.Path, pc.Action = ch.From.Name, "delete"
-		}
-		out = append(out, pc)
+		parentTree = p.TreeHash
+	}
+	var out []PathChange
+	if err := r.pathChanges("", parentTree, c.TreeHash, &out); err != nil {
+		return nil, fmt.Errorf("diff commit %s: %w", c.Hash, err)
 	}
 	slices.SortFunc(out, func(a, b PathChange) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
+}
+
+// pathChanges adds to out what tree new holds differently from tree old (either zero:
+// an empty one), under prefix.
+func (r *Git) pathChanges(prefix string, old, new plumbing.Hash, out *[]PathChange) error {
+	if old == new {
+		return nil
+	}
+	before, err := r.loadDir(old)
+	if err != nil {
+		return err
+	}
+	after, err := r.loadDir(new)
+	if err != nil {
+		return err
+	}
+	// One side's entry alone: a file added or deleted, or all a directory holds.
+	changed := func(path, action string, blob plumbing.Hash) error {
+		if err := checkPath(path); err != nil {
+			return err
+		}
+		*out = append(*out, PathChange{Path: path, Action: action, Blob: blob})
+		return nil
+	}
+	alone := func(d *dir, i int, action string) error {
+		e := d.entry(i)
+		if e.Mode != filemode.Dir {
+			return changed(prefix+e.Name, action, e.Hash)
+		}
+		if action == "add" {
+			return r.pathChanges(prefix+e.Name+"/", plumbing.ZeroHash, e.Hash, out)
+		}
+		return r.pathChanges(prefix+e.Name+"/", e.Hash, plumbing.ZeroHash, out)
+	}
+	i, j := 0, 0 // both trees are in git's order: walk them side by side
+	for i < after.len() || j < before.len() {
+		var order int // < 0: before's entry comes first; > 0: after's; 0: the same
+		switch {
+		case j == before.len():
+			order = 1
+		case i == after.len():
+			order = -1
+		default:
+			order = gitCompare(before.name(j), before.isDir(j), after.name(i), after.isDir(i))
+		}
+		switch {
+		case order > 0:
+			if err := alone(after, i, "add"); err != nil {
+				return err
+			}
+			i++
+		case order < 0:
+			if err := alone(before, j, "delete"); err != nil {
+				return err
+			}
+			j++
+		default:
+			was, is := before.entry(j), after.entry(i)
+			switch {
+			case bytes.Equal(before.raw[before.offsets[j]:before.offsets[j+1]], after.raw[after.offsets[i]:after.offsets[i+1]]):
+			case is.Mode == filemode.Dir:
+				if err := r.pathChanges(prefix+is.Name+"/", was.Hash, is.Hash, out); err != nil {
+					return err
+				}
+			default:
+				if err := changed(prefix+is.Name, "change", is.Hash); err != nil {
+					return err
+				}
+			}
+			i, j = i+1, j+1
+		}
+	}
+	return nil
 }
 
 // StepsBack is how many first parents back from tip the commit to is, when it is

@@ -1,0 +1,90 @@
+package vcs
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestPathChangesAsGitSays: commits made with the git CLI that add, change and delete
+// files, deep and shallow, make a directory of a file and a file of a directory, change
+// a file's mode, and name files in every order git sorts: PathChanges says of each what
+// `git diff --name-status` says, and gives each path's blob as `git rev-parse` does.
+func TestPathChangesAsGitSays(t *testing.T) {
+	r, dir := newRepo(t)
+	rnd := rand.New(rand.NewPCG(7, 8))
+	names := []string{"a", "a.b", "a-b", "a0", "b", "day/x.md", "day/y.md", "day/z/deep.md", "a/inner", "b/c/d", "sessions/0f/s1/r.jsonl"}
+	write := func(path, text string) {
+		full := filepath.Join(dir, path)
+		os.RemoveAll(full) // a directory where a file goes
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			// a file where a directory goes: it goes
+			for d := filepath.Dir(full); d != dir; d = filepath.Dir(d) {
+				if fi, err := os.Stat(d); err == nil && !fi.IsDir() {
+					os.Remove(d)
+				}
+			}
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(full, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for n := range 30 {
+		for range 1 + rnd.IntN(4) {
+			path := names[rnd.IntN(len(names))]
+			switch rnd.IntN(4) {
+			case 0:
+				os.RemoveAll(filepath.Join(dir, path))
+			case 1:
+				if fi, err := os.Stat(filepath.Join(dir, path)); err == nil && !fi.IsDir() {
+					os.Chmod(filepath.Join(dir, path), fi.Mode()^0o111)
+					continue
+				}
+				fallthrough
+			default:
+				write(path, fmt.Sprintf("%s, version %d\n", path, n))
+			}
+		}
+		runGit(t, dir, "add", "-A", ".")
+		runGit(t, dir, "commit", "-q", "--allow-empty", "-m", fmt.Sprint("commit ", n))
+		head := revParse(t, dir, "HEAD")
+		c, err := r.Commit(head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		changes, err := r.PathChanges(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		from := "4b825dc642cb6eb9a060e54bf8d69288fbee4904" // the empty tree
+		if n > 0 {
+			from = "HEAD~"
+		}
+		var got []string
+		for _, ch := range changes {
+			got = append(got, map[string]string{"add": "A", "change": "M", "delete": "D"}[ch.Action]+"\t"+ch.Path)
+			rev := "HEAD:" + ch.Path
+			if ch.Action == "delete" {
+				rev = "HEAD~:" + ch.Path
+			}
+			if want := strings.TrimSpace(runGit(t, dir, "rev-parse", rev)); ch.Blob.String() != want {
+				t.Errorf("commit %d: %s %s: blob %s, git says %s", n, ch.Action, ch.Path, ch.Blob, want)
+			}
+		}
+		want := nameStatus(t, dir, from, "HEAD")
+		for i, l := range want {
+			want[i] = strings.Replace(l, "T\t", "M\t", 1) // a mode's change is a change
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("commit %d: PathChanges\n%q\ngit diff --name-status\n%q", n, got, want)
+		}
+	}
+}
