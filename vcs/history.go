@@ -1,13 +1,11 @@
 package vcs
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -93,7 +91,7 @@ func (r *Git) pathChanges(prefix string, old, new plumbing.Hash, out *[]PathChan
 	}
 	alone := func(d *dir, i int, action string) error {
 		e := d.entry(i)
-		if e.Mode != filemode.Dir {
+		if !d.isDir(i) {
 			return changed(prefix+e.Name, action, e.Hash)
 		}
 		if action == "add" {
@@ -124,10 +122,12 @@ func (r *Git) pathChanges(prefix string, old, new plumbing.Hash, out *[]PathChan
 			}
 			j++
 		default:
+			// The same entry as git reads modes ("40755" a directory, "100664" a file of
+			// 0644): a tool's odd mode neither hides a change nor makes one.
 			was, is := before.entry(j), after.entry(i)
 			switch {
-			case bytes.Equal(before.raw[before.offsets[j]:before.offsets[j+1]], after.raw[after.offsets[i]:after.offsets[i+1]]):
-			case is.Mode == filemode.Dir:
+			case before.mode(j) == after.mode(i) && was.Hash == is.Hash:
+			case after.isDir(i):
 				if err := r.pathChanges(prefix+is.Name+"/", was.Hash, is.Hash, out); err != nil {
 					return err
 				}

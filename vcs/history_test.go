@@ -1,6 +1,7 @@
 package vcs
 
 import (
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // TestPathChangesAsGitSays: commits made with the git CLI that add, change and delete
@@ -86,5 +89,59 @@ func TestPathChangesAsGitSays(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("commit %d: PathChanges\n%q\ngit diff --name-status\n%q", n, got, want)
 		}
+	}
+}
+
+// TestPathChangesReadModesAsGitDoes: trees another tool wrote with odd modes ("40755"
+// and "040000" for a directory, "100664" for a file of 0644; git takes them, fsck only
+// warns) are read as git reads them: a file changed under a directory whose mode was
+// made odd is a change of that file, and a mode written otherwise is no change.
+func TestPathChangesReadModesAsGitDoes(t *testing.T) {
+	r, dir := newRepo(t)
+	object := func(kind string, data []byte) string {
+		return strings.TrimSpace(runGitStdin(t, dir, string(data), "hash-object", "-t", kind, "--literally", "-w", "--stdin"))
+	}
+	tree := func(entries ...string) string { // mode, name, hash, ...
+		var b []byte
+		for i := 0; i < len(entries); i += 3 {
+			h, _ := hex.DecodeString(entries[i+2])
+			b = append(append(append(b, entries[i]+" "+entries[i+1]...), 0), h...)
+		}
+		return object("tree", b)
+	}
+	one, two, other := object("blob", []byte("agmem wrote this\n")), object("blob", []byte("INJECTED\n")), object("blob", []byte("b\n"))
+	trees := []string{
+		tree("100644", "b", other, "40000", "current", tree("100644", "f.md", one)),
+		tree("100664", "b", other, "40755", "current", tree("100644", "f.md", two)),
+		tree("100644", "b", other, "040000", "current", tree("100644", "f.md", two)),
+		tree("100755", "b", other, "40000", "current", tree("100644", "f.md", two)),
+	}
+	parent := ""
+	for n, tr := range trees {
+		args := []string{"commit-tree", tr, "-m", fmt.Sprint("commit ", n)}
+		if parent != "" {
+			args = append(args, "-p", parent)
+		}
+		commit := strings.TrimSpace(runGit(t, dir, args...))
+		c, err := r.Commit(plumbing.NewHash(commit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		changes, err := r.PathChanges(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, ch := range changes {
+			got = append(got, map[string]string{"add": "A", "change": "M", "delete": "D"}[ch.Action]+"\t"+ch.Path)
+		}
+		from := "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+		if parent != "" {
+			from = parent
+		}
+		if want := nameStatus(t, dir, from, commit); !slices.Equal(got, want) {
+			t.Errorf("commit %d: PathChanges %q, git diff --name-status %q", n, got, want)
+		}
+		parent = commit
 	}
 }

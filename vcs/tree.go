@@ -147,8 +147,38 @@ func (d *dir) name(i int) []byte {
 	return e[bytes.IndexByte(e, ' ')+1 : bytes.IndexByte(e, 0)]
 }
 
-// isDir says whether the i-th entry is a directory: git writes its mode as "40000".
-func (d *dir) isDir(i int) bool { return d.raw[d.offsets[i]] == '4' }
+// isDir says whether the i-th entry is a directory, as git reads its mode (S_ISDIR): git
+// writes "40000", and takes "040000" or "40755", which another tool may write, as one.
+func (d *dir) isDir(i int) bool { return modeOf(d.raw[d.offsets[i]:])&0o170000 == 0o040000 }
+
+// mode is the i-th entry's mode as git reads it (canonical_mode): a directory's
+// 040000, a file's 0644 or 0755 by its owner's execute bit, a link's or a gitlink's as
+// it is.
+func (d *dir) mode(i int) uint32 {
+	switch m := modeOf(d.raw[d.offsets[i]:]); m & 0o170000 {
+	case 0o040000, 0o120000, 0o160000:
+		return m & 0o170000
+	case 0o100000:
+		if m&0o100 != 0 {
+			return 0o100755
+		}
+		return 0o100644
+	default:
+		return m
+	}
+}
+
+// modeOf reads the octal mode an entry starts with.
+func modeOf(entry []byte) uint32 {
+	m := uint32(0)
+	for _, c := range entry {
+		if c < '0' || c > '7' {
+			break
+		}
+		m = m<<3 | uint32(c-'0')
+	}
+	return m
+}
 
 // search is the index of the first entry of raw that git orders at or after name.
 func (d *dir) search(name string, isDir bool) int {
