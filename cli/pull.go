@@ -27,6 +27,9 @@ func newPullCommand(e *env) *ucli.Command {
 }
 
 func runPull(e *env, repo memrepo.Repo, opts gitsync.Options) error {
+	opts.Whole = func() {
+		fmt.Fprintf(e.stderr, "agmem: a first pull from %s: fetching every agent's whole history, which may take minutes\n", opts.Remote)
+	}
 	moved, err := gitsync.Pull(repo, opts)
 	if err != nil {
 		return syncError(err)

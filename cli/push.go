@@ -28,6 +28,9 @@ func newPushCommand(e *env) *ucli.Command {
 }
 
 func runPush(e *env, repo memrepo.Repo, opts gitsync.Options) error {
+	opts.Whole = func() {
+		fmt.Fprintf(e.stderr, "agmem: %s has no copy of this branch: sending its whole history, which may take minutes\n", opts.Remote)
+	}
 	p, err := gitsync.Push(repo, opts)
 	if err != nil {
 		return syncError(err)

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -44,7 +45,15 @@ type Options struct {
 	// Timeout bounds the whole exchange with the remote, but for a first push or pull
 	// (WholeHistoryTimeout).
 	Timeout time.Duration
+	// Whole, when set, is told that the exchange moves a whole history (a first push
+	// or pull), which may take minutes, once it has taken wholeNotice: on a goroutine
+	// of its own, never after Push or Pull returns.
+	Whole func()
 }
+
+// wholeNotice is how long an exchange that moves a whole history runs before Whole is
+// told (0: at once): one that fails at once (no repository, a refusal) says only why.
+var wholeNotice = 3 * time.Second
 
 // WholeHistoryTimeout is the least bound on an exchange that moves a whole history: a
 // pull from a remote none of whose agents branches this repo fetched before, a push
@@ -251,9 +260,32 @@ func run(repo memrepo.Repo, git *vcs.Git, op transport.Op, opts Options, refspec
 	defer lock.Release()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	var notice *time.Timer
+	var told sync.Mutex // held from the notice's start to its end, and once run is done
+	defer func() {
+		told.Lock() // a notice under way ends first; none begins after
+		if notice != nil {
+			notice.Stop()
+		}
+	}()
+	tell := func() {
+		switch {
+		case opts.Whole == nil || notice != nil:
+		case wholeNotice <= 0:
+			opts.Whole()
+		default:
+			notice = time.AfterFunc(wholeNotice, func() {
+				if told.TryLock() {
+					opts.Whole()
+					told.Unlock()
+				}
+			})
+		}
+	}
 	bound := opts.Timeout
 	if whole {
 		bound = max(bound, WholeHistoryTimeout)
+		tell()
 	}
 	timer := time.AfterFunc(bound, cancel)
 	defer timer.Stop()
@@ -262,6 +294,7 @@ func run(repo memrepo.Repo, git *vcs.Git, op transport.Op, opts Options, refspec
 			bound = WholeHistoryTimeout
 			timer.Reset(bound)
 		}
+		tell()
 	}
 	upToDate, err = transport.Run(ctx, transport.Request{Op: op, GitDir: git.GitDir(), Dir: repo.Root, Remote: opts.Remote,
 		RefSpecs: []string{refspec}, Username: opts.Username, Password: opts.Password, SSHKey: opts.SSHKey, Whole: moreTime})
