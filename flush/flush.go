@@ -88,6 +88,11 @@ func Run(stateDir string, j *journal.Journal, repo *vcs.Git, opts Options) ([]Co
 	// come before the first round's mark, and a waiter must not judge this flush by the
 	// mark the last one left.
 	markProgress(stateDir)
+	// What records kept aside while others held the journal is flushed too, whatever
+	// its backlog (each write adds only what it can in a moment).
+	if err := j.Drain(); err != nil {
+		return nil, err
+	}
 
 	branch, err := repo.Branch()
 	if err != nil {

@@ -80,7 +80,16 @@ func (j *Journal) Append(entries []Prepared, o AppendOptions) ([]Appended, error
 	}
 	lock, err := j.acquire(wait)
 	if errors.Is(err, ErrLocked) && o.Watched == nil {
-		return j.spool(entries, o)
+		out, serr := j.spool(entries, o)
+		if serr == nil || wait >= j.Timeout {
+			return out, serr
+		}
+		// Kept aside it cannot be (a spool this user may not write): it waits what is
+		// left of Timeout, as before there was a spool.
+		lock, err = j.acquire(j.Timeout - wait)
+		if err != nil {
+			return nil, serr
+		}
 	}
 	if err != nil {
 		return nil, err

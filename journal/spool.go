@@ -34,6 +34,11 @@ const (
 	partLifetime = time.Hour  // a part older than this was left by a process that died
 )
 
+// spoolBudget bounds what one write spends adding what was kept aside (about 0.7 ms a
+// file): the write may be a hook's, and a backlog of thousands would take it past the
+// second a record promises. Drain adds it all.
+var spoolBudget = 250 * time.Millisecond
+
 // spooledCall is one Append kept aside: its entries and how they join the journal.
 type spooledCall struct {
 	Now       time.Time         `json:"now"`
@@ -155,10 +160,10 @@ func syncDir(dir string) error {
 }
 
 // drainSpool appends what calls kept aside, oldest first (by name), each file in a
-// transaction of its own, then removes the files appended and their marks, and the
-// directory once empty. It never fails the write that drains: a file that cannot be
-// read, appended or removed now is left for the next write (agmem status counts it).
-// The caller holds the lock.
+// transaction of its own, for spoolBudget at most, then removes the files appended and
+// their marks, and the directory once empty. It never fails the write that drains: a
+// file that cannot be read, appended or removed now, or past the budget, is left for
+// the next write (agmem status counts it). The caller holds the lock.
 func (j *Journal) drainSpool(db *bolt.DB) {
 	dir := j.spoolDir()
 	files, err := os.ReadDir(dir)
@@ -167,7 +172,12 @@ func (j *Journal) drainSpool(db *bolt.DB) {
 	}
 	var removed [][]byte
 	left := 0
-	for _, f := range files {
+	deadline := time.Now().Add(spoolBudget)
+	for n, f := range files {
+		if time.Now().After(deadline) {
+			left += len(files) - n // for the next writes: this one may be a hook's
+			break
+		}
 		path := filepath.Join(dir, f.Name())
 		switch {
 		case !f.Type().IsRegular(): // nothing a spool writes: left alone
@@ -248,6 +258,9 @@ func decodeSpooled(data []byte) (decodedCall, error) {
 	if err := json.Unmarshal(data, &call); err != nil {
 		return decodedCall{}, err
 	}
+	if len(call.Entries) == 0 {
+		return decodedCall{}, errors.New("a spooled call of no entries") // no Append writes one
+	}
 	d := decodedCall{list: make([]memory.Entry, len(call.Entries)),
 		options: AppendOptions{Now: call.Now, IdleGap: call.IdleGap, Elsewhere: call.Elsewhere}}
 	for i, raw := range call.Entries {
@@ -291,5 +304,17 @@ func (j *Journal) Spooled() (waiting, refused int, err error) {
 	return waiting, refused, err
 }
 
-// Drain appends what calls kept aside, as every write does first.
-func (j *Journal) Drain() error { return j.update(func(*bolt.Tx) error { return nil }) }
+// Drain appends all that calls kept aside, a write at a time (each adds what it can in
+// spoolBudget), until none waits or a write adds none of what does.
+func (j *Journal) Drain() error {
+	for before := -1; ; {
+		waiting, _, err := j.Spooled()
+		if err != nil || waiting == 0 || waiting == before {
+			return err
+		}
+		before = waiting
+		if err := j.update(func(*bolt.Tx) error { return nil }); err != nil {
+			return err
+		}
+	}
+}

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -191,5 +192,63 @@ func TestWatchedAppendIsNeverSpooled(t *testing.T) {
 	}
 	if names := spoolFiles(t, j); len(names) != 0 {
 		t.Errorf("spool holds %q", names)
+	}
+}
+
+// TestDrainOfABacklogIsBounded: one write adds what it can of a backlog of calls kept
+// aside within spoolBudget, and leaves the rest to the next writes; Drain adds it all;
+// a spool file of no entries, which no Append writes, is refused.
+func TestDrainOfABacklogIsBounded(t *testing.T) {
+	j := newJournal(t)
+	j.SpoolAfter = time.Millisecond
+	release := holdLock(t, j)
+	const backlog = 600
+	for i := range backlog {
+		if _, err := j.Append(Entries([]memory.Entry{call("s1", fmt.Sprintf("toolu_%d", i), t0)}), AppendOptions{Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release()
+	j.SpoolAfter = 0 // the waiters left behind by the appends above hold the lock a moment each
+	if err := os.WriteFile(filepath.Join(j.spoolDir(), "1-empty.json"), []byte(`{"now":"2025-03-04T05:06:07Z","entries":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spoolBudgetWas := spoolBudget
+	spoolBudget = -time.Second // a write past its budget from the start adds none
+	mustAppend(t, j, t0, call("s1", "toolu_direct", t0))
+	spoolBudget = spoolBudgetWas
+	if n := session(t, j, "s1").Observations; n != 1 {
+		t.Errorf("a write past its budget added %d spooled calls", n-1)
+	}
+	if err := j.Drain(); err != nil {
+		t.Fatal(err)
+	}
+	checkSpooled(t, j, 0, 1)
+	if n := session(t, j, "s1").Observations; n != backlog+1 {
+		t.Errorf("after Drain, %d observations, want %d", n, backlog+1)
+	}
+}
+
+// TestAppendThatCannotBeKeptAsideWaits: where the spool cannot be written (here a file
+// stands at its path; elsewhere a directory this user may not write), an append kept
+// from the journal waits for the lock what is left of Timeout, as before there was a
+// spool, rather than fail at once.
+func TestAppendThatCannotBeKeptAsideWaits(t *testing.T) {
+	j := newJournal(t)
+	j.SpoolAfter, j.Timeout = 20*time.Millisecond, 5*time.Second
+	if err := os.WriteFile(j.spoolDir(), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	release := holdLock(t, j)
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		release()
+	}()
+	out, err := j.Append(Entries([]memory.Entry{call("s1", "toolu_1", t0)}), AppendOptions{Now: t0})
+	if err != nil || out[0].Spooled {
+		t.Fatalf("Append = %+v, %v; want it appended once the lock was let go", out, err)
+	}
+	if n := session(t, j, "s1").Observations; n != 1 {
+		t.Errorf("%d observations, want 1", n)
 	}
 }
