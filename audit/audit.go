@@ -19,7 +19,6 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -446,7 +445,7 @@ func (a *auditor) files(origin string, c *object.Commit, entries []memory.Entry,
 			a.problem(h, origin, "files", "%s %s: agmem only adds files", verbs[ch.Action], ch.Path)
 		case slices.Contains(parts, ch.Path):
 		case ch.Path == render.LayoutFile:
-			data, err := a.blob(ch)
+			data, err := a.repo.ReadBlob(ch.Blob)
 			if err != nil {
 				return fmt.Errorf("read %s in %s: %w", ch.Path, h, err)
 			}
@@ -456,7 +455,7 @@ func (a *auditor) files(origin string, c *object.Commit, entries []memory.Entry,
 		case o != nil:
 			markdown++
 			// What agents read back: it must say what the record holds, and no more.
-			data, err := a.blob(ch)
+			data, err := a.repo.ReadBlob(ch.Blob)
 			if err != nil {
 				return fmt.Errorf("read %s in %s: %w", ch.Path, h, err)
 			}
@@ -471,18 +470,6 @@ func (a *auditor) files(origin string, c *object.Commit, entries []memory.Entry,
 		a.problem(h, origin, "files", "adds %d markdown files for the %d observations of its session record", markdown, obs)
 	}
 	return nil
-}
-
-// blob reads the file a commit added, by its blob: found from the commit's tree, each
-// of a commit's hundreds of files read the day's directory of thousands of entries
-// again, most of an audit's time.
-func (a *auditor) blob(ch vcs.PathChange) ([]byte, error) {
-	r, err := a.repo.OpenBlob(ch.Blob)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(r)
 }
 
 // laterTrailers are the keys agmem began to write after its first commits: a commit

@@ -171,31 +171,22 @@ func (j *Journal) drainSpool(db *bolt.DB) {
 		return // nearly always none: one failed open, on every record
 	}
 	var removed [][]byte
-	left := 0
 	deadline := time.Now().Add(spoolBudget)
-	for n, f := range files {
+	for _, f := range files {
 		if time.Now().After(deadline) {
-			left += len(files) - n // for the next writes: this one may be a hook's
-			break
+			break // the rest for the next writes: this one may be a hook's
 		}
 		path := filepath.Join(dir, f.Name())
 		switch {
 		case !f.Type().IsRegular(): // nothing a spool writes: left alone
-			left++
 		case strings.HasPrefix(f.Name(), partPrefix):
 			if info, err := f.Info(); err == nil && time.Since(info.ModTime()) > partLifetime {
 				os.Remove(path)
-			} else {
-				left++
 			}
 		case strings.HasSuffix(f.Name(), spoolExt):
 			if j.appendSpooled(db, path) {
 				removed = append(removed, spoolMark(f.Name()))
-			} else {
-				left++
 			}
-		default:
-			left++
 		}
 	}
 	if len(removed) > 0 {
@@ -208,9 +199,9 @@ func (j *Journal) drainSpool(db *bolt.DB) {
 			return nil
 		})
 	}
-	if left == 0 {
-		os.Remove(dir) // so that a record costs one failed open again; not if one just spooled
-	}
+	// Removed only once empty, so that a record costs one failed open again; not while
+	// anything is left in it, or one just spooled.
+	os.Remove(dir)
 }
 
 // appendSpooled appends one spool file, unless its mark says it was, and removes it;

@@ -169,19 +169,20 @@ func markColumns(marks []mark) []mark {
 		kind string
 	}
 	var out []mark
-	n := map[key]int{}
+	var n []int // how many marks each of out stands for
 	at := map[key]int{}
 	for _, m := range marks {
 		k := key{min(int((m.X-labelWidth)/float64(svgWidth-labelWidth)*summaryCols), summaryCols-1), m.Kind}
-		if n[k] == 0 {
-			at[k] = len(out)
-			out = append(out, m)
+		i, ok := at[k]
+		if !ok {
+			i, at[k] = len(out), len(out)
+			out, n = append(out, m), append(n, 0)
 		}
-		n[k]++
+		n[i]++
 	}
-	for k, i := range at {
-		if n[k] > 1 {
-			out[i].Title = fmt.Sprintf("%d %s events, the first %s", n[k], k.kind, out[i].Title)
+	for i := range out {
+		if n[i] > 1 {
+			out[i].Title = fmt.Sprintf("%d %s events, the first %s", n[i], out[i].Kind, out[i].Title)
 		}
 	}
 	return out

@@ -42,12 +42,12 @@ func (r *Git) OpenFile(h plumbing.Hash, file string) (io.ReadCloser, error) {
 // OpenBlob opens blob h, to be read as a stream.
 func (r *Git) OpenBlob(h plumbing.Hash) (io.ReadCloser, error) { return r.openBlob(h) }
 
-// readBlob reads blob h whole, into a buffer of its size where its header gives it: a
+// ReadBlob reads blob h whole, into a buffer of its size where its header gives it: a
 // buffer grown as it fills costs twice its pages, each a fault. A header is not
 // trusted past maxPresized, which is more than agmem writes of a file (a session
 // record's part is at most 10 MB): the stream's size check finds a lie. The bytes are
 // not to be changed: a blob resolved from deltas is the one resolve keeps.
-func (r *Git) readBlob(h plumbing.Hash) ([]byte, error) {
+func (r *Git) ReadBlob(h plumbing.Hash) ([]byte, error) {
 	rd, err := r.openBlob(h)
 	if err != nil {
 		return nil, err
@@ -126,7 +126,7 @@ func (r *Git) openPacked(h plumbing.Hash) (io.ReadCloser, error) {
 	return nil, nil
 }
 
-// resolvedBlob is a blob a pack holds as a delta, resolved whole, as a stream; readBlob
+// resolvedBlob is a blob a pack holds as a delta, resolved whole, as a stream; ReadBlob
 // hands out its bytes as they are, where a copy grown as it filled was a sixth of what
 // a rebuild of the search index allocated.
 type resolvedBlob struct {

@@ -174,7 +174,7 @@ func TestReadBlobHeaderLies(t *testing.T) {
 		if err := os.WriteFile(file, z.Bytes(), 0o444); err != nil {
 			t.Fatal(err)
 		}
-		if data, err := r.readBlob(h); err == nil {
+		if data, err := r.ReadBlob(h); err == nil {
 			t.Errorf("%q: read as %q, no error", object, data)
 		}
 	}

@@ -376,64 +376,26 @@ func (r *Git) addedFiles(commit plumbing.Hash, read func(path string) bool) ([]C
 	if err != nil {
 		return nil, err
 	}
-	parentTree := plumbing.ZeroHash
-	if len(c.ParentHashes) > 0 {
-		p, err := r.Commit(c.ParentHashes[0])
-		if err != nil {
-			return nil, err
-		}
-		parentTree = p.TreeHash
+	parent, err := r.parentTree(c)
+	if err != nil {
+		return nil, err
 	}
 	var out []Change
-	err = r.diffTrees("", parentTree, c.TreeHash, read, &out)
-	return out, err
-}
-
-func (r *Git) diffTrees(prefix string, old, new plumbing.Hash, read func(string) bool, out *[]Change) error {
-	if old == new {
-		return nil
-	}
-	before, err := r.loadDir(old)
-	if err != nil {
-		return err
-	}
-	after, err := r.loadDir(new)
-	if err != nil {
-		return err
-	}
-	j := 0 // both trees are in git's order: walk them side by side
-	for i := range after.len() {
-		name, isDir := after.name(i), after.isDir(i)
-		for j < before.len() && gitCompare(before.name(j), before.isDir(j), name, isDir) < 0 {
-			j++
-		}
-		existed := j < before.len() && gitCompare(before.name(j), before.isDir(j), name, isDir) == 0
-		if existed && bytes.Equal(before.raw[before.offsets[j]:before.offsets[j+1]], after.raw[after.offsets[i]:after.offsets[i+1]]) {
-			continue // the same mode, name and object
-		}
-		e := after.entry(i)
-		path := prefix + e.Name
-		if checkPath(path) != nil {
-			continue // a name no checkout could write ("..", ".git"), as a fetched branch may hold
-		}
+	err = r.eachChange("", parent, c.TreeHash, func(path, action string, mode uint32, blob plumbing.Hash) error {
 		switch {
-		case e.Mode == filemode.Dir:
-			oldSub := plumbing.ZeroHash
-			if existed {
-				oldSub = before.entry(j).Hash
-			}
-			if err := r.diffTrees(path+"/", oldSub, e.Hash, read, out); err != nil {
-				return err
-			}
-		case e.Mode.IsFile() && !read(path):
-			*out = append(*out, Change{Path: path, Hash: e.Hash})
-		case e.Mode.IsFile():
-			data, err := r.readBlob(e.Hash)
+		case action == "delete", mode == uint32(filemode.Submodule), checkPath(path) != nil:
+			// A gitlink holds no file; a name no checkout could write ("..", ".git") is
+			// one a fetched branch may hold.
+		case !read(path):
+			out = append(out, Change{Path: path, Hash: blob})
+		default:
+			data, err := r.ReadBlob(blob)
 			if err != nil {
 				return fmt.Errorf("read %s: %w", path, err)
 			}
-			*out = append(*out, Change{Path: path, Data: data, Hash: e.Hash})
+			out = append(out, Change{Path: path, Data: data, Hash: blob})
 		}
-	}
-	return nil
+		return nil
+	})
+	return out, err
 }

@@ -70,7 +70,7 @@ var errBadDelta = errors.New("invalid delta")
 
 // applyDelta makes the result of delta, in git's format, from base: what go-git's
 // packfile.PatchDelta makes, and refuses. The result's buffer is made to the size the
-// delta gives, trusted up to maxPresized as readBlob trusts a header's; PatchDelta's,
+// delta gives, trusted up to maxPresized as ReadBlob trusts a header's; PatchDelta's,
 // grown by doubling past 64 KiB, was half of what a rebuild of the search index
 // allocated.
 func applyDelta(base, delta []byte) ([]byte, error) {

@@ -1,6 +1,7 @@
 package vcs
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -47,29 +48,48 @@ type PathChange struct {
 
 // PathChanges are the paths a commit adds, changes or deletes against its first parent
 // (all added for a root commit), sorted by path. A path no checkout could write (a name
-// "..", ".git"), as a fetched branch may hold, is an error. The two trees are walked side by side, into the directories that differ only:
-// go-git's diff read each of a year's day directories, thousands of entries, whole at
-// each commit, most of an audit's time.
+// "..", ".git"), as a fetched branch may hold, is an error.
 func (r *Git) PathChanges(c *object.Commit) ([]PathChange, error) {
-	parentTree := plumbing.ZeroHash
-	if len(c.ParentHashes) > 0 {
-		p, err := r.Commit(c.ParentHashes[0])
-		if err != nil {
-			return nil, err
-		}
-		parentTree = p.TreeHash
+	parent, err := r.parentTree(c)
+	if err != nil {
+		return nil, err
 	}
 	var out []PathChange
-	if err := r.pathChanges("", parentTree, c.TreeHash, &out); err != nil {
+	err = r.eachChange("", parent, c.TreeHash, func(path, action string, _ uint32, blob plumbing.Hash) error {
+		if err := checkPath(path); err != nil {
+			return err
+		}
+		out = append(out, PathChange{Path: path, Action: action, Blob: blob})
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("diff commit %s: %w", c.Hash, err)
 	}
 	slices.SortFunc(out, func(a, b PathChange) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
 }
 
-// pathChanges adds to out what tree new holds differently from tree old (either zero:
-// an empty one), under prefix.
-func (r *Git) pathChanges(prefix string, old, new plumbing.Hash, out *[]PathChange) error {
+// parentTree is the tree of c's first parent; zero (an empty tree) for a root commit.
+func (r *Git) parentTree(c *object.Commit) (plumbing.Hash, error) {
+	if len(c.ParentHashes) == 0 {
+		return plumbing.ZeroHash, nil
+	}
+	p, err := r.Commit(c.ParentHashes[0])
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return p.TreeHash, nil
+}
+
+// eachChange calls fn with each file that tree new adds, changes or deletes against
+// tree old (either zero: an empty one), under prefix: its path, "add", "change" or
+// "delete", its mode as git reads it, and its blob (before it, for a delete); a
+// directory added or deleted, each file it holds. The trees are walked side by side in
+// git's order, into the directories that differ only: go-git's diff read each of a
+// year's day directories, thousands of entries, whole at each commit. Modes are read as
+// git reads them ("40755" a directory, "100664" a file of 0644): a tool's odd mode
+// neither hides a change nor makes one. Paths are not checked: that is fn's.
+func (r *Git) eachChange(prefix string, old, new plumbing.Hash, fn func(path, action string, mode uint32, blob plumbing.Hash) error) error {
 	if old == new {
 		return nil
 	}
@@ -82,24 +102,17 @@ func (r *Git) pathChanges(prefix string, old, new plumbing.Hash, out *[]PathChan
 		return err
 	}
 	// One side's entry alone: a file added or deleted, or all a directory holds.
-	changed := func(path, action string, blob plumbing.Hash) error {
-		if err := checkPath(path); err != nil {
-			return err
-		}
-		*out = append(*out, PathChange{Path: path, Action: action, Blob: blob})
-		return nil
-	}
 	alone := func(d *dir, i int, action string) error {
 		e := d.entry(i)
-		if !d.isDir(i) {
-			return changed(prefix+e.Name, action, e.Hash)
+		switch {
+		case !d.isDir(i):
+			return fn(prefix+e.Name, action, d.mode(i), e.Hash)
+		case action == "add":
+			return r.eachChange(prefix+e.Name+"/", plumbing.ZeroHash, e.Hash, fn)
 		}
-		if action == "add" {
-			return r.pathChanges(prefix+e.Name+"/", plumbing.ZeroHash, e.Hash, out)
-		}
-		return r.pathChanges(prefix+e.Name+"/", e.Hash, plumbing.ZeroHash, out)
+		return r.eachChange(prefix+e.Name+"/", e.Hash, plumbing.ZeroHash, fn)
 	}
-	i, j := 0, 0 // both trees are in git's order: walk them side by side
+	i, j := 0, 0
 	for i < after.len() || j < before.len() {
 		var order int // < 0: before's entry comes first; > 0: after's; 0: the same
 		switch {
@@ -112,31 +125,22 @@ func (r *Git) pathChanges(prefix string, old, new plumbing.Hash, out *[]PathChan
 		}
 		switch {
 		case order > 0:
-			if err := alone(after, i, "add"); err != nil {
-				return err
-			}
-			i++
+			err, i = alone(after, i, "add"), i+1
 		case order < 0:
-			if err := alone(before, j, "delete"); err != nil {
-				return err
-			}
-			j++
+			err, j = alone(before, j, "delete"), j+1
+		case before.mode(j) == after.mode(i) && bytes.Equal(before.objectID(j), after.objectID(i)):
+			i, j = i+1, j+1 // the same entry: nothing is read of it
 		default:
-			// The same entry as git reads modes ("40755" a directory, "100664" a file of
-			// 0644): a tool's odd mode neither hides a change nor makes one.
-			was, is := before.entry(j), after.entry(i)
-			switch {
-			case before.mode(j) == after.mode(i) && was.Hash == is.Hash:
-			case after.isDir(i):
-				if err := r.pathChanges(prefix+is.Name+"/", was.Hash, is.Hash, out); err != nil {
-					return err
-				}
-			default:
-				if err := changed(prefix+is.Name, "change", is.Hash); err != nil {
-					return err
-				}
+			is := after.entry(i)
+			if after.isDir(i) {
+				err = r.eachChange(prefix+is.Name+"/", before.entry(j).Hash, is.Hash, fn)
+			} else {
+				err = fn(prefix+is.Name, "change", after.mode(i), is.Hash)
 			}
 			i, j = i+1, j+1
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -95,7 +95,8 @@ func TestPathChangesAsGitSays(t *testing.T) {
 // TestPathChangesReadModesAsGitDoes: trees another tool wrote with odd modes ("40755"
 // and "040000" for a directory, "100664" for a file of 0644; git takes them, fsck only
 // warns) are read as git reads them: a file changed under a directory whose mode was
-// made odd is a change of that file, and a mode written otherwise is no change.
+// made odd is a change of that file, and a mode written otherwise is no change, to
+// PathChanges (audit) and AddedPaths (the index) alike.
 func TestPathChangesReadModesAsGitDoes(t *testing.T) {
 	r, dir := newRepo(t)
 	object := func(kind string, data []byte) string {
@@ -139,8 +140,26 @@ func TestPathChangesReadModesAsGitDoes(t *testing.T) {
 		if parent != "" {
 			from = parent
 		}
-		if want := nameStatus(t, dir, from, commit); !slices.Equal(got, want) {
+		want := nameStatus(t, dir, from, commit)
+		if !slices.Equal(got, want) {
 			t.Errorf("commit %d: PathChanges %q, git diff --name-status %q", n, got, want)
+		}
+		// What the index and Materialize read of a commit, its files added or changed.
+		added, err := r.AddedPaths(c.Hash, func(string) bool { return false })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var paths, wantPaths []string
+		for _, a := range added {
+			paths = append(paths, a.Path)
+		}
+		for _, l := range want {
+			if !strings.HasPrefix(l, "D\t") {
+				wantPaths = append(wantPaths, l[2:])
+			}
+		}
+		if slices.Sort(paths); !slices.Equal(paths, wantPaths) {
+			t.Errorf("commit %d: AddedPaths %q, want %q", n, paths, wantPaths)
 		}
 		parent = commit
 	}

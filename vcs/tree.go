@@ -141,6 +141,11 @@ func (d *dir) entry(i int) object.TreeEntry {
 	return object.TreeEntry{Name: string(e[sp+1 : nul]), Mode: mode, Hash: h}
 }
 
+// objectID is the i-th entry's object id as the tree holds it, without decoding the rest.
+func (d *dir) objectID(i int) []byte {
+	return d.raw[d.offsets[i+1]-len(plumbing.ZeroHash) : d.offsets[i+1]]
+}
+
 // name is the i-th entry's name, without decoding the rest.
 func (d *dir) name(i int) []byte {
 	e := d.raw[d.offsets[i]:d.offsets[i+1]]
