@@ -55,19 +55,21 @@ func (r *Git) writePack(hashes []plumbing.Hash, objectOf func(plumbing.Hash) (st
 // (git gc removes them too: they start with "tmp_").
 const tempPrefix = "tmp_agmem_"
 
-// packWriter writes the pack format (version 2) into a temporary file: a header, each
-// object's type and size then its zlib stream, and the SHA-1 of all of it; and builds
-// the pack's index on the way.
+// packWriter writes the pack format (version 2): a header, each object's type and size
+// then its zlib stream, and the SHA-1 of all of it. Into a temporary file
+// (newPackWriter), building the pack's index on the way; or into a stream
+// (newPackStream), whose reader indexes it.
 type packWriter struct {
 	r   *Git
 	dir string
-	tmp *os.File
+	tmp *os.File // nil for a stream
+	out io.Writer
 	bw  *bufio.Writer
 	sum hash.Hash
 	w   *countingWriter // into bw and sum; into crc too while an entry is written
 	crc hash.Hash32
 	zw  *zlib.Writer
-	idx idxfile.Writer
+	idx *idxfile.Writer         // nil for a stream
 	at  map[plumbing.Hash]int64 // where each object written so far starts
 }
 
@@ -80,13 +82,8 @@ func (r *Git) newPackWriter(count int) (*packWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	pw := &packWriter{r: r, dir: dir, tmp: tmp, sum: sha1.New(), crc: crc32.NewIEEE(),
-		at: make(map[plumbing.Hash]int64, count)}
-	pw.bw = bufio.NewWriterSize(io.MultiWriter(tmp, pw.sum), 1<<20)
-	pw.w = &countingWriter{w: pw.bw}
-	pw.zw, _ = zlib.NewWriterLevel(nil, zlib.BestSpeed)
-	header := binary.BigEndian.AppendUint32([]byte("PACK\x00\x00\x00\x02"), uint32(count))
-	if _, err := pw.w.Write(header); err != nil {
+	pw := &packWriter{r: r, dir: dir, tmp: tmp, idx: new(idxfile.Writer)}
+	if err := pw.start(tmp, count); err != nil {
 		pw.abandon()
 		return nil, err
 	}
@@ -95,6 +92,33 @@ func (r *Git) newPackWriter(count int) (*packWriter, error) {
 		return nil, err
 	}
 	return pw, nil
+}
+
+// newPackStream writes a pack of count objects into out; endStream ends it.
+func (r *Git) newPackStream(out io.Writer, count int) (*packWriter, error) {
+	pw := &packWriter{r: r}
+	return pw, pw.start(out, count)
+}
+
+// start writes the pack's header into out.
+func (pw *packWriter) start(out io.Writer, count int) error {
+	pw.out, pw.sum, pw.crc = out, sha1.New(), crc32.NewIEEE()
+	pw.at = make(map[plumbing.Hash]int64, count)
+	pw.bw = bufio.NewWriterSize(io.MultiWriter(out, pw.sum), 1<<20)
+	pw.w = &countingWriter{w: pw.bw}
+	pw.zw, _ = zlib.NewWriterLevel(nil, zlib.BestSpeed)
+	_, err := pw.w.Write(binary.BigEndian.AppendUint32([]byte("PACK\x00\x00\x00\x02"), uint32(count)))
+	return err
+}
+
+// end writes what is buffered and the pack's checksum, which it returns.
+func (pw *packWriter) end() ([]byte, error) {
+	if err := pw.bw.Flush(); err != nil {
+		return nil, err
+	}
+	sum := pw.sum.Sum(nil)
+	_, err := pw.out.Write(sum)
+	return sum, err
 }
 
 // add compresses o into the pack; a delta's base must be in the pack already.
@@ -137,24 +161,23 @@ func (pw *packWriter) addEntry(h plumbing.Hash, entry []byte, crc uint32) error 
 
 func (pw *packWriter) note(h plumbing.Hash, pos int64, crc uint32) {
 	pw.at[h] = pos
-	pw.idx.Add(h, uint64(pos), crc)
+	if pw.idx != nil {
+		pw.idx.Add(h, uint64(pos), crc)
+	}
 }
 
 // finish writes the pack's checksum, syncs the pack (the journal will count its objects
 // as committed) and puts it in place with its index. It returns the pack's path without
 // its extension.
 func (pw *packWriter) finish() (string, error) {
-	if err := pw.bw.Flush(); err != nil {
-		return "", fmt.Errorf("write pack: %w", err)
-	}
-	sum := pw.sum.Sum(nil)
-	if _, err := pw.tmp.Write(sum); err != nil {
+	sum, err := pw.end()
+	if err != nil {
 		return "", fmt.Errorf("write pack: %w", err)
 	}
 	if err := pw.idx.OnFooter(plumbing.Hash(sum)); err != nil {
 		return "", fmt.Errorf("write pack index: %w", err)
 	}
-	err := pw.tmp.Sync()
+	err = pw.tmp.Sync()
 	if cerr := pw.tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -317,7 +340,7 @@ func (r *Git) MergePacks() error {
 	}
 	defer pw.abandon()
 	for i, p := range merge {
-		if err := copyEntries(pw, p, contents[i]); err != nil {
+		if err := copyEntries(pw, p.base+".pack", contents[i], copyRule{}); err != nil {
 			return fmt.Errorf("merge packs: %w", err)
 		}
 	}
@@ -339,70 +362,102 @@ func (r *Git) MergePacks() error {
 	return nil
 }
 
-// copyEntries copies the entries of pack p into pw, in the pack's order, each checked
-// against its index's CRC. An object pw holds already is not copied again; a delta
-// whose base moved gets the new distance to it.
-func copyEntries(pw *packWriter, p packFile, entries []idxfile.Entry) error {
+// copyEntries copies the entries of the pack file at path into pw, in the pack's
+// order, each checked against its index's CRC: those rule wants, all of them where it
+// says nothing. An object pw holds already is not copied again; a delta whose base
+// moved gets the new distance to it. A delta whose base pw does not hold is written
+// whole by rule.whole; with none, that is an error for an offset delta, and a
+// reference delta is copied as it is (its base is in another pack).
+func copyEntries(pw *packWriter, path string, entries []idxfile.Entry, rule copyRule) error {
 	slices.SortFunc(entries, func(a, b idxfile.Entry) int { return cmp.Compare(a.Offset, b.Offset) })
-	f, err := os.Open(p.base + ".pack")
+	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
 	rd := bufio.NewReaderSize(f, 1<<20)
-	end := uint64(p.size) - sha1.Size
-	moved := make(map[uint64]int64, len(entries)) // offset in p: offset in pw
+	end := uint64(fi.Size()) - sha1.Size
+	moved := make(map[uint64]int64, len(entries)) // offset in the pack: offset in pw
 	var buf []byte
+	at := uint64(0) // where rd is in the file
 	for i, e := range entries {
 		next := end
 		if i+1 < len(entries) {
 			next = entries[i+1].Offset
 		}
-		if i == 0 {
-			if _, err := rd.Discard(int(e.Offset)); err != nil {
-				return fmt.Errorf("read %s: %w", p.base, err)
-			}
-		}
 		if next <= e.Offset || next > end {
-			return fmt.Errorf("read %s: object %s has no room", p.base, e.Hash)
-		}
-		buf = slices.Grow(buf[:0], int(next-e.Offset))[:next-e.Offset]
-		if _, err := io.ReadFull(rd, buf); err != nil {
-			return fmt.Errorf("read %s: %w", p.base, err)
-		}
-		if crc32.ChecksumIEEE(buf) != e.CRC32 {
-			return fmt.Errorf("read %s: object %s is damaged (CRC mismatch)", p.base, e.Hash)
+			return fmt.Errorf("read %s: object %s has no room", path, e.Hash)
 		}
 		if pos, ok := pw.at[e.Hash]; ok {
 			moved[e.Offset] = pos
 			continue
 		}
-		moved[e.Offset] = pw.w.n
-		t, n, err := entryHeaderLen(buf)
-		if err != nil {
-			return fmt.Errorf("read %s: object %s: %w", p.base, e.Hash, err)
-		}
-		if t != plumbing.OFSDeltaObject {
-			if err := pw.addEntry(e.Hash, buf, e.CRC32); err != nil {
-				return err
-			}
+		if rule.want != nil && !rule.want(e.Hash) {
 			continue
 		}
-		back, m, err := readDeltaOffset(buf[n:])
+		if _, err := rd.Discard(int(e.Offset - at)); err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		buf = slices.Grow(buf[:0], int(next-e.Offset))[:next-e.Offset]
+		if _, err := io.ReadFull(rd, buf); err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		at = next
+		if crc32.ChecksumIEEE(buf) != e.CRC32 {
+			return fmt.Errorf("read %s: object %s is damaged (CRC mismatch)", path, e.Hash)
+		}
+		t, n, err := entryHeaderLen(buf)
 		if err != nil {
-			return fmt.Errorf("read %s: object %s: %w", p.base, e.Hash, err)
+			return fmt.Errorf("read %s: object %s: %w", path, e.Hash, err)
 		}
-		basePos, ok := moved[e.Offset-uint64(back)]
-		if !ok {
-			return fmt.Errorf("read %s: the base of %s is not an object before it", p.base, e.Hash)
+		entry, crc := buf, e.CRC32
+		switch t {
+		case plumbing.OFSDeltaObject:
+			back, m, err := readDeltaOffset(buf[n:])
+			if err != nil {
+				return fmt.Errorf("read %s: object %s: %w", path, e.Hash, err)
+			}
+			basePos, ok := moved[e.Offset-uint64(back)]
+			switch {
+			case ok:
+				entry = appendDeltaOffset(slices.Clone(buf[:n]), pw.w.n-basePos)
+				entry = append(entry, buf[n+m:]...)
+				crc = crc32.ChecksumIEEE(entry)
+			case rule.whole == nil:
+				return fmt.Errorf("read %s: the base of %s is not an object before it", path, e.Hash)
+			default:
+				entry = nil
+			}
+		case plumbing.REFDeltaObject:
+			if len(buf) < n+sha1.Size {
+				return fmt.Errorf("read %s: object %s: a delta cut short", path, e.Hash)
+			}
+			if _, ok := pw.at[plumbing.Hash(buf[n:n+sha1.Size])]; !ok && rule.whole != nil {
+				entry = nil
+			}
 		}
-		entry := appendDeltaOffset(slices.Clone(buf[:n]), pw.w.n-basePos)
-		entry = append(entry, buf[n+m:]...)
-		if err := pw.addEntry(e.Hash, entry, crc32.ChecksumIEEE(entry)); err != nil {
+		pos := pw.w.n
+		if entry == nil {
+			err = rule.whole(e.Hash)
+		} else {
+			err = pw.addEntry(e.Hash, entry, crc)
+		}
+		if err != nil {
 			return err
 		}
+		moved[e.Offset] = pos
 	}
 	return nil
+}
+
+// copyRule says what copyEntries copies, and how it writes a delta it cannot copy.
+type copyRule struct {
+	want  func(plumbing.Hash) bool  // nil: every entry
+	whole func(plumbing.Hash) error // nil: see copyEntries
 }
 
 // packFile is a pack in objects/pack: its path without extension, and its size.

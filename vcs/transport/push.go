@@ -35,11 +35,13 @@ var errNoBranchThere = fmt.Errorf("%w: the remote lacks the branch", errNotFastF
 // sending the objects the new commits brought, found by comparing each commit's tree
 // with its parent's. go-git's push works out what to send by walking every object the
 // remote's refs reach, which grows with the history: a year's memory repo took
-// seconds a push. It gives errNotFastForward, having sent nothing, when the remote
-// has no dst yet, when dst is not found within maxFastForward first parents of src,
-// or when a merge is on the way.
+// seconds a push. To a remote without dst, it sends all of src's history as
+// req.WholePack writes it, after telling req.Whole. It gives errNotFastForward, having
+// sent nothing, when dst is not found within maxFastForward first parents of src, or
+// when a merge is on the way; errNoBranchThere when the remote has no dst and
+// req.WholePack is not there, or the remote takes no offset deltas.
 func pushFastForward(ctx context.Context, st *filesystem.Storage, rc *config.RemoteConfig, ep *gittransport.Endpoint,
-	auth gittransport.AuthMethod, spec config.RefSpec) error {
+	auth gittransport.AuthMethod, spec config.RefSpec, req Request) error {
 	if spec.IsWildcard() || spec.IsDelete() || spec.IsForceUpdate() {
 		return errNotFastForward
 	}
@@ -65,34 +67,45 @@ func pushFastForward(ctx context.Context, st *filesystem.Storage, rc *config.Rem
 		return err
 	}
 	dst := spec.Dst(src.Name())
-	old, ok := refs[dst]
-	if !ok {
+	update := packp.NewReferenceUpdateRequestFromCapabilities(ar.Capabilities)
+	var writePack func(io.Writer) error
+	switch old, ok := refs[dst]; {
+	case !ok && (req.WholePack == nil || !ar.Capabilities.Supports(capability.OFSDelta)):
 		return errNoBranchThere
-	}
-	if old.Type() != plumbing.HashReference {
+	case !ok:
+		if req.Whole != nil {
+			req.Whole()
+		}
+		update.Commands = []*packp.Command{{Name: dst, New: src.Hash()}}
+		writePack = func(w io.Writer) error { return req.WholePack(w, src.Hash()) }
+	case old.Type() != plumbing.HashReference:
 		return errNotFastForward
-	}
-	if old.Hash() == src.Hash() {
+	case old.Hash() == src.Hash():
 		return git.NoErrAlreadyUpToDate
-	}
-	objects, err := newObjects(st, src.Hash(), old.Hash())
-	if err != nil {
-		return err
-	}
-	req := packp.NewReferenceUpdateRequestFromCapabilities(ar.Capabilities)
-	req.Commands = []*packp.Command{{Name: dst, Old: old.Hash(), New: src.Hash()}}
-	cfg, err := st.Config()
-	if err != nil {
-		return err
+	default:
+		objects, err := newObjects(st, src.Hash(), old.Hash())
+		if err != nil {
+			return err
+		}
+		cfg, err := st.Config()
+		if err != nil {
+			return err
+		}
+		update.Commands = []*packp.Command{{Name: dst, Old: old.Hash(), New: src.Hash()}}
+		writePack = func(w io.Writer) error {
+			_, err := packfile.NewEncoder(w, st, !ar.Capabilities.Supports(capability.OFSDelta)).Encode(objects, cfg.Pack.Window)
+			return err
+		}
 	}
 	pack, w := io.Pipe()
-	req.Packfile = pack
+	update.Packfile = pack
 	encoded := make(chan error, 1)
 	go func() {
-		_, err := packfile.NewEncoder(w, st, !ar.Capabilities.Supports(capability.OFSDelta)).Encode(objects, cfg.Pack.Window)
-		encoded <- w.CloseWithError(err)
+		err := writePack(w)
+		w.CloseWithError(err)
+		encoded <- err
 	}()
-	rs, err := sess.ReceivePack(ctx, req)
+	rs, err := sess.ReceivePack(ctx, update)
 	if err != nil {
 		pack.Close()
 		return err

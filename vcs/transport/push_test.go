@@ -3,17 +3,22 @@ package transport
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agmem/agmem/vcs"
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	gittransport "github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/plumbing/transport/client"
+	"github.com/go-git/go-git/v5/plumbing/transport/file"
+	"github.com/go-git/go-git/v5/plumbing/transport/server"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -54,7 +59,7 @@ func TestPushFastForward(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return pushFastForward(context.Background(), st, rc, ep, nil, config.RefSpec("refs/heads/main:refs/heads/agents/x"))
+		return pushFastForward(context.Background(), st, rc, ep, nil, config.RefSpec("refs/heads/main:refs/heads/agents/x"), Request{})
 	}
 	if err := push(); err != nil {
 		t.Fatalf("a fast-forward: %v", err)
@@ -97,6 +102,57 @@ func TestPushFastForward(t *testing.T) {
 	if !errors.As(err, &f) || f.Kind != KindDiverged {
 		t.Fatalf("Run of that push: %v, not a failure of kind %s", err, KindDiverged)
 	}
+}
+
+// TestPushOfABranchTheRemoteLacks sends the whole history as the request's WholePack
+// writes it, after telling Whole; the remote holds every object the branch reaches.
+func TestPushOfABranchTheRemoteLacks(t *testing.T) {
+	dir := t.TempDir()
+	local, remote := filepath.Join(dir, "local"), filepath.Join(dir, "remote.git")
+	gitCmd(t, dir, "init", "-q", "-b", "main", local)
+	gitCmd(t, dir, "init", "-q", "--bare", remote)
+	gitCmd(t, local, "remote", "add", "origin", remote)
+	for i := range 3 {
+		write(t, local, fmt.Sprintf("current/a/2026-01-0%d/one.md", i+1), strings.Repeat(fmt.Sprintf("line %d\n", i), 100))
+		commitAll(t, local, fmt.Sprint("commit ", i))
+		if i == 1 {
+			gitCmd(t, local, "repack", "-a", "-d", "-q")
+		}
+	}
+	git, err := vcs.Open(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	push := func(remoteName string) {
+		t.Helper()
+		told := 0
+		upToDate, err := Run(context.Background(), Request{Op: OpPush, GitDir: filepath.Join(local, ".git"), Dir: local, Remote: remoteName,
+			RefSpecs: []string{"refs/heads/main:refs/heads/agents/x"}, Whole: func() { told++ }, WholePack: git.WriteWholePack})
+		if err != nil || upToDate || told != 1 {
+			t.Fatalf("a push of a branch the remote lacks: up to date %v, told %d times, %v", upToDate, told, err)
+		}
+	}
+	check := func(remoteName, remote string) {
+		t.Helper()
+		gitCmd(t, remote, "fsck", "--strict", "--no-progress")
+		if want, got := gitCmd(t, local, "rev-list", "--objects", "main"), gitCmd(t, remote, "rev-list", "--objects", "agents/x"); got != want {
+			t.Fatalf("the remote reaches\n%s\nnot\n%s", got, want)
+		}
+		if got, want := gitCmd(t, local, "rev-parse", "refs/remotes/"+remoteName+"/agents/x"), gitCmd(t, local, "rev-parse", "main"); got != want {
+			t.Fatalf("the remote-tracking ref is %s, not %s", got, want)
+		}
+	}
+	push("origin") // git-receive-pack takes it
+	check("origin", remote)
+
+	// go-git's own receive-pack, which agmem runs where git is not installed.
+	own := filepath.Join(dir, "own.git")
+	gitCmd(t, dir, "init", "-q", "--bare", own)
+	gitCmd(t, local, "remote", "add", "own", own)
+	client.InstallProtocol("file", server.NewClient(server.DefaultLoader))
+	defer client.InstallProtocol("file", file.DefaultClient)
+	push("own")
+	check("own", own)
 }
 
 func gitCmd(t *testing.T, dir string, args ...string) string {

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -27,6 +28,7 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	gittransport "github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
@@ -61,6 +63,10 @@ type Request struct {
 	// Whole, when set, is told that a push sends a branch the remote lacks, and so all
 	// of its history, before that is sent.
 	Whole func()
+	// WholePack, when set, writes a pack of every object tip reaches, which a push of a
+	// branch the remote lacks sends (vcs.Git.WriteWholePack); go-git's push does it
+	// otherwise.
+	WholePack func(w io.Writer, tip plumbing.Hash) error
 }
 
 // Failure is why the remote did not do what was asked.
@@ -132,7 +138,7 @@ func Run(ctx context.Context, req Request) (upToDate bool, err error) {
 		switch req.Op {
 		case OpPush:
 			if len(specs) == 1 {
-				err := pushFastForward(ctx, st, rc, ep, auth, specs[0])
+				err := pushFastForward(ctx, st, rc, ep, auth, specs[0], req)
 				if errors.Is(err, errNoBranchThere) && req.Whole != nil {
 					req.Whole()
 				}
