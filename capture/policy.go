@@ -2,15 +2,19 @@ package capture
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agmem/agmem/classify"
 	"github.com/agmem/agmem/internal/jsonscan"
+	"github.com/agmem/agmem/memory"
 	"github.com/agmem/agmem/redact"
 )
 
@@ -239,4 +243,28 @@ func OptedOut(dir string) string {
 		}
 		dir = parent
 	}
+}
+
+// SafeSession is a session id as the journal keeps it: each secret in it redacted, as
+// in everything else an entry holds, since the id is written into commit messages,
+// trailers and paths, and every reader shows it; and then, so that two ids that differ
+// in their secrets alone stay two sessions, the first 4 bytes of the given id's
+// SHA-256 in hex after a "-", the redacted id cut to leave it within
+// memory.MaxSessionIDLen. An id without a secret is kept as it is.
+func (p Policy) SafeSession(id string) string {
+	if p.Redactor == nil || id == "" {
+		return id
+	}
+	safe, n := p.Redactor.Text(id)
+	if n == 0 {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	tail := "-" + hex.EncodeToString(sum[:4])
+	// A mark may be longer than the secret: cut to leave the id within its bound.
+	for len(safe)+len(tail) > memory.MaxSessionIDLen {
+		_, size := utf8.DecodeLastRuneInString(safe)
+		safe = safe[:len(safe)-size]
+	}
+	return safe + tail
 }

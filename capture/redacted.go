@@ -16,9 +16,9 @@ func DefaultPolicy() Policy {
 
 // Redacted is an entry that another agmem recorded (a fetched branch's: another
 // version, settings or person wrote it) as this one records with p: every value
-// redacted and bounded, a withheld file's contents withheld. What it had redacted or
-// cut stays, counted with what now is. Readers give back nothing that capture would
-// not have let in.
+// redacted and bounded, a withheld file's contents withheld, its session id made safe
+// (SafeSession). What it had redacted or cut stays, counted with what now is. Readers
+// give back nothing that capture would not have let in.
 func Redacted(e memory.Entry, p Policy) memory.Entry {
 	p.reread = true
 	switch {
@@ -30,6 +30,7 @@ func Redacted(e memory.Entry, p Policy) memory.Entry {
 			o.Arguments, o.Result = json.RawMessage(`{}`), json.RawMessage(`null`)
 		}
 		o.Redactions += redactions
+		o.SessionID = p.SafeSession(o.SessionID)
 		if len(cuts) > 0 { // o.Truncated is the sanitizer's own map, or nil
 			if o.Truncated == nil {
 				o.Truncated = map[string]int{}
@@ -42,6 +43,7 @@ func Redacted(e memory.Entry, p Policy) memory.Entry {
 		redactions := ev.Redactions
 		p.sanitizeEvent(&ev)
 		ev.Redactions += redactions
+		ev.SessionID = p.SafeSession(ev.SessionID)
 		e.Event = &ev
 	}
 	return e

@@ -237,8 +237,9 @@ func noSecretIn(t *testing.T, secrets map[string]string, places []output) {
 }
 
 // TestFetchedSecretsAreNotGivenBack: another memory repo, which let secrets in (its
-// redact.allow matching everything, as a teammate may set it), pushes the secret corpus;
-// what this repo gives back of the branch it pulled holds none of them.
+// redact.allow matching everything, as a teammate may set it), pushes the secret corpus,
+// and a session whose id holds one; what this repo gives back of the branch it pulled
+// holds none of them, and that session is listed and replayed by its id made safe.
 func TestFetchedSecretsAreNotGivenBack(t *testing.T) {
 	root := t.TempDir()
 	remote := filepath.Join(root, "remote.git")
@@ -253,6 +254,12 @@ func TestFetchedSecretsAreNotGivenBack(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(other, ".agmem", "config.toml"), []byte("[redact]\nallow = [\".*\"]\n"), 0o644)
 	payloads, secrets := secretCorpus()
+	secrets["session-id-pat"] = "ghp_" + randomFrom(alnum, 36)
+	for n := range 3 {
+		payloads = append(payloads, fmt.Sprintf(`{"hook_event_name":"PostToolUse","session_id":"deploy-%s","cwd":"/work/app",`+
+			`"tool_name":"Bash","tool_input":{"command":"deploy step %d"},"tool_response":"deployed the app to every region, and every check of it came back green","tool_use_id":"toolu_s%d"}`,
+			secrets["session-id-pat"], n, n))
+	}
 	for _, p := range payloads {
 		mustAgmem(t, other, p, "record")
 	}
@@ -270,6 +277,25 @@ func TestFetchedSecretsAreNotGivenBack(t *testing.T) {
 	mustAgmem(t, mine, "", "pull")
 	places := readBack(t, mine)
 	places = append(places, output{"replay", []byte(mustAgmem(t, mine, "", "replay", "--session", "secret-session", "--json", "--events"))})
+	listed := mustAgmem(t, mine, "", "sessions", "--all", "--json")
+	places = append(places, output{"sessions", []byte(listed)})
+	var safe string
+	for _, l := range strings.Split(strings.TrimSpace(listed), "\n") {
+		var s struct {
+			ID string `json:"session_id"`
+		}
+		if json.Unmarshal([]byte(l), &s) == nil && strings.HasPrefix(s.ID, "deploy-[REDACTED:") {
+			safe = s.ID
+		}
+	}
+	if safe == "" {
+		t.Fatalf("agmem sessions lists no session deploy-[REDACTED:…]:\n%s", listed)
+	}
+	replayed := mustAgmem(t, mine, "", "replay", "--session", safe, "--json")
+	if n := strings.Count(replayed, `"deploy step `); n != 3 {
+		t.Errorf("replay --session %s gives %d of its 3 calls:\n%s", safe, n, replayed)
+	}
+	places = append(places, output{"replay of the session named by a secret", []byte(replayed)})
 	noSecretIn(t, secrets, places)
 }
 

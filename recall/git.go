@@ -18,6 +18,7 @@ import (
 
 	"github.com/agmem/agmem/capture"
 	"github.com/agmem/agmem/memory"
+	"github.com/agmem/agmem/redact"
 	"github.com/agmem/agmem/render"
 	"github.com/agmem/agmem/vcs"
 )
@@ -50,6 +51,31 @@ func filedAsItsSession(file, session string) bool {
 		}
 	}
 	return false
+}
+
+// sessionDirsOf are the directories on branch s that may hold records of session, an
+// id as readers give it back: its directory in each layout; and on a fetched branch, for
+// an id with a secret redacted (capture.Policy.SafeSession), every session directory
+// whose name holds a secret, since the records in it hold the id before it was made
+// safe, and are told from others by their lines.
+func sessionDirsOf(repo *vcs.Git, s source, session string) ([]string, error) {
+	var dirs []string
+	for _, l := range render.Layouts {
+		dirs = append(dirs, l.SessionDir(session))
+	}
+	if s.name == Local || len(redact.MarkRules(session)) == 0 {
+		return dirs, nil
+	}
+	all, err := sessionDirs(repo, s)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range all {
+		if name := path.Base(d); fetchedPolicy().SafeSession(name) != name {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs, nil
 }
 
 // sources are this repo's branch, then the fetched branches of other memory repos.

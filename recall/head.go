@@ -12,15 +12,17 @@ import (
 // lineHead is what the first pass reads of a record's line.
 type lineHead struct {
 	id, session string
+	filed       string // the session id as the record holds it, which names its directory
 	at          time.Time
 	event       bool // the line holds an event, not an observation
 }
 
-// readHead reads a line's id, session and time, and whether it is an event, and checks what Entry.Validate checks;
-// every other member is scanned, not kept, unless whole is set: then the line is read
-// as an entry in full, every member of the type it must have.
-func readHead(line []byte, whole bool) (lineHead, error) {
-	if whole {
+// readHead reads a line's id, session and time, and whether it is an event, and checks
+// what Entry.Validate checks; every other member is scanned, not kept, unless the line
+// is a fetched branch's: then it is read as an entry in full, every member of the type
+// it must have, and its session is the id as readers give it back (fromFetched).
+func readHead(line []byte, fetched bool) (lineHead, error) {
+	if fetched {
 		e, err := memory.DecodeEntry(line)
 		if err != nil {
 			return lineHead{}, err
@@ -28,7 +30,7 @@ func readHead(line []byte, whole bool) (lineHead, error) {
 		if err := e.Validate(); err != nil {
 			return lineHead{}, err
 		}
-		return lineHead{id: e.ID(), session: e.Session(), at: e.Time(), event: e.Event != nil}, nil
+		return lineHead{id: e.ID(), session: fetchedPolicy().SafeSession(e.Session()), filed: e.Session(), at: e.Time(), event: e.Event != nil}, nil
 	}
 	var eh entryHead
 	h, event, ok := scanHead(line)
@@ -50,7 +52,7 @@ func readHead(line []byte, whole bool) (lineHead, error) {
 	if got == nil {
 		got = eh.Event
 	}
-	return lineHead{id: got.ID, session: got.SessionID, at: got.Timestamp, event: eh.Event != nil}, nil
+	return lineHead{id: got.ID, session: got.SessionID, filed: got.SessionID, at: got.Timestamp, event: eh.Event != nil}, nil
 }
 
 // entryHead is what the first pass reads of an entry.

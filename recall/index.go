@@ -65,8 +65,8 @@ const (
 // hook's events not a session's time, the tips read (meta tips), working directories
 // cleaned (workDir); 22: words with their marks, folded to compatibility forms, and
 // Chinese, Japanese and Korean in pairs of characters (fulltext.Terms), an entry's size
-// its tokens (shapeOf).
-const indexVersion = 22
+// its tokens (shapeOf); 23: a fetched branch's session ids made safe (fromFetched).
+const indexVersion = 23
 
 // mdHashBytes is how much of its markdown file's blob's hash the index keeps of an
 // entry: enough to name one object of many millions (vcs.Git.PackedWithPrefix says

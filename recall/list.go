@@ -154,7 +154,7 @@ func (t *tally) read(rd *reading, rec record) error {
 			broken = true
 			return err
 		}
-		if !fetched || filedAsItsSession(rec.parts[0], h.session) {
+		if !fetched || filedAsItsSession(rec.parts[0], h.filed) {
 			into.count(h, line, t)
 		}
 		return nil

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/agmem/agmem/memory"
-	"github.com/agmem/agmem/render"
 	"github.com/agmem/agmem/vcs"
 )
 
@@ -33,9 +32,13 @@ func SessionJSON(repo *vcs.Git, id string, fn func(raw []byte) error) (int, erro
 	}
 	var records []record
 	for _, s := range srcs {
+		dirs, err := sessionDirsOf(repo, s, id)
+		if err != nil {
+			return 0, err
+		}
 		var rs []record
-		for _, l := range render.Layouts {
-			in, err := recordsIn(repo, s, l.SessionDir(id))
+		for _, d := range dirs {
+			in, err := recordsIn(repo, s, d)
 			if err != nil {
 				return 0, err
 			}
@@ -55,8 +58,8 @@ func SessionJSON(repo *vcs.Git, id string, fn func(raw []byte) error) (int, erro
 	rd := newReading(repo)
 	defer rd.close()
 	rd.start(records)
-	note := func(h lineHead) {
-		kept := h.session == id && !seen[h.id]
+	note := func(h lineHead, filed bool) {
+		kept := filed && h.session == id && !seen[h.id]
 		seen[h.id] = true
 		keep = append(keep, kept)
 		if !kept {
@@ -79,7 +82,7 @@ func SessionJSON(repo *vcs.Git, id string, fn func(raw []byte) error) (int, erro
 			if fetched {
 				heads = append(heads, h)
 			} else {
-				note(h)
+				note(h, true)
 			}
 			return nil
 		})
@@ -93,7 +96,8 @@ func SessionJSON(repo *vcs.Git, id string, fn func(raw []byte) error) (int, erro
 			return 0, fmt.Errorf("%s: %s: %w", rec.src.name, rec.parts[0], err)
 		}
 		for _, h := range heads {
-			note(h)
+			// A record filed elsewhere (anyone may push one) does not speak for the session.
+			note(h, filedAsItsSession(rec.parts[0], h.filed))
 		}
 	}
 

@@ -2,8 +2,6 @@ package record
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agmem/agmem/capture"
 	"github.com/agmem/agmem/internal/config"
@@ -159,30 +156,6 @@ type redactedError struct {
 func (e redactedError) Error() string { return e.said }
 func (e redactedError) Unwrap() error { return e.err }
 
-// safeSession is a session id as the journal keeps it: each secret in it redacted, as
-// in everything else an entry holds, since the id is written into commit messages,
-// trailers and paths, and every reader shows it; and then, so that two ids that differ
-// in their secrets alone stay two sessions, the first 4 bytes of the given id's
-// SHA-256 in hex after a "-", the redacted id cut to leave it within
-// memory.MaxSessionIDLen. An id without a secret is kept as it is.
-func (r *Recorder) safeSession(id string) string {
-	if r.policy.Redactor == nil || id == "" {
-		return id
-	}
-	safe, n := r.policy.Redactor.Text(id)
-	if n == 0 {
-		return id
-	}
-	sum := sha256.Sum256([]byte(id))
-	tail := "-" + hex.EncodeToString(sum[:4])
-	// A mark may be longer than the secret: cut to leave the id within its bound.
-	for len(safe)+len(tail) > memory.MaxSessionIDLen {
-		_, size := utf8.DecodeLastRuneInString(safe)
-		safe = safe[:len(safe)-size]
-	}
-	return safe + tail
-}
-
 // Off says why the Recorder records nothing at all: capture.enabled is false, or an
 // opt-out file is at or above the working directory; "" when it records.
 func (r *Recorder) Off() string { return r.off }
@@ -247,7 +220,7 @@ func (r *Recorder) admit(d capture.Decoded, fallback func(memory.Entry) string, 
 		if defaulted {
 			e.SetSession(r.session)
 		}
-		e.SetSession(r.safeSession(e.Session()))
+		e.SetSession(r.policy.SafeSession(e.Session()))
 		p, err := journal.Prepare(e)
 		if err != nil {
 			return nil, err
