@@ -314,11 +314,14 @@ func (r agentRun) apply(plan hooks.Plan) error {
 			fmt.Fprintf(out, "%s: %s: nothing to change\n", r.agent.Name, ed.Path)
 		case r.dryRun:
 			fmt.Fprintf(out, "%s: %s: not written (dry run): %s\n", r.agent.Name, ed.Path, ed.What)
-			old := ed.Path
+			old, now, text := ed.Path, ed.Path, ed.New
 			if ed.Old == nil {
 				old = "/dev/null"
 			}
-			out.Write(diff.Diff(old, ed.Old, ed.Path, ed.New))
+			if ed.Remove {
+				now, text = "/dev/null", nil
+			}
+			out.Write(diff.Diff(old, ed.Old, now, text))
 		default:
 			backup, err := ed.Write()
 			if err != nil {

@@ -48,6 +48,7 @@ type Edit struct {
 	Path     string
 	Old, New []byte // Old is nil when there is no file
 	What     string // what changes, for people; "" when nothing does
+	Remove   bool   // the file goes (uninstalled), New being what it would hold
 }
 
 // Plan is what installing or uninstalling would do.
@@ -123,7 +124,28 @@ func (a Agent) PlanUninstall(p Place, s Scope, self string) (Plan, error) {
 	if err != nil {
 		return Plan{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return Plan{Edits: []Edit{{Path: path, Old: old, New: text, What: ch.String()}}}, nil
+	made, _, err := a.Install(nil, Recorder{Binary: "agmem-record"}, self)
+	if err == nil {
+		made, _, err = a.Uninstall(made, self)
+	}
+	if err != nil {
+		return Plan{}, err
+	}
+	return Plan{Edits: []Edit{uninstalled(path, old, text, made, ch.String())}}, nil
+}
+
+// uninstalled is an uninstall's edit of the file at path, from old to text. Where text
+// holds only what agmem's install and uninstall leave of no file (made), and agmem made
+// the file (no backup of it is there, and agmem keeps one of every file that was there
+// before it first changed it), the file goes, as if agmem had never been installed.
+func uninstalled(path string, old, text, made []byte, what string) Edit {
+	e := Edit{Path: path, Old: old, New: text, What: what}
+	if _, err := os.Lstat(path + BackupSuffix); err == nil || !e.Changes() || !bytes.Equal(bytes.TrimSpace(text), bytes.TrimSpace(made)) {
+		return e
+	}
+	e.Remove = true
+	e.What += "; the file, which agmem made, removed"
+	return e
 }
 
 func (c Change) String() string {
@@ -212,7 +234,9 @@ func readFile(path string) ([]byte, error) {
 }
 
 // Changes says whether writing the edit would change anything.
-func (e Edit) Changes() bool { return e.New != nil && (e.Old == nil || !bytes.Equal(e.Old, e.New)) }
+func (e Edit) Changes() bool {
+	return e.Remove || e.New != nil && (e.Old == nil || !bytes.Equal(e.Old, e.New))
+}
 
 // Write makes the change: first, if the file is there and has no backup yet, a copy of
 // it as it was (which it returns); then the new text, in place of the old at once, with
@@ -231,6 +255,9 @@ func (e Edit) Write() (backup string, err error) {
 	}
 	if !bytes.Equal(now, e.Old) || (now == nil) != (e.Old == nil) {
 		return "", fmt.Errorf("%s changed while agmem was reading it; nothing was written", e.Path)
+	}
+	if e.Remove && target == e.Path { // a link's file is written: whoever made the link keeps it
+		return "", os.Remove(target)
 	}
 	mode := fs.FileMode(0o644)
 	var owner fs.FileInfo // whose the file is, or the directory it is made in

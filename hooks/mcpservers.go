@@ -78,12 +78,25 @@ func (a Agent) PlanMCPInstall(p Place, s Scope, srv MCPServer) (Plan, error) {
 // PlanMCPUninstall reads the agent's MCP servers file and says how taking agmem's server
 // out changes it.
 func (a Agent) PlanMCPUninstall(p Place, s Scope) (Plan, error) {
-	return a.planMCP(p, s, func(src []byte) ([]byte, string, error) {
+	plan, err := a.planMCP(p, s, func(src []byte) ([]byte, string, error) {
 		if src == nil {
 			return nil, "", nil
 		}
 		return a.MCP.uninstall(src)
 	})
+	if err != nil {
+		return plan, err
+	}
+	made, _, err := a.MCP.install(nil, MCPServer{Binary: "agmem", Repo: "/"})
+	if err == nil {
+		made, _, err = a.MCP.uninstall(made)
+	}
+	if err != nil {
+		return Plan{}, err
+	}
+	e := plan.Edits[0]
+	plan.Edits[0] = uninstalled(e.Path, e.Old, e.New, made, e.What)
+	return plan, nil
 }
 
 func (a Agent) planMCP(p Place, s Scope, edit func([]byte) ([]byte, string, error)) (Plan, error) {
