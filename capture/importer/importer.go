@@ -43,8 +43,8 @@ type File struct {
 func (f *File) Session(entryID string) string { return f.fallback(entryID) }
 
 // Item is one thing a file holds: a JSON object to decode as `agmem record` decodes its
-// input (a line of JSONL, an observation of a Python session), or a call a transcript's
-// lines paired.
+// input (a line of JSONL, an observation of a Python session, a transcript's prompt as a
+// session event), or a call a transcript's lines paired.
 type Item struct {
 	Object []byte
 	Call   *capture.Native
@@ -132,8 +132,9 @@ func Read(f *File, limit int, progress Progress, each func(Item) error) error {
 	case Transcript:
 		t := transcript{f: f}
 		err := eachLine(in, limit, f, func(line []byte, n int) error {
-			for _, call := range t.line(line) {
-				if err := each(Item{Call: call, Line: n}); err != nil {
+			for _, it := range t.line(line) {
+				it.Line = n
+				if err := each(it); err != nil {
 					return err
 				}
 			}

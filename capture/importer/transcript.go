@@ -14,7 +14,12 @@ type transcriptLine struct {
 	SessionID string `json:"sessionId"`
 	Timestamp string `json:"timestamp"`
 	Cwd       string `json:"cwd"`
-	Message   struct {
+	// Lines the person did not type: Claude Code's own notes, a subagent's, the
+	// summary that starts a compacted session.
+	IsMeta           bool `json:"isMeta"`
+	IsSidechain      bool `json:"isSidechain"`
+	IsCompactSummary bool `json:"isCompactSummary"`
+	Message          struct {
 		Content json.RawMessage `json:"content"` // a string, or a list of blocks
 	} `json:"message"`
 	// ToolUseResult is what a PostToolUse hook gets as tool_response, when the
@@ -50,16 +55,20 @@ type pending struct {
 	line transcriptLine
 }
 
-// line reads one line of the transcript, and returns the calls it answers.
-func (t *transcript) line(raw []byte) []*capture.Native {
+// line reads one line of the transcript, and returns the prompt it holds, or the calls
+// it answers.
+func (t *transcript) line(raw []byte) []Item {
 	var l transcriptLine
 	if json.Unmarshal(raw, &l) != nil || !knownTypes[l.Type] {
 		t.f.NotUnderstood++
 		return nil
 	}
+	if p := prompt(l); p != nil {
+		return []Item{{Object: p}}
+	}
 	var blocks []block
 	if json.Unmarshal(l.Message.Content, &blocks) != nil {
-		return nil // a plain text message: no tool call in it
+		return nil
 	}
 	// toolUseResult belongs to the line's result only when it has one.
 	var toolUseResult json.RawMessage
@@ -69,7 +78,7 @@ func (t *transcript) line(raw []byte) []*capture.Native {
 	if t.calls == nil {
 		t.calls = map[string]pending{}
 	}
-	var answered []*capture.Native
+	var answered []Item
 	for _, b := range blocks {
 		switch {
 		case b.Type == "tool_use" && l.Type == "assistant" && b.ID != "":
@@ -81,10 +90,48 @@ func (t *transcript) line(raw []byte) []*capture.Native {
 				continue
 			}
 			delete(t.calls, b.ToolUseID)
-			answered = append(answered, call(c.use, c.line, b, toolUseResult))
+			answered = append(answered, Item{Call: call(c.use, c.line, b, toolUseResult)})
 		}
 	}
 	return answered
+}
+
+// prompt is the UserPromptSubmit event of a line the person typed, as the hook would
+// have recorded it but dated as the line is (so that it is the same entry at every
+// import); nil for any other line. A prompt is a user message's text: a string, or
+// blocks of text and images, no tool result among them.
+func prompt(l transcriptLine) []byte {
+	if l.Type != "user" || l.IsMeta || l.IsSidechain || l.IsCompactSummary || l.SessionID == "" || l.Timestamp == "" {
+		return nil
+	}
+	var text string
+	if json.Unmarshal(l.Message.Content, &text) != nil {
+		var blocks []block
+		if json.Unmarshal(l.Message.Content, &blocks) != nil {
+			return nil
+		}
+		var parts []string
+		for _, b := range blocks {
+			switch b.Type {
+			case "text":
+				parts = append(parts, b.Text)
+			case "image":
+			default:
+				return nil
+			}
+		}
+		text = strings.Join(parts, "\n")
+	}
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	e := map[string]any{"event": "UserPromptSubmit", "session_id": l.SessionID, "timestamp": l.Timestamp,
+		"text": text, "source": capture.SourceClaudeCode}
+	if l.Cwd != "" {
+		e["attrs"] = map[string]string{"cwd": l.Cwd}
+	}
+	out, _ := json.Marshal(e)
+	return out
 }
 
 func countResults(blocks []block) int {
