@@ -90,7 +90,7 @@ func restoreWorktree(stateDir string, repo *vcs.Git) ([]string, error) {
 	}
 	defer index.Release()
 	var missing []string
-	for _, p := range againstWorktree(repo.Root, files) {
+	for _, p := range againstWorktree(repo, files) {
 		if p.Kind == MissingFromWorktree {
 			missing = append(missing, p.Path)
 		}
