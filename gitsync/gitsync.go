@@ -298,7 +298,7 @@ func run(repo memrepo.Repo, git *vcs.Git, op transport.Op, opts Options, refspec
 	}
 	upToDate, err = transport.Run(ctx, transport.Request{Op: op, GitDir: git.GitDir(), Dir: repo.Root, Remote: opts.Remote,
 		RefSpecs: []string{refspec}, Username: opts.Username, Password: opts.Password, SSHKey: opts.SSHKey, Whole: moreTime,
-		WholePack: git.WriteWholePack})
+		WholePack: git.PlanWholePack})
 	if ctx.Err() != nil {
 		return false, &transport.Failure{Kind: transport.KindUnreachable,
 			Message: fmt.Sprintf("no answer within %s ([sync] timeout)", bound)}

@@ -225,8 +225,7 @@ func entryHeader(b []byte) (t plumbing.ObjectType, size int64, n int, err error)
 // openLoose opens blob h where it is a loose object, and returns a nil reader where it
 // is none.
 func (r *Git) openLoose(h plumbing.Hash) (io.ReadCloser, error) {
-	hex := h.String()
-	f, err := os.Open(filepath.Join(r.gitDir, "objects", hex[:2], hex[2:]))
+	f, err := os.Open(r.loosePath(h))
 	if err != nil {
 		return nil, nil // go-git has its say
 	}
@@ -250,6 +249,12 @@ func (r *Git) openLoose(h plumbing.Hash) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("loose object %s: not a blob's header: %q", h, head)
 	}
 	return &blobStream{f: f, zr: zr, left: size, hash: h}, nil
+}
+
+// loosePath is where object h is when it is a loose object.
+func (r *Git) loosePath(h plumbing.Hash) string {
+	hex := h.String()
+	return filepath.Join(r.gitDir, "objects", hex[:2], hex[2:])
 }
 
 // blobStream is a blob inflated from its pack entry or loose object as it is read,

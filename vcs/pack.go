@@ -94,7 +94,7 @@ func (r *Git) newPackWriter(count int) (*packWriter, error) {
 	return pw, nil
 }
 
-// newPackStream writes a pack of count objects into out; endStream ends it.
+// newPackStream writes a pack of count objects into out; end ends it.
 func (r *Git) newPackStream(out io.Writer, count int) (*packWriter, error) {
 	pw := &packWriter{r: r}
 	return pw, pw.start(out, count)
@@ -399,7 +399,12 @@ func copyEntries(pw *packWriter, path string, entries []idxfile.Entry, rule copy
 		if rule.want != nil && !rule.want(e.Hash) {
 			continue
 		}
-		if _, err := rd.Discard(int(e.Offset - at)); err != nil {
+		if gap := e.Offset - at; gap > uint64(rd.Size()) { // entries not wanted: passed over
+			if _, err := f.Seek(int64(e.Offset), io.SeekStart); err != nil {
+				return fmt.Errorf("read %s: %w", path, err)
+			}
+			rd.Reset(f)
+		} else if _, err := rd.Discard(int(gap)); err != nil {
 			return fmt.Errorf("read %s: %w", path, err)
 		}
 		buf = slices.Grow(buf[:0], int(next-e.Offset))[:next-e.Offset]

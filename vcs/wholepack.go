@@ -2,6 +2,7 @@ package vcs
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -9,26 +10,65 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// WriteWholePack writes into w one pack of every object tip reaches (its commits, their
-// trees and blobs), for a remote that has none of them: a branch pushed the first
-// time. Each object a pack holds is copied as it is stored there, a delta still a delta
-// when its base is sent before it, so that sending a year's history costs reading it:
-// go-git's push looked for deltas anew among all of its objects, and took more than 400
-// s and 4 GB for one that git pushes in under a minute. The others (loose objects, and
-// deltas whose base is not sent) are written whole. An object no commit of tip's
-// history reaches, which a rewrite left in a pack, is never sent.
-func (r *Git) WriteWholePack(w io.Writer, tip plumbing.Hash) error {
+// wholePack is the pack a push sends of a branch the remote lacks, planned: every
+// object the branch's tip reaches, less what the remote holds, each found here.
+type wholePack struct {
+	r    *Git
+	send map[plumbing.Hash]bool
+}
+
+// PlanWholePack plans the pack of every object tip reaches (its commits, their trees and
+// blobs), less what each of haves (the remote's refs) that is a commit of tip's history
+// reaches: the remote holds those. Its WriteTo writes it. It fails, before anything is sent, where an object
+// is not in the repository (a shallow clone's history, a damaged one): a push that
+// failed halfway through its pack left a local remote waiting for the rest.
+func (r *Git) PlanWholePack(tip plumbing.Hash, haves []plumbing.Hash) (io.WriterTo, error) {
 	send, err := r.reachable(tip)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var held []plumbing.Hash
+	for _, h := range haves {
+		if send[h] {
+			held = append(held, h)
+		}
+	}
+	for _, h := range held {
+		reached, err := r.reachable(h)
+		if err != nil {
+			return nil, err
+		}
+		for o := range reached {
+			delete(send, o)
+		}
+	}
+	for h := range send { // commits and trees were read; blobs are looked up
+		if p, _, err := r.findPacked(h); p == nil && !exists(r.loosePath(h)) {
+			if err == nil {
+				err = errors.New("not in the repository")
+			}
+			return nil, fmt.Errorf("object %s: %w", h, err)
+		}
+	}
+	return &wholePack{r, send}, nil
+}
+
+// WriteTo writes the pack into w. Each object a pack holds is copied as it is stored
+// there, a delta still a delta when its base is sent before it, so that sending a
+// year's history costs reading it: go-git's push looked for deltas anew among all of
+// its objects, and took more than 400 s and 4 GB for one that git pushes in under a
+// minute. The others (loose objects, and deltas whose base is not sent) are written
+// whole. An object no commit of the tip's history reaches, which a rewrite left in a
+// pack, is never sent.
+func (p *wholePack) WriteTo(w io.Writer) (int64, error) {
+	r := p.r
 	packs, err := r.packs.load(filepath.Join(r.gitDir, "objects", "pack"))
 	if err != nil {
-		return err
+		return 0, err
 	}
-	pw, err := r.newPackStream(w, len(send))
+	pw, err := r.newPackStream(w, len(p.send))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	whole := func(h plumbing.Hash) error {
 		o, err := r.wholeObject(h)
@@ -37,24 +77,24 @@ func (r *Git) WriteWholePack(w io.Writer, tip plumbing.Hash) error {
 		}
 		return pw.add(h, o)
 	}
-	for _, p := range packs {
-		entries, err := p.idx.entries()
+	for _, pack := range packs {
+		entries, err := pack.idx.entries()
 		if err != nil {
-			return fmt.Errorf("%s: %w", p.path, err)
+			return pw.w.n, fmt.Errorf("%s: %w", pack.path, err)
 		}
-		if err := copyEntries(pw, p.path, entries, copyRule{want: func(h plumbing.Hash) bool { return send[h] }, whole: whole}); err != nil {
-			return err
+		if err := copyEntries(pw, pack.path, entries, copyRule{want: func(h plumbing.Hash) bool { return p.send[h] }, whole: whole}); err != nil {
+			return pw.w.n, err
 		}
 	}
-	for h := range send { // loose
+	for h := range p.send { // loose
 		if _, ok := pw.at[h]; !ok {
 			if err := whole(h); err != nil {
-				return err
+				return pw.w.n, err
 			}
 		}
 	}
-	_, err = pw.end()
-	return err
+	sum, err := pw.end()
+	return pw.w.n + int64(len(sum)), err
 }
 
 // reachable is the set of objects tip reaches: every commit of its history, and every
@@ -107,23 +147,22 @@ func (r *Git) reachable(tip plumbing.Hash) (map[plumbing.Hash]bool, error) {
 	return seen, nil
 }
 
-// commitLinks reads a commit's tree and parents from its header.
+// commitLinks reads a commit's tree and parents from its header, as git does: the tree
+// on its first line, the parents on the lines right after it.
 func commitLinks(data []byte) (tree plumbing.Hash, parents []plumbing.Hash, err error) {
 	header, _, _ := bytes.Cut(data, []byte("\n\n"))
-	for _, line := range bytes.Split(header, []byte("\n")) {
+	for i, line := range bytes.Split(header, []byte("\n")) {
 		key, value, _ := bytes.Cut(line, []byte(" "))
-		var h plumbing.Hash
-		if string(key) == "tree" || string(key) == "parent" {
-			if len(value) != 2*len(h) || !plumbing.IsHash(string(value)) {
-				return tree, nil, fmt.Errorf("a %s line of %q", key, value)
-			}
-			h = plumbing.NewHash(string(value))
+		if i == 0 && string(key) != "tree" || i > 0 && string(key) != "parent" {
+			break
 		}
-		switch string(key) {
-		case "tree":
-			tree = h
-		case "parent":
-			parents = append(parents, h)
+		if len(value) != 2*len(tree) || !plumbing.IsHash(string(value)) {
+			return tree, nil, fmt.Errorf("a %s line of %q", key, value)
+		}
+		if i == 0 {
+			tree = plumbing.NewHash(string(value))
+		} else {
+			parents = append(parents, plumbing.NewHash(string(value)))
 		}
 	}
 	if tree.IsZero() {

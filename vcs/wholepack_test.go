@@ -54,7 +54,11 @@ func TestWholePackSendsWhatTheTipReaches(t *testing.T) {
 	}
 	_, last := commitFiles(t, r, map[string]string{"big/f001.md": "changed too\n"}, "fourth\n")
 	var pack bytes.Buffer
-	if err := r.WriteWholePack(&pack, last); err != nil {
+	planned, err := r.PlanWholePack(last, nil)
+	if err == nil {
+		_, err = planned.WriteTo(&pack)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 

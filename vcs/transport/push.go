@@ -35,8 +35,8 @@ var errNoBranchThere = fmt.Errorf("%w: the remote lacks the branch", errNotFastF
 // sending the objects the new commits brought, found by comparing each commit's tree
 // with its parent's. go-git's push works out what to send by walking every object the
 // remote's refs reach, which grows with the history: a year's memory repo took
-// seconds a push. To a remote without dst, it sends all of src's history as
-// req.WholePack writes it, after telling req.Whole. It gives errNotFastForward, having
+// seconds a push. To a remote without dst, it sends the pack req.WholePack plans of
+// src's history, after telling req.Whole. It gives errNotFastForward, having
 // sent nothing, when dst is not found within maxFastForward first parents of src, or
 // when a merge is on the way; errNoBranchThere when the remote has no dst and
 // req.WholePack is not there, or the remote takes no offset deltas.
@@ -73,11 +73,24 @@ func pushFastForward(ctx context.Context, st *filesystem.Storage, rc *config.Rem
 	case !ok && (req.WholePack == nil || !ar.Capabilities.Supports(capability.OFSDelta)):
 		return errNoBranchThere
 	case !ok:
+		var haves []plumbing.Hash
+		for _, ref := range refs {
+			if ref.Type() == plumbing.HashReference {
+				haves = append(haves, ref.Hash())
+			}
+		}
+		pack, err := req.WholePack(src.Hash(), haves)
+		if err != nil {
+			return err
+		}
 		if req.Whole != nil {
 			req.Whole()
 		}
 		update.Commands = []*packp.Command{{Name: dst, New: src.Hash()}}
-		writePack = func(w io.Writer) error { return req.WholePack(w, src.Hash()) }
+		writePack = func(w io.Writer) error {
+			_, err := pack.WriteTo(w)
+			return err
+		}
 	case old.Type() != plumbing.HashReference:
 		return errNotFastForward
 	case old.Hash() == src.Hash():
@@ -99,18 +112,22 @@ func pushFastForward(ctx context.Context, st *filesystem.Storage, rc *config.Rem
 	}
 	pack, w := io.Pipe()
 	update.Packfile = pack
-	encoded := make(chan error, 1)
+	written := make(chan error, 1)
 	go func() {
 		err := writePack(w)
-		w.CloseWithError(err)
-		encoded <- err
+		// A pack that could not be written whole is ended where it is, for the remote to
+		// refuse: broken off instead, go-git's ReceivePack returned at once and left a
+		// local remote's git-receive-pack waiting for the rest, and the session's end
+		// waiting for it.
+		w.Close()
+		written <- err
 	}()
 	rs, err := sess.ReceivePack(ctx, update)
-	if err != nil {
-		pack.Close()
-		return err
+	pack.Close() // a writer the remote stopped reading stops too
+	if werr := <-written; werr != nil && !errors.Is(werr, io.ErrClosedPipe) {
+		return werr
 	}
-	if err := <-encoded; err != nil {
+	if err != nil {
 		return err
 	}
 	if rs != nil {

@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agmem/agmem/vcs"
 	"github.com/go-git/go-billy/v5/osfs"
@@ -127,7 +129,7 @@ func TestPushOfABranchTheRemoteLacks(t *testing.T) {
 		t.Helper()
 		told := 0
 		upToDate, err := Run(context.Background(), Request{Op: OpPush, GitDir: filepath.Join(local, ".git"), Dir: local, Remote: remoteName,
-			RefSpecs: []string{"refs/heads/main:refs/heads/agents/x"}, Whole: func() { told++ }, WholePack: git.WriteWholePack})
+			RefSpecs: []string{"refs/heads/main:refs/heads/agents/x"}, Whole: func() { told++ }, WholePack: git.PlanWholePack})
 		if err != nil || upToDate || told != 1 {
 			t.Fatalf("a push of a branch the remote lacks: up to date %v, told %d times, %v", upToDate, told, err)
 		}
@@ -153,6 +155,111 @@ func TestPushOfABranchTheRemoteLacks(t *testing.T) {
 	defer client.InstallProtocol("file", file.DefaultClient)
 	push("own")
 	check("own", own)
+}
+
+// A branch the remote lacks, beside one of the remote's that its history holds (a copy
+// of a memory repo pushed under a new id): only what that one does not reach is sent.
+func TestPushOfABranchSendsWhatTheRemoteLacks(t *testing.T) {
+	dir := t.TempDir()
+	local, remote := filepath.Join(dir, "local"), filepath.Join(dir, "remote.git")
+	gitCmd(t, dir, "init", "-q", "-b", "main", local)
+	gitCmd(t, dir, "init", "-q", "--bare", remote)
+	gitCmd(t, local, "remote", "add", "origin", remote)
+	for i := range 4 {
+		write(t, local, fmt.Sprintf("current/a/%d.md", i), strings.Repeat(fmt.Sprintf("line %d\n", i), 50))
+		commitAll(t, local, fmt.Sprint("commit ", i))
+	}
+	gitCmd(t, remote, "config", "receive.unpackLimit", "1") // each push's pack kept as it came
+	gitCmd(t, local, "push", "-q", "origin", "main~1:refs/heads/agents/a")
+	git, err := vcs.Open(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), Request{Op: OpPush, GitDir: filepath.Join(local, ".git"), Dir: local, Remote: "origin",
+		RefSpecs: []string{"refs/heads/main:refs/heads/agents/b"}, WholePack: git.PlanWholePack}); err != nil {
+		t.Fatal(err)
+	}
+	gitCmd(t, remote, "fsck", "--strict", "--no-progress")
+	reached := len(strings.Fields(gitCmd(t, local, "rev-list", "--objects", "--no-object-names", "main")))
+	if got := gitCmd(t, remote, "count-objects", "-v"); !strings.Contains(got, fmt.Sprintf("in-pack: %d\n", reached)) {
+		t.Errorf("the remote holds, for %d objects reached:\n%s", reached, got)
+	}
+}
+
+// A push whose pack cannot be made fails, and says why, and never waits on the remote:
+// a shallow clone's history, which the pack would need whole, and a blob damaged in its
+// pack, found only while the pack is being sent.
+func TestPushThatCannotBeSentEnds(t *testing.T) {
+	dir := t.TempDir()
+	up := filepath.Join(dir, "up")
+	gitCmd(t, dir, "init", "-q", "-b", "main", up)
+	for i := range 3 {
+		write(t, up, fmt.Sprintf("n%d.md", i), strings.Repeat(fmt.Sprintf("note %d\n", i), 40))
+		commitAll(t, up, fmt.Sprint("note ", i))
+	}
+	shallow, damaged := filepath.Join(dir, "shallow"), filepath.Join(dir, "damaged")
+	gitCmd(t, dir, "clone", "-q", "--depth", "1", "file://"+up, shallow)
+	gitCmd(t, dir, "clone", "-q", "--no-local", up, damaged)
+	gitCmd(t, damaged, "repack", "-a", "-d", "-q")
+	// A byte in the middle of the biggest blob's entry.
+	var at, size int
+	for _, line := range strings.Split(gitCmd(t, damaged, "verify-pack", "-v", onePackIndex(t, damaged)), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 5 && f[1] == "blob" {
+			n, _ := strconv.Atoi(f[3])
+			if n > size {
+				size, _ = n, 0
+				at, _ = strconv.Atoi(f[4])
+			}
+		}
+	}
+	packPath := strings.TrimSuffix(onePackIndex(t, damaged), ".idx") + ".pack"
+	os.Chmod(packPath, 0o644)
+	data, err := os.ReadFile(packPath)
+	if err != nil || size < 8 {
+		t.Fatalf("no blob to damage (%d bytes): %v", size, err)
+	}
+	data[at+size/2] ^= 0xff
+	os.WriteFile(packPath, data, 0o444)
+
+	for name, local := range map[string]string{"shallow": shallow, "damaged": damaged} {
+		remote := filepath.Join(dir, name+".git")
+		gitCmd(t, dir, "init", "-q", "--bare", remote)
+		gitCmd(t, local, "remote", "add", "hub", remote)
+		git, err := vcs.Open(local)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := Run(context.Background(), Request{Op: OpPush, GitDir: filepath.Join(local, ".git"), Dir: local, Remote: "hub",
+				RefSpecs: []string{"refs/heads/main:refs/heads/agents/x"}, WholePack: git.PlanWholePack})
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("%s: the push succeeded", name)
+			} else if name == "damaged" && !strings.Contains(err.Error(), "damaged") {
+				t.Errorf("%s: %v, not what is damaged", name, err)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatalf("%s: the push still waits after a minute", name)
+		}
+		if out := gitCmd(t, remote, "for-each-ref"); out != "" {
+			t.Errorf("%s: the remote took a ref: %s", name, out)
+		}
+	}
+}
+
+// onePackIndex is the index of the one pack of the repo at dir.
+func onePackIndex(t *testing.T, dir string) string {
+	t.Helper()
+	names, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "pack-*.idx"))
+	if len(names) != 1 {
+		t.Fatalf("%d packs in %s, want 1", len(names), dir)
+	}
+	return names[0]
 }
 
 func gitCmd(t *testing.T, dir string, args ...string) string {

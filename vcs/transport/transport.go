@@ -63,10 +63,10 @@ type Request struct {
 	// Whole, when set, is told that a push sends a branch the remote lacks, and so all
 	// of its history, before that is sent.
 	Whole func()
-	// WholePack, when set, writes a pack of every object tip reaches, which a push of a
-	// branch the remote lacks sends (vcs.Git.WriteWholePack); go-git's push does it
-	// otherwise.
-	WholePack func(w io.Writer, tip plumbing.Hash) error
+	// WholePack, when set, plans the pack that a push of a branch the remote lacks sends:
+	// every object tip reaches but what haves (the remote's refs) reach
+	// (vcs.Git.PlanWholePack); go-git's push does it otherwise.
+	WholePack func(tip plumbing.Hash, haves []plumbing.Hash) (io.WriterTo, error)
 }
 
 // Failure is why the remote did not do what was asked.
