@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -171,13 +172,22 @@ type branch struct {
 	batches      map[string]plumbing.Hash // batch id → its commit
 	entries      map[string]plumbing.Hash // entry id → the commit whose record holds it
 	records      map[string]string        // path of a record part → its batch
-	rendered     []memory.Observation     // each committed observation, by what names its markdown
+	rendered     []named                  // each committed observation, by what names its markdown
 	observations int
 	events       int
 	problems     []Problem
 	// sessions with a commit on the branch whose record cannot be read: which of their
 	// entries it holds is unknown, so none of them counts as lost.
 	unreadable map[string]bool
+}
+
+// named is what names an observation's markdown file (render.Layout.Path), which is all
+// a check keeps of each: the whole of an observation, for each of a year's million,
+// was most of what it held.
+type named struct {
+	id, tool string
+	typ      memory.Type
+	at       time.Time
 }
 
 // readBranch reads every commit reachable from tip, except those in skip and what only
@@ -216,7 +226,7 @@ func readBranch(repo *vcs.Git, tip plumbing.Hash, skip map[plumbing.Hash]bool) (
 			b.entries[e.ID()] = h
 			if o := e.Observation; o != nil {
 				b.observations++
-				b.rendered = append(b.rendered, memory.Observation{ID: o.ID, ToolName: o.ToolName, MemoryType: o.MemoryType, Timestamp: o.Timestamp})
+				b.rendered = append(b.rendered, named{o.ID, o.ToolName, o.MemoryType, o.Timestamp})
 			} else {
 				b.events++
 			}
@@ -495,8 +505,8 @@ func (b *branch) againstHead(files map[string]plumbing.Hash) []Problem {
 				Message: fmt.Sprintf("%s, the session record of batch %s, is not in HEAD", p, batch)})
 		}
 	}
-	for i := range b.rendered {
-		o := &b.rendered[i]
+	for _, n := range b.rendered {
+		o := &memory.Observation{ID: n.id, ToolName: n.tool, MemoryType: n.typ, Timestamp: n.at}
 		found := false
 		for _, f := range render.Forms { // a flush put it in one of these places
 			p := f.Path(o)
