@@ -407,7 +407,7 @@ func (a *auditor) record(origin string, c *object.Commit, session, batch string,
 		a.problem(h, origin, "trailers", "agmem trailers without %s and %s", vcs.TrailerSession, vcs.TrailerBatch)
 		return nil, nil, false
 	}
-	entries, parts, err := maintain.ReadRecord(c, session, batch)
+	entries, parts, err := maintain.ReadRecord(a.repo, c, session, batch)
 	switch {
 	case err != nil:
 		a.problem(h, origin, "record", "%v", err)

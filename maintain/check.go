@@ -210,7 +210,7 @@ func readBranch(repo *vcs.Git, tip plumbing.Hash, skip map[plumbing.Hash]bool) (
 			return nil, fmt.Errorf("read commit %s: %w", h, err)
 		}
 		queue = append(queue, c.ParentHashes...)
-		entries, err := b.readBatch(h, c)
+		entries, err := b.readBatch(repo, h, c)
 		if err != nil {
 			return nil, err
 		}
@@ -242,7 +242,7 @@ func readBranch(repo *vcs.Git, tip plumbing.Hash, skip map[plumbing.Hash]bool) (
 
 // readBatch reads the session record of an agmem commit and checks it against the
 // commit's trailers; it returns the record's entries (none for another commit).
-func (b *branch) readBatch(h plumbing.Hash, c *object.Commit) ([]memory.Entry, error) {
+func (b *branch) readBatch(repo *vcs.Git, h plumbing.Hash, c *object.Commit) ([]memory.Entry, error) {
 	trailers := vcs.ParseTrailers(c.Message)
 	batch := vcs.TrailerValue(trailers, vcs.TrailerBatch)
 	if batch == "" {
@@ -259,7 +259,7 @@ func (b *branch) readBatch(h plumbing.Hash, c *object.Commit) ([]memory.Entry, e
 	}
 	b.batches[batch] = h
 	session := vcs.TrailerValue(trailers, vcs.TrailerSession)
-	entries, parts, err := ReadRecord(c, session, batch)
+	entries, parts, err := ReadRecord(repo, c, session, batch)
 	if err == nil && parts == nil {
 		err = fmt.Errorf("no session record %s", render.CurrentLayout.SessionRecordPath(session, batch))
 	}
@@ -297,57 +297,36 @@ func (b *branch) readBatch(h plumbing.Hash, c *object.Commit) ([]memory.Entry, e
 // ReadRecord reads the session record of batch in commit c, joined from its parts, and
 // the paths of those parts; no parts when the commit holds no such record. The record
 // is looked for where each layout puts it.
-func ReadRecord(c *object.Commit, session, batch string) ([]memory.Entry, []string, error) {
-	root, err := c.Tree()
-	if err != nil {
-		return nil, nil, err
-	}
+func ReadRecord(repo *vcs.Git, c *object.Commit, session, batch string) ([]memory.Entry, []string, error) {
 	for _, l := range render.Layouts {
-		entries, parts, err := readRecord(root, l.SessionRecordPath(session, batch))
-		if parts != nil || err != nil {
-			return entries, parts, err
-		}
-	}
-	return nil, nil, nil
-}
-
-// readRecord reads the record whose first part is first, if root holds it.
-func readRecord(root *object.Tree, first string) ([]memory.Entry, []string, error) {
-	dir := path.Dir(first)
-	t, err := root.Tree(dir)
-	if errors.Is(err, object.ErrDirectoryNotFound) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	var names []string
-	for _, e := range t.Entries {
-		if e.Mode.IsFile() {
-			names = append(names, dir+"/"+e.Name)
-		}
-	}
-	for _, parts := range render.RecordFiles(names) {
-		if parts[0] != first {
-			continue
-		}
-		var joined []byte
-		for _, p := range parts {
-			f, err := t.File(path.Base(p))
-			if err != nil {
-				return nil, nil, fmt.Errorf("read %s: %w", p, err)
-			}
-			data, err := f.Contents()
-			if err != nil {
-				return nil, nil, fmt.Errorf("read %s: %w", p, err)
-			}
-			joined = append(joined, data...)
-		}
-		entries, err := render.ParseSessionRecord(joined)
+		first := l.SessionRecordPath(session, batch)
+		files, err := repo.FilesIn(c.TreeHash, path.Dir(first))
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", first, err)
+			return nil, nil, err
 		}
-		return entries, parts, nil
+		names := make([]string, len(files))
+		blobs := make(map[string]plumbing.Hash, len(files))
+		for i, f := range files {
+			names[i], blobs[f.Path] = f.Path, f.Blob
+		}
+		for _, parts := range render.RecordFiles(names) {
+			if parts[0] != first {
+				continue
+			}
+			var joined []byte
+			for _, p := range parts {
+				data, err := repo.ReadBlob(blobs[p])
+				if err != nil {
+					return nil, nil, fmt.Errorf("read %s: %w", p, err)
+				}
+				joined = append(joined, data...)
+			}
+			entries, err := render.ParseSessionRecord(joined)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", first, err)
+			}
+			return entries, parts, nil
+		}
 	}
 	return nil, nil, nil
 }

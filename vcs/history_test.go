@@ -164,3 +164,38 @@ func TestPathChangesReadModesAsGitDoes(t *testing.T) {
 		parent = commit
 	}
 }
+
+// FilesIn lists what git ls-tree lists of a directory's files and links, and nothing
+// for a directory the tree lacks or a path that is a file.
+func TestFilesInAsGitLists(t *testing.T) {
+	r, dir := newRepo(t)
+	_, h := commitFiles(t, r, map[string]string{"sessions/ab/s1/b1.jsonl": "{}\n", "sessions/ab/s1/b1.part2.jsonl": "{}\n",
+		"sessions/ab/s1/deeper/x": "x", "sessions/ab/s10/b.jsonl": "{}\n", "sessions/ab/s1.md": "m"}, "m\n")
+	c, err := r.Commit(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.FilesIn(c.TreeHash, "sessions/ab/s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, f := range got {
+		paths = append(paths, f.Path+" "+f.Blob.String())
+	}
+	var want []string
+	for _, line := range nonEmptyLines(runGit(t, dir, "ls-tree", h.String(), "sessions/ab/s1/")) {
+		meta, path, _ := strings.Cut(line, "\t")
+		if f := strings.Fields(meta); f[1] == "blob" {
+			want = append(want, path+" "+f[2])
+		}
+	}
+	if !equalStrings(paths, want) {
+		t.Errorf("FilesIn: %q, git ls-tree: %q", paths, want)
+	}
+	for _, missing := range []string{"sessions/ab/none", "sessions/ab/s1.md", "nothing/at/all"} {
+		if got, err := r.FilesIn(c.TreeHash, missing); got != nil || err != nil {
+			t.Errorf("FilesIn(%q) = %v, %v; want nothing", missing, got, err)
+		}
+	}
+}
