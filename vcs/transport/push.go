@@ -73,6 +73,9 @@ func pushFastForward(ctx context.Context, st *filesystem.Storage, rc *config.Rem
 	case !ok && (req.WholePack == nil || !ar.Capabilities.Supports(capability.OFSDelta)):
 		return errNoBranchThere
 	case !ok:
+		if req.Whole != nil { // before the plan, which reads the whole history
+			req.Whole()
+		}
 		var haves []plumbing.Hash
 		for _, ref := range refs {
 			if ref.Type() == plumbing.HashReference {
@@ -82,9 +85,6 @@ func pushFastForward(ctx context.Context, st *filesystem.Storage, rc *config.Rem
 		pack, err := req.WholePack(src.Hash(), haves)
 		if err != nil {
 			return err
-		}
-		if req.Whole != nil {
-			req.Whole()
 		}
 		update.Commands = []*packp.Command{{Name: dst, New: src.Hash()}}
 		writePack = func(w io.Writer) error {
