@@ -137,10 +137,14 @@ func (a Agent) PlanUninstall(p Place, s Scope, self string) (Plan, error) {
 // uninstalled is an uninstall's edit of the file at path, from old to text. Where text
 // holds only what agmem's install and uninstall leave of no file (made), and agmem made
 // the file (no backup of it is there, and agmem keeps one of every file that was there
-// before it first changed it), the file goes, as if agmem had never been installed.
+// before it first changed it), the file goes, as if agmem had never been installed;
+// unless it is a link, whose file stays, or read-only (Write refuses it).
 func uninstalled(path string, old, text, made []byte, what string) Edit {
 	e := Edit{Path: path, Old: old, New: text, What: what}
 	if _, err := os.Lstat(path + BackupSuffix); err == nil || !e.Changes() || !bytes.Equal(bytes.TrimSpace(text), bytes.TrimSpace(made)) {
+		return e
+	}
+	if fi, err := os.Lstat(path); err != nil || fi.Mode()&fs.ModeSymlink != 0 { // a link's file is written: whoever made the link keeps it
 		return e
 	}
 	e.Remove = true
@@ -256,9 +260,6 @@ func (e Edit) Write() (backup string, err error) {
 	if !bytes.Equal(now, e.Old) || (now == nil) != (e.Old == nil) {
 		return "", fmt.Errorf("%s changed while agmem was reading it; nothing was written", e.Path)
 	}
-	if e.Remove && target == e.Path { // a link's file is written: whoever made the link keeps it
-		return "", os.Remove(target)
-	}
 	mode := fs.FileMode(0o644)
 	var owner fs.FileInfo // whose the file is, or the directory it is made in
 	if e.Old == nil {
@@ -274,6 +275,9 @@ func (e Edit) Write() (backup string, err error) {
 			// Replacing it would work (it is its directory's permission that counts), but
 			// someone made it read-only so that nothing changes it.
 			return "", fmt.Errorf("%w: %s is read-only (mode %04o), so agmem leaves it as it is (chmod u+w it first)", ErrUnreadable, e.Path, mode)
+		}
+		if e.Remove {
+			return "", os.Remove(e.Path)
 		}
 		backup = e.Path + BackupSuffix
 		if _, err := os.Lstat(backup); err == nil {
