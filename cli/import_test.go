@@ -106,3 +106,37 @@ func TestImportOfNothingUnderstood(t *testing.T) {
 		}
 	}
 }
+
+// TestImportOfAHookedSession: a transcript of a session the hooks recorded brings none
+// of its prompts again (the hook's is dated when it came, the transcript's as its line);
+// another session of the same import, which no hook saw, brings its prompt.
+func TestImportOfAHookedSession(t *testing.T) {
+	dir := t.TempDir()
+	mustAgmem(t, dir, "", "init")
+	hook := func(fields string) string {
+		return `{"session_id":"hooked-1","cwd":"/work/app",` + fields + `}`
+	}
+	mustAgmem(t, dir, hook(`"hook_event_name":"UserPromptSubmit","prompt":"list the files please"`), "record")
+	mustAgmem(t, dir, hook(`"hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"toolu_h1","tool_input":{"command":"ls -la"},`+
+		`"tool_response":"total 36 and a listing of every file in the project, long enough to keep"`), "record")
+	transcript := ""
+	for s, id := range map[string]string{"hooked-1": "toolu_h1", "unhooked-2": "toolu_u2"} {
+		transcript += `{"type":"user","sessionId":"` + s + `","cwd":"/work/app","timestamp":"2026-12-01T10:00:00Z","message":{"role":"user","content":"list the files please"}}` + "\n" +
+			`{"type":"assistant","sessionId":"` + s + `","cwd":"/work/app","timestamp":"2026-12-01T10:00:01Z","message":{"content":[{"type":"tool_use","id":"` + id + `","name":"Bash","input":{"command":"ls -la"}}]}}` + "\n" +
+			`{"type":"user","sessionId":"` + s + `","cwd":"/work/app","timestamp":"2026-12-01T10:00:02Z","message":{"content":[{"type":"tool_result","tool_use_id":"` + id + `","content":"total 36 and a listing of every file in the project, long enough to keep"}]}}` + "\n"
+	}
+	path := filepath.Join(dir, "t.jsonl")
+	if err := os.WriteFile(path, []byte(transcript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := mustAgmem(t, dir, "", "import", path)
+	if !strings.Contains(out, "2 imported, 2 duplicates") {
+		t.Errorf("import of a hooked session and another:\n%s", out)
+	}
+	for session, want := range map[string]int{"hooked-1": 1, "unhooked-2": 1} {
+		replay := mustAgmem(t, dir, "", "replay", "--session", session, "--events", "--json")
+		if got := strings.Count(replay, "list the files please"); got != want {
+			t.Errorf("session %s holds its prompt %d times, want %d:\n%s", session, got, want, replay)
+		}
+	}
+}

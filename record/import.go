@@ -30,7 +30,8 @@ type Imported struct {
 // Import records history kept elsewhere (see package importer): each file recognised
 // by its content, each entry decoded as every other input is, and placed in the
 // session its file gives when it names none. Entries recorded elsewhere leave agmem's
-// open session alone. What was imported before a failure stays; importing the files
+// open session alone. A transcript's prompts are left out of a session the journal
+// held before the import (its hooks recorded them), counted as duplicates. What was imported before a failure stays; importing the files
 // again adds only the rest (the id rule).
 func (r *Recorder) Import(paths []string, progress importer.Progress) ([]Imported, error) {
 	files, err := importer.Open(paths, r.maxInput)
@@ -48,6 +49,7 @@ func (r *Recorder) Import(paths []string, progress importer.Progress) ([]Importe
 		return out, nil
 	}
 	now := time.Now()
+	held := heldBefore{r.journal, map[string]bool{}}
 	for i := range out {
 		f := &out[i]
 		var chunk []admitted
@@ -73,6 +75,16 @@ func (r *Recorder) Import(paths []string, progress importer.Progress) ([]Importe
 				f.NotUnderstood++
 				return nil
 			}
+			for _, e := range d.Entries {
+				if known, err := held.session(e.Session()); err != nil {
+					return err
+				} else if known && it.Prompt {
+					// Its hooks recorded the session, this prompt too, when it came: the
+					// same prompt, dated as the transcript dates it, would be another.
+					f.Recorded = append(f.Recorded, Recorded{ID: e.ID(), Event: true, Duplicate: true})
+					return nil
+				}
+			}
 			chunk = append(chunk, kept...)
 			size += len(it.Object)
 			if len(chunk) >= importChunk || size >= importChunkBytes {
@@ -88,6 +100,25 @@ func (r *Recorder) Import(paths []string, progress importer.Progress) ([]Importe
 		}
 	}
 	return out, nil
+}
+
+// heldBefore says which sessions the journal held before an import wrote any of their
+// entries: asked the first time the import reads an entry of each.
+type heldBefore struct {
+	j     *journal.Journal
+	known map[string]bool
+}
+
+func (h heldBefore) session(id string) (bool, error) {
+	if known, asked := h.known[id]; asked {
+		return known, nil
+	}
+	_, known, err := h.j.Session(id)
+	if err == nil && !known {
+		known, err = h.j.WasForgotten(id)
+	}
+	h.known[id] = known
+	return known, err
 }
 
 // decodeItem decodes what a file holds as any input is decoded.

@@ -54,6 +54,9 @@ type Item struct {
 	// Line is where the item is: its line's number, or for a Python session's
 	// observation its place in the list, from 1.
 	Line int
+	// Prompt says the item is a transcript's prompt, which the hooks of a session they
+	// recorded recorded too, at another time (see record.Import).
+	Prompt bool
 }
 
 // Progress is told how far through a file reading is.

@@ -130,8 +130,9 @@ func TestTranscriptStartingWithItsOwnLines(t *testing.T) {
 }
 
 // What the person typed is a prompt: text, or blocks of text and images; not what
-// Claude Code wrote itself (isMeta), a subagent's prompt, a compacted session's
-// summary, or a line without a time, which would be a new entry at each import.
+// Claude Code wrote itself (isMeta, a slash command it ran, a command's output, an
+// interruption), a subagent's prompt, a compacted session's summary, or a line without
+// a time, which would be a new entry at each import.
 func TestTranscriptPrompts(t *testing.T) {
 	dir := t.TempDir()
 	line := func(extra, content string) string {
@@ -144,6 +145,10 @@ func TestTranscriptPrompts(t *testing.T) {
 		line(`,"isCompactSummary":true`, `"This session is being continued"`) +
 		line("", `"   "`) +
 		line("", `[{"type":"tool_result","tool_use_id":"t0","content":"x"}]`) +
+		line("", `"<command-name>/model</command-name>\n<command-message>model</command-message>\n<command-args>opus</command-args>"`) +
+		line("", `"<local-command-stdout>Set model to opus</local-command-stdout>"`) +
+		line("", `[{"type":"text","text":"[Request interrupted by user]"}]`) +
+		line("", `"<bash-input>ls</bash-input>"`) +
 		`{"type":"user","sessionId":"s","message":{"role":"user","content":"no time"}}` + "\n"
 	os.WriteFile(filepath.Join(dir, "t.jsonl"), []byte(transcript), 0o644)
 	f := readFiles(t, dir, "t.jsonl")[0]

@@ -64,7 +64,7 @@ func (t *transcript) line(raw []byte) []Item {
 		return nil
 	}
 	if p := prompt(l); p != nil {
-		return []Item{{Object: p}}
+		return []Item{{Object: p, Prompt: true}}
 	}
 	var blocks []block
 	if json.Unmarshal(l.Message.Content, &blocks) != nil {
@@ -122,7 +122,7 @@ func prompt(l transcriptLine) []byte {
 		}
 		text = strings.Join(parts, "\n")
 	}
-	if strings.TrimSpace(text) == "" {
+	if strings.TrimSpace(text) == "" || notTyped(text) {
 		return nil
 	}
 	e := map[string]any{"event": "UserPromptSubmit", "session_id": l.SessionID, "timestamp": l.Timestamp,
@@ -132,6 +132,20 @@ func prompt(l transcriptLine) []byte {
 	}
 	out, _ := json.Marshal(e)
 	return out
+}
+
+// notTyped says whether a user line's text is Claude Code's record of something other
+// than a prompt, which no UserPromptSubmit hook is given: a slash command it ran itself
+// (/model), a command's or a shell's output, an interruption.
+func notTyped(text string) bool {
+	text = strings.TrimSpace(text)
+	for _, mark := range []string{"<command-name>", "<command-message>", "<command-args>", "<local-command-",
+		"<bash-input>", "<bash-stdout>", "<bash-stderr>", "[Request interrupted by user"} {
+		if strings.HasPrefix(text, mark) {
+			return true
+		}
+	}
+	return false
 }
 
 func countResults(blocks []block) int {
