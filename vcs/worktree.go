@@ -56,6 +56,7 @@ func (l *IndexLock) Materialize(changes []Change) error {
 	r := l.r
 	changes = l.withoutRecorded(changes)
 	safeDirs := map[string]bool{} // directories known to exist and not to be links
+	stats := make(map[string]os.FileInfo, len(changes))
 	for i, c := range changes {
 		if err := checkPath(c.Path); err != nil {
 			return err
@@ -67,27 +68,24 @@ func (l *IndexLock) Materialize(changes []Change) error {
 		if fi, err := os.Lstat(full); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 			return fmt.Errorf("write %s: %s is a symbolic link", c.Path, full)
 		}
-		if err := os.WriteFile(full, c.Data, 0o644); err != nil {
+		fi, err := writeFile(full, c.Data)
+		if err != nil {
 			return fmt.Errorf("write %s: %w", c.Path, err)
 		}
+		stats[c.Path] = fi // the last change of a path wins, as it did in the worktree
 		if i == len(changes)/2 {
 			failpoint.Hit("materialize-midway")
 		}
 	}
 	failpoint.Hit("materialize-before-index")
 
-	// The last change of a path wins, as it did in the worktree.
 	latest := make(map[string]Change, len(changes))
 	for _, c := range changes {
 		latest[c.Path] = c
 	}
 	entries := make([]indexEntry, 0, len(latest))
 	for path, c := range latest {
-		fi, err := os.Lstat(filepath.Join(r.Root, filepath.FromSlash(path)))
-		if err != nil {
-			return fmt.Errorf("stat %s: %w", path, err)
-		}
-		entries = append(entries, newIndexEntry(path, c.Hash, fi))
+		entries = append(entries, newIndexEntry(path, c.Hash, stats[path]))
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
 	u := l.index.withEntries(r.gitDir, entries, gitBool(r.GitConfig()("core.splitIndex")))
@@ -102,6 +100,25 @@ func (l *IndexLock) Materialize(changes []Change) error {
 	}
 	u.finish()
 	return nil
+}
+
+// writeFile writes a worktree file and returns its stat data as the write left it,
+// read from the file still open, as git's checkout does: stat data read after every
+// file was written recorded as clean an edit a person made in between.
+func writeFile(path string, data []byte) (os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	_, err = f.Write(data)
+	var fi os.FileInfo
+	if err == nil {
+		fi, err = f.Stat()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return fi, err
 }
 
 // gitBool is a boolean git setting as "true" or "false", or "" when it is unset or not
