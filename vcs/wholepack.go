@@ -14,7 +14,7 @@ import (
 // object the branch's tip reaches, less what the remote holds, each found here.
 type wholePack struct {
 	r    *Git
-	send map[plumbing.Hash]bool
+	send map[plumbing.Hash]plumbing.ObjectType
 }
 
 // PlanWholePack plans the pack of every object tip reaches (its commits, their trees and
@@ -23,26 +23,34 @@ type wholePack struct {
 // is not in the repository (a shallow clone's history, a damaged one): a push that
 // failed halfway through its pack left a local remote waiting for the rest.
 func (r *Git) PlanWholePack(tip plumbing.Hash, haves []plumbing.Hash) (io.WriterTo, error) {
-	send, err := r.reachable(tip)
+	send, err := r.reach([]plumbing.Hash{tip}, nil)
 	if err != nil {
 		return nil, err
 	}
-	var held []plumbing.Hash
+	var commits, trees []plumbing.Hash // of the remote's refs, that tip reaches
 	for _, h := range haves {
-		if send[h] {
-			held = append(held, h)
+		switch send[h] {
+		case plumbing.CommitObject:
+			commits = append(commits, h)
+		case plumbing.TreeObject:
+			trees = append(trees, h)
+		case plumbing.BlobObject:
+			delete(send, h)
 		}
 	}
-	for _, h := range held {
-		reached, err := r.reachable(h)
+	if len(commits)+len(trees) > 0 {
+		held, err := r.reach(commits, trees)
 		if err != nil {
 			return nil, err
 		}
-		for o := range reached {
+		for o := range held {
 			delete(send, o)
 		}
 	}
-	for h := range send { // commits and trees were read; blobs are looked up
+	for h, t := range send { // commits and trees were read; blobs are looked up
+		if t != plumbing.BlobObject {
+			continue
+		}
 		if p, _, err := r.findPacked(h); p == nil && !exists(r.loosePath(h)) {
 			if err == nil {
 				err = errors.New("not in the repository")
@@ -82,7 +90,7 @@ func (p *wholePack) WriteTo(w io.Writer) (int64, error) {
 		if err != nil {
 			return pw.w.n, fmt.Errorf("%s: %w", pack.path, err)
 		}
-		if err := copyEntries(pw, pack.path, entries, copyRule{want: func(h plumbing.Hash) bool { return p.send[h] }, whole: whole}); err != nil {
+		if err := copyEntries(pw, pack.path, entries, copyRule{want: func(h plumbing.Hash) bool { _, ok := p.send[h]; return ok }, whole: whole}); err != nil {
 			return pw.w.n, err
 		}
 	}
@@ -97,18 +105,18 @@ func (p *wholePack) WriteTo(w io.Writer) (int64, error) {
 	return pw.w.n + int64(len(sum)), err
 }
 
-// reachable is the set of objects tip reaches: every commit of its history, and every
-// tree and blob of theirs. A gitlink's commit is another repository's, and not in it.
-func (r *Git) reachable(tip plumbing.Hash) (map[plumbing.Hash]bool, error) {
-	seen := map[plumbing.Hash]bool{}
-	var trees []plumbing.Hash
-	for commits := []plumbing.Hash{tip}; len(commits) > 0; {
+// reach is every object the commits and trees given reach, each with its type: every
+// commit of their history, and every tree and blob of theirs. A gitlink's commit is
+// another repository's, and not in it.
+func (r *Git) reach(commits, trees []plumbing.Hash) (map[plumbing.Hash]plumbing.ObjectType, error) {
+	seen := map[plumbing.Hash]plumbing.ObjectType{}
+	for len(commits) > 0 {
 		h := commits[len(commits)-1]
 		commits = commits[:len(commits)-1]
-		if seen[h] {
+		if _, ok := seen[h]; ok {
 			continue
 		}
-		seen[h] = true
+		seen[h] = plumbing.CommitObject
 		c, err := r.wholeObject(h)
 		if err == nil && c.typ != plumbing.CommitObject {
 			err = fmt.Errorf("a %s, not a commit", c.typ)
@@ -126,10 +134,10 @@ func (r *Git) reachable(tip plumbing.Hash) (map[plumbing.Hash]bool, error) {
 	for len(trees) > 0 {
 		h := trees[len(trees)-1]
 		trees = trees[:len(trees)-1]
-		if seen[h] {
+		if _, ok := seen[h]; ok {
 			continue
 		}
-		seen[h] = true
+		seen[h] = plumbing.TreeObject
 		d, err := r.loadDir(h)
 		if err != nil {
 			return nil, err
@@ -140,7 +148,7 @@ func (r *Git) reachable(tip plumbing.Hash) (map[plumbing.Hash]bool, error) {
 			case d.isDir(i):
 				trees = append(trees, id)
 			case d.mode(i) != 0o160000:
-				seen[id] = true
+				seen[id] = plumbing.BlobObject
 			}
 		}
 	}

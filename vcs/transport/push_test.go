@@ -158,7 +158,8 @@ func TestPushOfABranchTheRemoteLacks(t *testing.T) {
 }
 
 // A branch the remote lacks, beside one of the remote's that its history holds (a copy
-// of a memory repo pushed under a new id): only what that one does not reach is sent.
+// of a memory repo pushed under a new id), and refs of a blob and a tree it holds too:
+// only what those do not reach is sent.
 func TestPushOfABranchSendsWhatTheRemoteLacks(t *testing.T) {
 	dir := t.TempDir()
 	local, remote := filepath.Join(dir, "local"), filepath.Join(dir, "remote.git")
@@ -171,6 +172,9 @@ func TestPushOfABranchSendsWhatTheRemoteLacks(t *testing.T) {
 	}
 	gitCmd(t, remote, "config", "receive.unpackLimit", "1") // each push's pack kept as it came
 	gitCmd(t, local, "push", "-q", "origin", "main~1:refs/heads/agents/a")
+	// Refs of a blob and a tree, as a remote may hold (git's own tags one blob).
+	gitCmd(t, remote, "update-ref", "refs/tags/blob", gitCmd(t, local, "rev-parse", "main~1:current/a/0.md"))
+	gitCmd(t, remote, "update-ref", "refs/tags/tree", gitCmd(t, local, "rev-parse", "main~1:current"))
 	git, err := vcs.Open(local)
 	if err != nil {
 		t.Fatal(err)
