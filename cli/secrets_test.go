@@ -291,9 +291,13 @@ func TestFetchedSecretsAreNotGivenBack(t *testing.T) {
 	if safe == "" {
 		t.Fatalf("agmem sessions lists no session deploy-[REDACTED:…]:\n%s", listed)
 	}
+	// This repo goes on with the same session: its own call, and the fetched ones.
+	mustAgmem(t, mine, fmt.Sprintf(`{"hook_event_name":"PostToolUse","session_id":"deploy-%s","cwd":"/work/app",`+
+		`"tool_name":"Bash","tool_input":{"command":"deploy step 3"},"tool_response":"deployed the app to every region, and every check of it came back green","tool_use_id":"toolu_s3"}`,
+		secrets["session-id-pat"]), "record")
 	replayed := mustAgmem(t, mine, "", "replay", "--session", safe, "--json")
-	if n := strings.Count(replayed, `"deploy step `); n != 3 {
-		t.Errorf("replay --session %s gives %d of its 3 calls:\n%s", safe, n, replayed)
+	if n := strings.Count(replayed, `"deploy step `); n != 4 {
+		t.Errorf("replay --session %s gives %d of its 4 calls (3 fetched, 1 its own):\n%s", safe, n, replayed)
 	}
 	places = append(places, output{"replay of the session named by a secret", []byte(replayed)})
 	noSecretIn(t, secrets, places)

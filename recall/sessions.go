@@ -191,8 +191,13 @@ func continuedElsewhere(repo memrepo.Repo, j *journal.Journal, session string) (
 		}
 	}
 	for _, f := range fetched {
-		for _, l := range render.Layouts {
-			records, err := recordsIn(git, source{f.Name(), f.Tip}, l.SessionDir(session))
+		s := source{f.Name(), f.Tip}
+		dirs, err := sessionDirsOf(git, s, session)
+		if err != nil {
+			continue
+		}
+		for _, d := range dirs {
+			records, err := recordsIn(git, s, d)
 			if err != nil {
 				break
 			}
