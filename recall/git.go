@@ -40,6 +40,11 @@ var fetchedPolicy = sync.OnceValue(capture.DefaultPolicy)
 // this agmem records (capture.Redacted), whatever agmem, settings or person wrote it.
 func fromFetched(e memory.Entry) memory.Entry { return capture.Redacted(e, fetchedPolicy()) }
 
+// ShownSession is a session id as readers give it back: a fetched branch's, which
+// another agmem may have kept with a secret in it, made safe as this one records ids;
+// this repo's own, already so, as it is.
+func ShownSession(id string) string { return fetchedPolicy().SafeSession(id) }
+
 // filedAsItsSession says whether the record at file is in the directory of session, in
 // either layout: where agmem files it, and replay reads it. A fetched branch's record
 // filed elsewhere (anyone may push one) is not read as the session's.
@@ -71,7 +76,7 @@ func sessionDirsOf(repo *vcs.Git, s source, session string) ([]string, error) {
 		return nil, err
 	}
 	for _, d := range all {
-		if name := path.Base(d); fetchedPolicy().SafeSession(name) != name {
+		if name := path.Base(d); ShownSession(name) != name {
 			dirs = append(dirs, d)
 		}
 	}

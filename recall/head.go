@@ -30,7 +30,7 @@ func readHead(line []byte, fetched bool) (lineHead, error) {
 		if err := e.Validate(); err != nil {
 			return lineHead{}, err
 		}
-		return lineHead{id: e.ID(), session: fetchedPolicy().SafeSession(e.Session()), filed: e.Session(), at: e.Time(), event: e.Event != nil}, nil
+		return lineHead{id: e.ID(), session: ShownSession(e.Session()), filed: e.Session(), at: e.Time(), event: e.Event != nil}, nil
 	}
 	var eh entryHead
 	h, event, ok := scanHead(line)

@@ -603,15 +603,26 @@ func BenchmarkSessionsPage(b *testing.B) {
 }
 
 // TestCommitMessageRedacted: a commit's message is shown redacted again: a fetched
-// branch's was written by another agmem, whose settings may have let a secret in.
+// branch's was written by another agmem, whose settings may have let a secret in; so
+// are the paths of its files (a session record is filed under its session's id), and
+// its session is named, and linked to, by its id made safe.
 func TestCommitMessageRedacted(t *testing.T) {
 	repo := newRepo(t, false)
 	const pat = "ghp_1234567890abcdefghijABCDEFGHIJ123456"
-	commit := exec.Command("git", "-c", "user.name=Bob", "-c", "user.email=bob@example.com", "commit", "-q", "--allow-empty",
-		"-m", "deploy with "+pat, "-m", "Agmem-Note: token="+pat)
-	commit.Dir = repo.Root
-	if out, err := commit.CombinedOutput(); err != nil {
-		t.Fatalf("git commit: %v: %s", err, out)
+	record := filepath.Join(repo.Root, "sessions", "0a", "deploy-"+pat, "b1.jsonl")
+	if err := os.MkdirAll(filepath.Dir(record), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(record, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "-f", record}, {"-c", "user.name=Bob", "-c", "user.email=bob@example.com", "commit", "-q",
+		"-m", "deploy with " + pat, "-m", "Agmem-Note: token=" + pat + "\nAgmem-Session: deploy-" + pat}} {
+		git := exec.Command("git", args...)
+		git.Dir = repo.Root
+		if out, err := git.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v: %s", args[0], err, out)
+		}
 	}
 	head, err := exec.Command("git", "-C", repo.Root, "rev-parse", "HEAD").Output()
 	if err != nil {
@@ -621,6 +632,9 @@ func TestCommitMessageRedacted(t *testing.T) {
 	page := okPage(t, srv.Handler("127.0.0.1:1"), token, "/commit/"+strings.TrimSpace(string(head)))
 	if strings.Contains(page, pat[:12]) || !strings.Contains(page, "[REDACTED:") {
 		t.Errorf("the commit page shows the secret, or no mark:\n%s", page)
+	}
+	if safe := recall.ShownSession("deploy-" + pat); !strings.Contains(page, `href="/session/`+url.PathEscape(safe)+`"`) {
+		t.Errorf("the commit page does not link to session %s:\n%s", safe, page)
 	}
 }
 

@@ -414,9 +414,15 @@ func (s *Server) commitPage(w http.ResponseWriter, r *http.Request) {
 	}
 	message := redactedMessage(c.Message)
 	subject, body, _ := strings.Cut(message, "\n")
+	for i := range changes { // a fetched session's record is filed under its id as it was
+		changes[i].Path, _ = redact.Default().Text(changes[i].Path)
+	}
+	session := vcs.TrailerValue(vcs.ParseTrailers(c.Message), vcs.TrailerSession)
+	if session != "" {
+		session = recall.ShownSession(session)
+	}
 	s.render(w, "commit.html", map[string]any{"Title": subject, "Commit": c, "Subject": subject,
-		"Body": strings.TrimSpace(body), "Files": changes, "Signed": c.PGPSignature != "",
-		"Session": vcs.TrailerValue(vcs.ParseTrailers(message), vcs.TrailerSession)})
+		"Body": strings.TrimSpace(body), "Files": changes, "Signed": c.PGPSignature != "", "Session": session})
 }
 
 // redactedMessage is a commit's message as the viewer shows it: redacted again, since a
