@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestImportTwice imports the Python agmem's state, native JSONL and a Claude Code
@@ -108,8 +109,10 @@ func TestImportOfNothingUnderstood(t *testing.T) {
 }
 
 // TestImportOfAHookedSession: a transcript of a session the hooks recorded brings none
-// of its prompts again (the hook's is dated when it came, the transcript's as its line);
-// another session of the same import, which no hook saw, brings its prompt.
+// of its prompts again (the hook's is dated when it came, the transcript's as its line,
+// a moment apart); another session of the same import, which no hook saw, brings its
+// prompt; and importing the transcript again once the session went on brings its new
+// prompt, once.
 func TestImportOfAHookedSession(t *testing.T) {
 	dir := t.TempDir()
 	mustAgmem(t, dir, "", "init")
@@ -119,24 +122,36 @@ func TestImportOfAHookedSession(t *testing.T) {
 	mustAgmem(t, dir, hook(`"hook_event_name":"UserPromptSubmit","prompt":"list the files please"`), "record")
 	mustAgmem(t, dir, hook(`"hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"toolu_h1","tool_input":{"command":"ls -la"},`+
 		`"tool_response":"total 36 and a listing of every file in the project, long enough to keep"`), "record")
-	transcript := ""
-	for s, id := range map[string]string{"hooked-1": "toolu_h1", "unhooked-2": "toolu_u2"} {
-		transcript += `{"type":"user","sessionId":"` + s + `","cwd":"/work/app","timestamp":"2026-12-01T10:00:00Z","message":{"role":"user","content":"list the files please"}}` + "\n" +
-			`{"type":"assistant","sessionId":"` + s + `","cwd":"/work/app","timestamp":"2026-12-01T10:00:01Z","message":{"content":[{"type":"tool_use","id":"` + id + `","name":"Bash","input":{"command":"ls -la"}}]}}` + "\n" +
-			`{"type":"user","sessionId":"` + s + `","cwd":"/work/app","timestamp":"2026-12-01T10:00:02Z","message":{"content":[{"type":"tool_result","tool_use_id":"` + id + `","content":"total 36 and a listing of every file in the project, long enough to keep"}]}}` + "\n"
+	now := time.Now().UTC()
+	turn := func(session, id, prompt string, at time.Time) string {
+		line := func(typ string, at time.Time, message string) string {
+			return `{"type":"` + typ + `","sessionId":"` + session + `","cwd":"/work/app","timestamp":"` + at.Format(time.RFC3339Nano) + `","message":` + message + `}` + "\n"
+		}
+		return line("user", at, `{"role":"user","content":"`+prompt+`"}`) +
+			line("assistant", at.Add(time.Second), `{"content":[{"type":"tool_use","id":"`+id+`","name":"Bash","input":{"command":"ls -la"}}]}`) +
+			line("user", at.Add(2*time.Second), `{"content":[{"type":"tool_result","tool_use_id":"`+id+`","content":"total 36 and a listing of every file in the project, long enough to keep"}]}`)
 	}
+	transcript := turn("hooked-1", "toolu_h1", "list the files please", now) + turn("unhooked-2", "toolu_u2", "list the files please", now)
 	path := filepath.Join(dir, "t.jsonl")
 	if err := os.WriteFile(path, []byte(transcript), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := mustAgmem(t, dir, "", "import", path)
-	if !strings.Contains(out, "2 imported, 2 duplicates") {
+	if out := mustAgmem(t, dir, "", "import", path); !strings.Contains(out, "2 imported, 2 duplicates") {
 		t.Errorf("import of a hooked session and another:\n%s", out)
 	}
-	for session, want := range map[string]int{"hooked-1": 1, "unhooked-2": 1} {
+	transcript += turn("unhooked-2", "toolu_u3", "now read the notes", now.Add(5*time.Minute))
+	if err := os.WriteFile(path, []byte(transcript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustAgmem(t, dir, "", "import", path); !strings.Contains(out, "2 imported, 4 duplicates") {
+		t.Errorf("import of the transcript gone on:\n%s", out)
+	}
+	for session, prompts := range map[string][]string{"hooked-1": {"list the files please"}, "unhooked-2": {"list the files please", "now read the notes"}} {
 		replay := mustAgmem(t, dir, "", "replay", "--session", session, "--events", "--json")
-		if got := strings.Count(replay, "list the files please"); got != want {
-			t.Errorf("session %s holds its prompt %d times, want %d:\n%s", session, got, want, replay)
+		for _, p := range prompts {
+			if got := strings.Count(replay, p); got != 1 {
+				t.Errorf("session %s holds prompt %q %d times, want once:\n%s", session, p, got, replay)
+			}
 		}
 	}
 }

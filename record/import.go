@@ -30,8 +30,8 @@ type Imported struct {
 // Import records history kept elsewhere (see package importer): each file recognised
 // by its content, each entry decoded as every other input is, and placed in the
 // session its file gives when it names none. Entries recorded elsewhere leave agmem's
-// open session alone. A transcript's prompts are left out of a session the journal
-// held before the import (its hooks recorded them), counted as duplicates. What was imported before a failure stays; importing the files
+// open session alone. A transcript's prompt that the journal held already, recorded by
+// a hook when it came (hookPrompts), is counted as a duplicate. What was imported before a failure stays; importing the files
 // again adds only the rest (the id rule).
 func (r *Recorder) Import(paths []string, progress importer.Progress) ([]Imported, error) {
 	files, err := importer.Open(paths, r.maxInput)
@@ -49,7 +49,7 @@ func (r *Recorder) Import(paths []string, progress importer.Progress) ([]Importe
 		return out, nil
 	}
 	now := time.Now()
-	held := heldBefore{r.journal, map[string]bool{}}
+	hooked := hookPrompts{r.journal, map[string][]*memory.Event{}}
 	for i := range out {
 		f := &out[i]
 		var chunk []admitted
@@ -76,14 +76,13 @@ func (r *Recorder) Import(paths []string, progress importer.Progress) ([]Importe
 				return nil
 			}
 			for _, e := range d.Entries {
-				if known, err := held.session(e.Session()); err != nil {
+				if err := hooked.read(e.Session()); err != nil {
 					return err
-				} else if known && it.Prompt {
-					// Its hooks recorded the session, this prompt too, when it came: the
-					// same prompt, dated as the transcript dates it, would be another.
-					f.Recorded = append(f.Recorded, Recorded{ID: e.ID(), Event: true, Duplicate: true})
-					return nil
 				}
+			}
+			if it.Prompt && len(kept) > 0 && hooked.twin(d.Entries[0]) {
+				f.Recorded = append(f.Recorded, Recorded{ID: d.Entries[0].ID(), Event: true, Duplicate: true})
+				return nil
 			}
 			chunk = append(chunk, kept...)
 			size += len(it.Object)
@@ -102,23 +101,46 @@ func (r *Recorder) Import(paths []string, progress importer.Progress) ([]Importe
 	return out, nil
 }
 
-// heldBefore says which sessions the journal held before an import wrote any of their
-// entries: asked the first time the import reads an entry of each.
-type heldBefore struct {
-	j     *journal.Journal
-	known map[string]bool
+// hookPrompts are the prompts the journal held of each session an import reads before
+// the import wrote any entry of it, read the first time the import reads one: a hook
+// recorded each prompt of its session when it came, and the same prompt dated as a
+// transcript dates it would be a second one.
+type hookPrompts struct {
+	j    *journal.Journal
+	held map[string][]*memory.Event // nil once each is taken as a transcript's prompt's twin
 }
 
-func (h heldBefore) session(id string) (bool, error) {
-	if known, asked := h.known[id]; asked {
-		return known, nil
+// twinWithin is how far apart a hook and a transcript date one prompt, at most: both
+// when it was sent, on one machine's clock.
+const twinWithin = time.Minute
+
+func (h hookPrompts) read(session string) error {
+	if _, ok := h.held[session]; ok {
+		return nil
 	}
-	_, known, err := h.j.Session(id)
-	if err == nil && !known {
-		known, err = h.j.WasForgotten(id)
+	var prompts []*memory.Event
+	err := h.j.Timeline(session, func(e memory.Entry) error {
+		if e.Event != nil && e.Event.Name == "UserPromptSubmit" {
+			prompts = append(prompts, e.Event)
+		}
+		return nil
+	})
+	h.held[session] = prompts
+	return err
+}
+
+// twin says whether the journal held the transcript's prompt e already, recorded by a
+// hook (or by an import of the same transcript): the same text, dated within
+// twinWithin. Each held prompt is the twin of one only.
+func (h hookPrompts) twin(e memory.Entry) bool {
+	v := e.Event
+	for i, held := range h.held[v.SessionID] {
+		if held != nil && held.Text == v.Text && held.Timestamp.Sub(v.Timestamp).Abs() <= twinWithin {
+			h.held[v.SessionID][i] = nil
+			return true
+		}
 	}
-	h.known[id] = known
-	return known, err
+	return false
 }
 
 // decodeItem decodes what a file holds as any input is decoded.
