@@ -138,13 +138,15 @@ func (a Agent) PlanUninstall(p Place, s Scope, self string) (Plan, error) {
 // holds only what agmem's install and uninstall leave of no file (made), and agmem made
 // the file (no backup of it is there, and agmem keeps one of every file that was there
 // before it first changed it), the file goes, as if agmem had never been installed;
-// unless it is a link, whose file stays, or read-only (Write refuses it).
+// unless it is a link, whose file stays, or read-only.
 func uninstalled(path string, old, text, made []byte, what string) Edit {
 	e := Edit{Path: path, Old: old, New: text, What: what}
 	if _, err := os.Lstat(path + BackupSuffix); err == nil || !e.Changes() || !bytes.Equal(bytes.TrimSpace(text), bytes.TrimSpace(made)) {
 		return e
 	}
-	if fi, err := os.Lstat(path); err != nil || fi.Mode()&fs.ModeSymlink != 0 { // a link's file is written: whoever made the link keeps it
+	// A link's file is written (whoever made the link keeps it); a read-only one is
+	// refused, as Write refuses any.
+	if fi, err := os.Lstat(path); err != nil || fi.Mode()&fs.ModeSymlink != 0 || fi.Mode().Perm()&0o200 == 0 {
 		return e
 	}
 	e.Remove = true
