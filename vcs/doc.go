@@ -12,7 +12,7 @@
 //     Materialize, copying the entries it does not touch.
 //   - Packs are merged by copying their entries as they are (deltas included), so that
 //     merging costs reading and writing the bytes; so is the pack of a whole history
-//     that a first push sends (WriteWholePack), which holds only what the tip reaches.
+//     that a first push sends (PlanWholePack), which holds only what the tip reaches.
 //   - A file read back with OpenFile or EachFile is inflated as it is read, never held
 //     whole, where a pack holds it whole (as agmem writes them).
 //   - The branch moves only from the tip a commit was built on (ErrRefMoved otherwise),
