@@ -300,7 +300,7 @@ func (b *branch) readBatch(repo *vcs.Git, h plumbing.Hash, c *object.Commit) ([]
 func ReadRecord(repo *vcs.Git, c *object.Commit, session, batch string) ([]memory.Entry, []string, error) {
 	for _, l := range render.Layouts {
 		first := l.SessionRecordPath(session, batch)
-		files, err := repo.FilesIn(c.TreeHash, path.Dir(first))
+		files, err := repo.FilesIn(c.Hash, path.Dir(first))
 		if err != nil {
 			return nil, nil, err
 		}

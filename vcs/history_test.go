@@ -165,17 +165,14 @@ func TestPathChangesReadModesAsGitDoes(t *testing.T) {
 	}
 }
 
-// FilesIn lists what git ls-tree lists of a directory's files and links, and nothing
-// for a directory the tree lacks or a path that is a file.
-func TestFilesInAsGitLists(t *testing.T) {
+// FilesIn lists what git ls-tree lists of a directory's files and links, ListDir of its
+// directories, and neither anything for a directory the tree lacks or a path that is a
+// file.
+func TestDirListingsAsGitLists(t *testing.T) {
 	r, dir := newRepo(t)
 	_, h := commitFiles(t, r, map[string]string{"sessions/ab/s1/b1.jsonl": "{}\n", "sessions/ab/s1/b1.part2.jsonl": "{}\n",
 		"sessions/ab/s1/deeper/x": "x", "sessions/ab/s10/b.jsonl": "{}\n", "sessions/ab/s1.md": "m"}, "m\n")
-	c, err := r.Commit(h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := r.FilesIn(c.TreeHash, "sessions/ab/s1")
+	got, err := r.FilesIn(h, "sessions/ab/s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,9 +190,19 @@ func TestFilesInAsGitLists(t *testing.T) {
 	if !equalStrings(paths, want) {
 		t.Errorf("FilesIn: %q, git ls-tree: %q", paths, want)
 	}
+	var wantDirs []string
+	for _, line := range nonEmptyLines(runGit(t, dir, "ls-tree", "-d", "--name-only", h.String(), "sessions/ab/")) {
+		wantDirs = append(wantDirs, strings.TrimPrefix(line, "sessions/ab/"))
+	}
+	if dirs, err := r.ListDir(h, "sessions/ab"); err != nil || !equalStrings(dirs, wantDirs) {
+		t.Errorf("ListDir: %q, %v; git ls-tree -d: %q", dirs, err, wantDirs)
+	}
 	for _, missing := range []string{"sessions/ab/none", "sessions/ab/s1.md", "nothing/at/all"} {
-		if got, err := r.FilesIn(c.TreeHash, missing); got != nil || err != nil {
+		if got, err := r.FilesIn(h, missing); got != nil || err != nil {
 			t.Errorf("FilesIn(%q) = %v, %v; want nothing", missing, got, err)
+		}
+		if got, err := r.ListDir(h, missing); got != nil || err != nil {
+			t.Errorf("ListDir(%q) = %v, %v; want nothing", missing, got, err)
 		}
 	}
 }

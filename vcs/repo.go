@@ -14,7 +14,6 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
@@ -253,31 +252,28 @@ type File struct {
 
 // ListDir names the subdirectories of dir in commit h (none if h is zero or dir missing).
 func (r *Git) ListDir(h plumbing.Hash, dir string) ([]string, error) {
-	return r.names(h, dir, func(m filemode.FileMode) bool { return m == filemode.Dir })
+	d, err := r.dirAt(h, dir)
+	if d == nil || err != nil {
+		return nil, err
+	}
+	var out []string
+	for i := range d.len() {
+		if d.isDir(i) {
+			out = append(out, string(d.name(i)))
+		}
+	}
+	return out, nil
 }
 
 // ListFiles gives the paths of the files directly inside dir in commit h, reading no
 // file.
 func (r *Git) ListFiles(h plumbing.Hash, dir string) ([]string, error) {
-	names, err := r.names(h, dir, filemode.FileMode.IsFile)
-	for i, name := range names {
-		names[i] = dir + "/" + name
+	files, err := r.FilesIn(h, dir)
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.Path
 	}
-	return names, err
-}
-
-func (r *Git) names(h plumbing.Hash, dir string, keep func(filemode.FileMode) bool) ([]string, error) {
-	t, err := r.treeAt(h, dir)
-	if t == nil || err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range t.Entries {
-		if keep(e.Mode) {
-			out = append(out, e.Name)
-		}
-	}
-	return out, nil
+	return paths, err
 }
 
 // TreeFile is a file a tree holds: its path and its blob.
@@ -286,23 +282,12 @@ type TreeFile struct {
 	Blob plumbing.Hash
 }
 
-// FilesIn lists the files (and links) directly inside dir of tree, a commit's root
-// tree, reading no file; none where tree holds no such directory. Its trees are read as
-// a flush reads them (loadDir), not decoded by go-git: a check of a year's session
-// records spent most of its reading in go-git's walks to them.
-func (r *Git) FilesIn(tree plumbing.Hash, dir string) ([]TreeFile, error) {
-	d, err := r.loadDir(tree)
-	if err != nil {
+// FilesIn lists the files (and links) directly inside dir in commit h, with their
+// blobs, reading no file; none if h is zero or dir missing.
+func (r *Git) FilesIn(h plumbing.Hash, dir string) ([]TreeFile, error) {
+	d, err := r.dirAt(h, dir)
+	if d == nil || err != nil {
 		return nil, err
-	}
-	for _, name := range strings.Split(dir, "/") {
-		i := d.search(name, true)
-		if i == d.len() || string(d.name(i)) != name || !d.isDir(i) {
-			return nil, nil
-		}
-		if d, err = r.loadDir(plumbing.Hash(d.objectID(i))); err != nil {
-			return nil, err
-		}
 	}
 	var out []TreeFile
 	for i := range d.len() {
@@ -311,6 +296,34 @@ func (r *Git) FilesIn(tree plumbing.Hash, dir string) ([]TreeFile, error) {
 		}
 	}
 	return out, nil
+}
+
+// dirAt is the directory at path in commit h; nil if h is zero or the commit holds no
+// such directory. Its trees are read as a flush reads them (loadDir), not decoded by
+// go-git: a check of a year's session records spent most of its reading in go-git's
+// walks to them.
+func (r *Git) dirAt(h plumbing.Hash, path string) (*dir, error) {
+	if h.IsZero() {
+		return nil, nil
+	}
+	c, err := r.Commit(h)
+	if err != nil {
+		return nil, err
+	}
+	d, err := r.loadDir(c.TreeHash)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range strings.Split(path, "/") {
+		i := d.search(name, true)
+		if i == d.len() || string(d.name(i)) != name || !d.isDir(i) {
+			return nil, nil
+		}
+		if d, err = r.loadDir(plumbing.Hash(d.objectID(i))); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
 }
 
 // EachFile calls fn with a reader of each file directly inside dir in commit h. A blob
