@@ -1,7 +1,6 @@
 package vcs
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -117,19 +116,12 @@ func (r *Git) reach(commits, trees []plumbing.Hash) (map[plumbing.Hash]plumbing.
 			continue
 		}
 		seen[h] = plumbing.CommitObject
-		c, err := r.wholeObject(h)
-		if err == nil && c.typ != plumbing.CommitObject {
-			err = fmt.Errorf("a %s, not a commit", c.typ)
-		}
+		c, err := r.Commit(h)
 		if err != nil {
 			return nil, fmt.Errorf("read commit %s: %w", h, err)
 		}
-		tree, parents, err := commitLinks(c.data)
-		if err != nil {
-			return nil, fmt.Errorf("read commit %s: %w", h, err)
-		}
-		trees = append(trees, tree)
-		commits = append(commits, parents...)
+		trees = append(trees, c.TreeHash)
+		commits = append(commits, c.ParentHashes...)
 	}
 	for len(trees) > 0 {
 		h := trees[len(trees)-1]
@@ -153,28 +145,4 @@ func (r *Git) reach(commits, trees []plumbing.Hash) (map[plumbing.Hash]plumbing.
 		}
 	}
 	return seen, nil
-}
-
-// commitLinks reads a commit's tree and parents from its header, as git does: the tree
-// on its first line, the parents on the lines right after it.
-func commitLinks(data []byte) (tree plumbing.Hash, parents []plumbing.Hash, err error) {
-	header, _, _ := bytes.Cut(data, []byte("\n\n"))
-	for i, line := range bytes.Split(header, []byte("\n")) {
-		key, value, _ := bytes.Cut(line, []byte(" "))
-		if i == 0 && string(key) != "tree" || i > 0 && string(key) != "parent" {
-			break
-		}
-		if len(value) != 2*len(tree) || !plumbing.IsHash(string(value)) {
-			return tree, nil, fmt.Errorf("a %s line of %q", key, value)
-		}
-		if i == 0 {
-			tree = plumbing.NewHash(string(value))
-		} else {
-			parents = append(parents, plumbing.NewHash(string(value)))
-		}
-	}
-	if tree.IsZero() {
-		return tree, nil, fmt.Errorf("no tree")
-	}
-	return tree, parents, nil
 }
