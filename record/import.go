@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
@@ -31,8 +32,8 @@ type Imported struct {
 // by its content, each entry decoded as every other input is, and placed in the
 // session its file gives when it names none. Entries recorded elsewhere leave agmem's
 // open session alone. A transcript's prompt that the journal held already, recorded by
-// a hook when it came (hookPrompts), is counted as a duplicate. What was imported before a failure stays; importing the files
-// again adds only the rest (the id rule).
+// a hook when it came (hookPrompts), is counted as a duplicate. What was imported
+// before a failure stays; importing the files again adds only the rest (the id rule).
 func (r *Recorder) Import(paths []string, progress importer.Progress) ([]Imported, error) {
 	files, err := importer.Open(paths, r.maxInput)
 	if err != nil {
@@ -76,6 +77,9 @@ func (r *Recorder) Import(paths []string, progress importer.Progress) ([]Importe
 				return nil
 			}
 			for _, e := range d.Entries {
+				if f.Format != importer.Transcript {
+					break // only a transcript holds prompts a hook may have recorded
+				}
 				if err := hooked.read(e.Session()); err != nil {
 					return err
 				}
@@ -119,11 +123,15 @@ func (h hookPrompts) read(session string) error {
 		return nil
 	}
 	var prompts []*memory.Event
-	err := h.j.Timeline(session, func(e memory.Entry) error {
-		if e.Event != nil && e.Event.Name == "UserPromptSubmit" {
+	err := h.j.TimelineJSON(session, func(raw []byte) error {
+		if !bytes.Contains(raw, []byte(`"UserPromptSubmit"`)) { // a call, most of a session: not decoded
+			return nil
+		}
+		e, err := memory.DecodeEntry(raw)
+		if err == nil && e.Event != nil && e.Event.Name == "UserPromptSubmit" {
 			prompts = append(prompts, e.Event)
 		}
-		return nil
+		return err
 	})
 	h.held[session] = prompts
 	return err
