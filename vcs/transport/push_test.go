@@ -30,11 +30,7 @@ func TestPushFastForward(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatal("this test makes and checks repositories with the git CLI: install git")
 	}
-	dir := t.TempDir()
-	local, remote := filepath.Join(dir, "local"), filepath.Join(dir, "remote.git")
-	gitCmd(t, dir, "init", "-q", "-b", "main", local)
-	gitCmd(t, dir, "init", "-q", "--bare", remote)
-	gitCmd(t, local, "remote", "add", "origin", remote)
+	_, local, remote := localAndRemote(t)
 	write(t, local, "current/a/2026-01-01/one.md", "one")
 	write(t, local, "current/a/2026-01-01/two.md", "two")
 	write(t, local, "sessions/0f/s1/b1.jsonl", "{}")
@@ -109,11 +105,7 @@ func TestPushFastForward(t *testing.T) {
 // TestPushOfABranchTheRemoteLacks sends the whole history as the request's WholePack
 // writes it, after telling Whole; the remote holds every object the branch reaches.
 func TestPushOfABranchTheRemoteLacks(t *testing.T) {
-	dir := t.TempDir()
-	local, remote := filepath.Join(dir, "local"), filepath.Join(dir, "remote.git")
-	gitCmd(t, dir, "init", "-q", "-b", "main", local)
-	gitCmd(t, dir, "init", "-q", "--bare", remote)
-	gitCmd(t, local, "remote", "add", "origin", remote)
+	dir, local, remote := localAndRemote(t)
 	for i := range 3 {
 		write(t, local, fmt.Sprintf("current/a/2026-01-0%d/one.md", i+1), strings.Repeat(fmt.Sprintf("line %d\n", i), 100))
 		commitAll(t, local, fmt.Sprint("commit ", i))
@@ -161,11 +153,7 @@ func TestPushOfABranchTheRemoteLacks(t *testing.T) {
 // of a memory repo pushed under a new id), and refs of a blob and a tree it holds too:
 // only what those do not reach is sent.
 func TestPushOfABranchSendsWhatTheRemoteLacks(t *testing.T) {
-	dir := t.TempDir()
-	local, remote := filepath.Join(dir, "local"), filepath.Join(dir, "remote.git")
-	gitCmd(t, dir, "init", "-q", "-b", "main", local)
-	gitCmd(t, dir, "init", "-q", "--bare", remote)
-	gitCmd(t, local, "remote", "add", "origin", remote)
+	_, local, remote := localAndRemote(t)
 	for i := range 4 {
 		write(t, local, fmt.Sprintf("current/a/%d.md", i), strings.Repeat(fmt.Sprintf("line %d\n", i), 50))
 		commitAll(t, local, fmt.Sprint("commit ", i))
@@ -264,6 +252,18 @@ func onePackIndex(t *testing.T, dir string) string {
 		t.Fatalf("%d packs in %s, want 1", len(names), dir)
 	}
 	return names[0]
+}
+
+// localAndRemote makes, in a directory of its own, a repository "local" on main and a
+// bare one, its remote origin.
+func localAndRemote(t *testing.T) (dir, local, remote string) {
+	t.Helper()
+	dir = t.TempDir()
+	local, remote = filepath.Join(dir, "local"), filepath.Join(dir, "remote.git")
+	gitCmd(t, dir, "init", "-q", "-b", "main", local)
+	gitCmd(t, dir, "init", "-q", "--bare", remote)
+	gitCmd(t, local, "remote", "add", "origin", remote)
+	return dir, local, remote
 }
 
 func gitCmd(t *testing.T, dir string, args ...string) string {
